@@ -1,0 +1,419 @@
+"""``anonlab diagnose`` and ``anonlab demo``: the Diagnosis Centre on the command line."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+import anonlab
+from anonlab import api
+from anonlab.data.source import CsvOptions
+from anonlab.datasets import ADULT_QUASI_IDENTIFIERS, adult_hierarchies, load_adult
+from anonlab.diagnosis import SearchAnswer, SubsetAnswer, TableAnswer
+from anonlab.exceptions import AnonlabError, ParameterError
+
+app = typer.Typer(
+    name="anonlab",
+    help="A privacy diagnosis centre and anonymizer for tabular microdata.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+out = Console()
+err = Console(stderr=True)
+
+
+class EngineName(str, Enum):
+    """Engines selectable on the command line."""
+
+    numpy = "numpy"
+    duckdb = "duckdb"
+
+
+def _version(value: bool) -> None:
+    if value:
+        out.print(f"anonlab {anonlab.__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
+    ] = False,
+) -> None:
+    """A privacy diagnosis centre and anonymizer for tabular microdata."""
+
+
+def _split(value: str | None) -> list[str] | None:
+    if value is None:
+        return None
+    items = [v.strip() for v in value.split(",") if v.strip()]
+    return items
+
+
+def _pairs(values: list[str] | None, option: str) -> dict[str, str]:
+    result: dict[str, str] = {}
+    for item in values or []:
+        if "=" not in item:
+            raise ParameterError(f"{option} takes ATTRIBUTE=VALUE; got {item!r}.")
+        key, val = item.split("=", 1)
+        result[key.strip()] = val.strip()
+    return result
+
+
+@contextmanager
+def _errors() -> Iterator[None]:
+    try:
+        yield
+    except AnonlabError as exc:
+        err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        raise typer.Exit(2) from None
+
+
+@contextmanager
+def _progress(enabled: bool) -> Iterator[Callable[[int, int | None], None] | None]:
+    if not enabled or not err.is_terminal:
+        yield None
+        return
+    with Progress(
+        TextColumn("subsets"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+    ) as bar:
+        task = bar.add_task("search", total=None)
+
+        def advance(step: int, total: int | None) -> None:
+            bar.update(task, advance=step, total=total)
+
+        yield advance
+
+
+@app.command()
+def diagnose(
+    data: Annotated[Path, typer.Argument(help="CSV or Parquet file.", show_default=False)],
+    qi: Annotated[
+        str | None, typer.Option("--qi", help="The quasi-identifier set S: a,b,c.")
+    ] = None,
+    attributes: Annotated[
+        str | None,
+        typer.Option(help="Candidate attributes of subset searches (default: all columns)."),
+    ] = None,
+    k: Annotated[int | None, typer.Option("--k", help="Required k.")] = None,
+    delta: Annotated[float | None, typer.Option(help="Suppression threshold in [0, 1].")] = None,
+    find_delta: Annotated[
+        bool, typer.Option("--find-delta", help="Ask for the smallest delta.")
+    ] = False,
+    max_k: Annotated[
+        int | None, typer.Option(help="Largest k of the delta tables (Q11, Q12); default 50.")
+    ] = None,
+    engine: Annotated[EngineName, typer.Option(help="Engine.")] = EngineName.numpy,
+    separator: Annotated[str, typer.Option("--separator", "-s", help="CSV field separator.")] = ",",
+    no_header: Annotated[
+        bool, typer.Option("--no-header", help="The CSV has no header row.")
+    ] = False,
+    names: Annotated[
+        str | None, typer.Option(help="Column names for a CSV without header: a,b,c.")
+    ] = None,
+    quote: Annotated[str, typer.Option(help="CSV quote character.")] = '"',
+    encoding: Annotated[str, typer.Option(help="Text encoding of the CSV.")] = "utf-8",
+    na: Annotated[
+        list[str] | None,
+        typer.Option("--na", help="Missing-value marker (repeat); default: empty and '?'."),
+    ] = None,
+    strip: Annotated[bool, typer.Option("--strip", help="Strip spaces around CSV fields.")] = False,
+    drop_missing: Annotated[
+        bool,
+        typer.Option(
+            "--drop-missing", help="Drop rows with a missing value in the attributes used."
+        ),
+    ] = False,
+    hierarchy: Annotated[
+        list[str] | None,
+        typer.Option("--hierarchy", help="ATTRIBUTE=FILE, an ARX-format hierarchy (repeat)."),
+    ] = None,
+    level: Annotated[
+        list[str] | None,
+        typer.Option("--level", help="ATTRIBUTE=N: ask at hierarchy level N (repeat)."),
+    ] = None,
+    list_rows: Annotated[
+        bool, typer.Option("--list-rows", help="List the positions of suppressed rows.")
+    ] = False,
+    risk: Annotated[
+        bool, typer.Option("--risk", help="Re-identification risk summary for --qi.")
+    ] = False,
+    risk_threshold: Annotated[
+        int, typer.Option(help="Class size below which a record is at risk (--risk).")
+    ] = 5,
+    find_qis: Annotated[
+        bool,
+        typer.Option(
+            "--find-qis", help="Find the minimal attribute subsets that single people out."
+        ),
+    ] = False,
+    qi_threshold: Annotated[
+        int, typer.Option(help="With --find-qis: a class smaller than this exposes its rows.")
+    ] = 2,
+    max_size: Annotated[
+        int | None, typer.Option(help="With --find-qis: largest subset size examined.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON for machines.")] = False,
+) -> None:
+    """Diagnose a table: which k, which attribute subsets, how much suppression (Q1-Q12).
+
+    The question is decided by what you give, as in the Diagnosis Centre paper:
+    --qi and --k: Q1; --qi: Q2; --k: Q3; nothing: Q4; add --delta for Q5-Q8;
+    --find-delta with --qi and --k: Q9, with --k: Q10, with --qi: Q11, alone: Q12.
+    """
+    with _errors():
+        csv_options = CsvOptions(
+            separator=separator,
+            header=not no_header,
+            quote=quote,
+            encoding=encoding,
+            na_values=tuple(na) if na is not None else CsvOptions().na_values,
+            strip=strip,
+            names=tuple(_split(names) or ()) or None,
+        )
+        levels = {a: _int_level(a, v) for a, v in _pairs(level, "--level").items()}
+        hierarchies = _pairs(hierarchy, "--hierarchy")
+        missing = [a for a in levels if a not in hierarchies]
+        if missing:
+            raise ParameterError(f"--level {missing[0]}=... needs --hierarchy {missing[0]}=FILE.")
+        qi_list = _split(qi)
+        attr_list = _split(attributes)
+        drop = None
+        if drop_missing:
+            drop = qi_list or attr_list
+            if drop is None:
+                from anonlab.io.readers import header_names
+
+                drop = (
+                    header_names(data, csv_options)
+                    if data.suffix.lower() not in (".parquet", ".pq")
+                    else None
+                )
+        eng = api.open_engine(
+            data,
+            engine=engine.value,
+            hierarchies=hierarchies,
+            csv_options=csv_options,
+            drop_missing=drop,
+        )
+        with _progress(not as_json) as progress:
+            if find_qis:
+                result: Any = api.find_quasi_identifiers(
+                    eng,
+                    attr_list,
+                    threshold=qi_threshold,
+                    max_size=max_size,
+                    levels=levels,
+                    progress=progress,
+                )
+            elif risk:
+                if qi_list is None:
+                    raise ParameterError("--risk needs --qi (the quasi-identifier set).")
+                result = api.risk(eng, qi_list, threshold=risk_threshold, levels=levels)
+            else:
+                result = api.diagnose(
+                    eng,
+                    quasi_identifiers=qi_list,
+                    attributes=attr_list,
+                    k=k,
+                    delta=delta,
+                    find_delta=find_delta,
+                    max_k=max_k,
+                    levels=levels,
+                    list_rows=list_rows,
+                    progress=progress,
+                )
+        if as_json:
+            sys.stdout.write(json.dumps(result.to_dict(), indent=2) + "\n")
+        else:
+            render(result)
+
+
+def _int_level(attr: str, value: str) -> int:
+    try:
+        return int(value)
+    except ValueError:
+        raise ParameterError(f"--level {attr}={value}: the level must be an integer.") from None
+
+
+# ----------------------------------------------------------------------- rendering
+def _fmt_delta(d: float) -> str:
+    return f"{d:.4f}"
+
+
+def render(result: Any, console: Console | None = None, title: str | None = None) -> None:
+    """Print a diagnosis result as Rich tables."""
+    con = console or out
+    data = result.to_dict()
+    q = data.get("question", "")
+    if isinstance(result, SubsetAnswer):
+        t = Table(title=title or f"{q}: k-anonymity of S", show_header=False)
+        t.add_column("", style="bold")
+        t.add_column("")
+        t.add_row("S", ", ".join(result.quasi_identifiers))
+        if result.levels:
+            t.add_row("levels", ", ".join(f"{a}={v}" for a, v in result.levels.items()))
+        t.add_row("rows", f"{result.n_rows:,}")
+        if result.required_k is not None:
+            t.add_row("required k", str(result.required_k))
+            t.add_row("answer", "[green]yes[/]" if result.answer else "[red]no[/]")
+        if q == "Q9":
+            t.add_row("k", str(result.k))
+            t.add_row("smallest delta", _fmt_delta(result.delta))
+            t.add_row("k after suppression", str(result.achieved_k))
+        else:
+            t.add_row("k", str(result.k))
+            t.add_row("delta", _fmt_delta(result.delta))
+        t.add_row("suppressed rows", f"{result.suppressed_rows:,}")
+        if result.suppressed_row_positions is not None:
+            shown = result.suppressed_row_positions[:20]
+            more = len(result.suppressed_row_positions) - len(shown)
+            t.add_row(
+                "suppressed row positions",
+                ", ".join(map(str, shown)) + (f" ... (+{more})" if more > 0 else ""),
+            )
+        con.print(t)
+    elif isinstance(result, SearchAnswer):
+        t = Table(
+            title=title
+            or f"{q}: largest subsets that are {result.k}-anonymous"
+            + (f" after {result.delta:g}-suppression" if result.delta else "")
+        )
+        t.add_column("size", justify="right")
+        t.add_column("attributes")
+        for s in result.subsets:
+            t.add_row(str(len(s)), ", ".join(s))
+        con.print(t)
+        con.print(f"{len(result.subsets)} subsets, {result.evaluations} evaluations")
+    elif isinstance(result, TableAnswer):
+        t = Table(title=title or _table_title(result))
+        t.add_column("attributes")
+        t.add_column("k", justify="right")
+        t.add_column("delta", justify="right")
+        t.add_column("suppressed rows", justify="right")
+        rows = result.rows
+        limit = 60
+        for r in rows[:limit]:
+            t.add_row(
+                ", ".join(r.attributes), str(r.k), _fmt_delta(r.delta), f"{r.suppressed_rows:,}"
+            )
+        con.print(t)
+        if len(rows) > limit:
+            con.print(f"... {len(rows) - limit} more rows (use --json for all)")
+        con.print(f"{len(rows)} rows, {result.evaluations} evaluations")
+    elif q == "risk":
+        t = Table(title=title or "Re-identification risk (prosecutor model)", show_header=False)
+        t.add_column("", style="bold")
+        t.add_column("")
+        t.add_row("S", ", ".join(data["quasi_identifiers"]))
+        t.add_row("rows / classes", f"{data['n_rows']:,} / {data['n_classes']:,}")
+        t.add_row("k (smallest class)", str(data["k"]))
+        t.add_row("highest risk", f"{data['highest_risk']:.4f}")
+        t.add_row("average risk", f"{data['average_risk']:.4f}")
+        t.add_row("unique records", f"{data['unique_records']:,} ({data['unique_fraction']:.2%})")
+        t.add_row(
+            f"records in classes < {data['threshold']}",
+            f"{data['records_at_risk']:,} ({data['at_risk_fraction']:.2%})",
+        )
+        con.print(t)
+        h = Table(title="Class sizes")
+        h.add_column("class size")
+        h.add_column("classes", justify="right")
+        h.add_column("records", justify="right")
+        for b in data["class_size_histogram"]:
+            h.add_row(b["class_size"], f"{b['classes']:,}", f"{b['records']:,}")
+        con.print(h)
+    elif q == "quasi-identifiers":
+        t = Table(
+            title=title
+            or f"Minimal attribute sets that put records in classes < {data['threshold']}"
+        )
+        t.add_column("attributes")
+        t.add_column("k", justify="right")
+        t.add_column("records exposed", justify="right")
+        for s in data["subsets"][:40]:
+            t.add_row(", ".join(s["attributes"]), str(s["k"]), f"{s['records_exposed']:,}")
+        con.print(t)
+        con.print(f"{len(data['subsets'])} minimal sets, {data['evaluations']} evaluations")
+
+
+def _table_title(result: TableAnswer) -> str:
+    return {
+        "Q4": "Q4: k for every subset",
+        "Q8": f"Q8: k for every subset after {result.delta or 0:g}-suppression",
+        "Q10": f"Q10: smallest delta for k = {result.k}, every subset",
+        "Q11": "Q11: smallest delta for each k",
+        "Q12": "Q12: smallest delta for every subset and k",
+    }.get(result.question, result.question)
+
+
+@app.command()
+def demo(
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON for machines.")] = False,
+) -> None:
+    """Diagnose the bundled UCI Adult data (30,162 rows, 8 quasi-identifiers)."""
+    with _errors():
+        table = load_adult()
+        eng = api.open_engine(table, hierarchies=adult_hierarchies(table))
+        qi = list(ADULT_QUASI_IDENTIFIERS)
+        coarse = {
+            "age": 2,
+            "education": 2,
+            "marital-status": 1,
+            "occupation": 1,
+            "native-country": 1,
+            "workclass": 1,
+        }
+        steps: list[tuple[str, Any]] = [
+            (
+                "Q2: for which k is Adult k-anonymous w.r.t. its 8 quasi-identifiers?",
+                api.diagnose(eng, quasi_identifiers=qi),
+            ),
+            ("Risk summary", api.risk(eng, qi)),
+            (
+                "Q9: how many rows must go for 5-anonymity?",
+                api.diagnose(eng, quasi_identifiers=qi, k=5, find_delta=True),
+            ),
+            (
+                "Q9 at coarser levels (age in 20-year bands, ...)",
+                api.diagnose(eng, quasi_identifiers=qi, k=5, find_delta=True, levels=coarse),
+            ),
+            (
+                "Q3: the largest attribute sets that are 10-anonymous",
+                api.diagnose(eng, attributes=qi, k=10),
+            ),
+            (
+                "Which outside information singles people out? (minimal sets with a unique record)",
+                api.find_quasi_identifiers(eng, qi),
+            ),
+        ]
+        if as_json:
+            payload = [{"title": t, **r.to_dict()} for t, r in steps]
+            sys.stdout.write(json.dumps(payload, indent=2) + "\n")
+            return
+        out.rule("[bold]anonlab demo: diagnosis of UCI Adult (30,162 rows)")
+        for title, result in steps:
+            out.print()
+            render(result, title=title)
+
+
+def main() -> None:
+    """Entry point of the ``anonlab`` command."""
+    app()

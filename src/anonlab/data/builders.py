@@ -1,0 +1,267 @@
+"""Builders of generalization hierarchies: numeric intervals, masking, dates, taxonomies.
+
+Each builder takes the distinct values of a column (a null is skipped: it stays null at every
+level) and returns a :class:`~anonlab.data.hierarchy.Hierarchy` whose top level is ``"*"``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+from collections.abc import Iterable, Mapping, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from anonlab.data.hierarchy import Hierarchy
+from anonlab.exceptions import HierarchyError, ParameterError
+
+__all__ = [
+    "interval_hierarchy",
+    "masking_hierarchy",
+    "date_hierarchy",
+    "taxonomy_hierarchy",
+    "flat_hierarchy",
+]
+
+TOP = "*"
+
+
+def _distinct(values: Iterable[object]) -> list[str]:
+    seen: dict[str, None] = {}
+    for v in values:
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            continue
+        seen.setdefault(str(v), None)
+    if not seen:
+        raise HierarchyError("Cannot build a hierarchy: the column has no non-null value.")
+    return list(seen)
+
+
+def _fmt(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+
+
+def interval_hierarchy(
+    values: Iterable[object],
+    *,
+    widths: Sequence[float] | None = None,
+    cuts: Sequence[Sequence[float]] | None = None,
+    start: float | None = None,
+    attribute: str | None = None,
+) -> Hierarchy:
+    """Build an interval hierarchy for a numeric attribute.
+
+    Parameters
+    ----------
+    values : iterable
+        Values of the column (numbers or numeric strings).
+    widths : sequence of float, optional
+        Interval width per level, e.g. ``[5, 10, 20]``; each width must divide the next so
+        that intervals nest. Intervals start at ``start`` (default: the floor of the minimum
+        to a multiple of the first width).
+    cuts : sequence of sequence of float, optional
+        Cut points per level instead of widths, e.g. ``[[20, 30, 40, 50], [30, 50]]``; each
+        level's cuts must be a subset of the previous level's.
+    start : float, optional
+        Origin of the first interval when ``widths`` is given.
+    attribute : str, optional
+        Name used in messages.
+
+    Returns
+    -------
+    Hierarchy
+        Levels: the value, one interval label ``[lo, hi)`` per level, then ``*``.
+    """
+    labels = _distinct(values)
+    try:
+        nums = np.array([float(v) for v in labels])
+    except ValueError:
+        bad = next(v for v in labels if not _is_float(v))
+        raise HierarchyError(
+            f"Cannot build an interval hierarchy for attribute {attribute!r}: "
+            f"value {bad!r} is not a number."
+        ) from None
+    if (widths is None) == (cuts is None):
+        raise ParameterError("Give exactly one of 'widths' or 'cuts' for an interval hierarchy.")
+    columns: list[list[str]] = [labels]
+    if widths is not None:
+        if not widths or any(w <= 0 for w in widths):
+            raise ParameterError(f"Interval widths must be positive numbers. Got {list(widths)}.")
+        origin = (
+            float(start) if start is not None else math.floor(nums.min() / widths[0]) * widths[0]
+        )
+        for w in widths:
+            lo = origin + np.floor((nums - origin) / w) * w
+            columns.append([f"[{_fmt(a)}, {_fmt(a + w)})" for a in lo])
+    else:
+        assert cuts is not None
+        for level_cuts in cuts:
+            c = np.sort(np.asarray(level_cuts, dtype=float))
+            pos = np.searchsorted(c, nums, side="right")
+            lab = []
+            for p in pos:
+                if p == 0:
+                    lab.append(f"<{_fmt(c[0])}")
+                elif p == c.size:
+                    lab.append(f">={_fmt(c[-1])}")
+                else:
+                    lab.append(f"[{_fmt(c[p - 1])}, {_fmt(c[p])})")
+            columns.append(lab)
+    columns.append([TOP] * len(labels))
+    return _from_columns(columns, attribute, "interval widths must nest (each divides the next)")
+
+
+def _is_float(v: str) -> bool:
+    try:
+        float(v)
+    except ValueError:
+        return False
+    return True
+
+
+def masking_hierarchy(
+    values: Iterable[object],
+    *,
+    width: int | None = None,
+    steps: Sequence[int] | None = None,
+    mask_char: str = "*",
+    pad_char: str = "0",
+    attribute: str | None = None,
+) -> Hierarchy:
+    """Build a masking hierarchy for codes such as ZIP: ``4350 -> 435* -> 43** -> ****``.
+
+    Parameters
+    ----------
+    values : iterable
+        Values of the column.
+    width : int, optional
+        Code width; shorter values are left-padded with ``pad_char`` for masking.
+        Default: the longest value.
+    steps : sequence of int, optional
+        Number of masked trailing characters per level, increasing, e.g. ``[1, 2, 4]``.
+        Default: ``1, 2, ..., width``. The last level is always fully masked.
+    mask_char, pad_char : str
+        Characters used to mask and to pad.
+    attribute : str, optional
+        Name used in messages.
+
+    Returns
+    -------
+    Hierarchy
+    """
+    labels = _distinct(values)
+    w = width if width is not None else max(len(v) for v in labels)
+    if w < 1:
+        raise ParameterError(f"The 'width' parameter must be an int >= 1. Got {w} instead.")
+    too_long = [v for v in labels if len(v) > w]
+    if too_long:
+        raise HierarchyError(
+            f"Value {too_long[0]!r} of attribute {attribute!r} is longer than the mask width {w}."
+        )
+    levels = list(steps) if steps is not None else list(range(1, w + 1))
+    if any(b <= a for a, b in zip(levels, levels[1:])) or levels[0] < 1 or levels[-1] > w:
+        raise ParameterError(f"Masking steps must increase within 1..{w}. Got {levels}.")
+    if levels[-1] != w:
+        levels.append(w)
+    padded = [v.rjust(w, pad_char) for v in labels]
+    columns = [labels] + [[p[: w - s] + mask_char * s for p in padded] for s in levels]
+    return _from_columns(columns, attribute, "masking")
+
+
+_DATE_LEVELS = ("month", "year", "decade")
+
+
+def date_hierarchy(
+    values: Iterable[object],
+    *,
+    levels: Sequence[str] = ("month", "year", "decade"),
+    format: str = "%Y-%m-%d",
+    attribute: str | None = None,
+) -> Hierarchy:
+    """Build a date hierarchy: ``2024-03-15 -> 2024-03 -> 2024 -> 2020s -> *``.
+
+    Parameters
+    ----------
+    values : iterable
+        Dates as strings in ``format`` (or ``datetime.date`` objects).
+    levels : sequence of str
+        Levels to use above the day, from ``month``, ``year``, ``decade`` in that order.
+    format : str
+        ``strptime`` format of the values.
+    attribute : str, optional
+        Name used in messages.
+
+    Returns
+    -------
+    Hierarchy
+    """
+    labels = _distinct(values)
+    unknown = [lv for lv in levels if lv not in _DATE_LEVELS]
+    if unknown or list(levels) != sorted(levels, key=_DATE_LEVELS.index):
+        raise ParameterError(
+            f"Date levels must be taken in order from {list(_DATE_LEVELS)}. Got {list(levels)}."
+        )
+    dates: list[_dt.date] = []
+    for v in labels:
+        try:
+            dates.append(_dt.datetime.strptime(v, format).date())
+        except ValueError:
+            raise HierarchyError(
+                f"Value {v!r} of attribute {attribute!r} is not a date in format {format!r}."
+            ) from None
+    fmt = {
+        "month": lambda d: f"{d.year:04d}-{d.month:02d}",
+        "year": lambda d: f"{d.year:04d}",
+        "decade": lambda d: f"{d.year // 10 * 10:04d}s",
+    }
+    columns = [labels] + [[fmt[lv](d) for d in dates] for lv in levels] + [[TOP] * len(labels)]
+    return _from_columns(columns, attribute, "dates")
+
+
+def taxonomy_hierarchy(
+    parents: Mapping[str, Sequence[str]],
+    *,
+    attribute: str | None = None,
+    add_top: bool = True,
+) -> Hierarchy:
+    """Build a hierarchy from a mapping of value to its ancestors (lowest first).
+
+    Parameters
+    ----------
+    parents : Mapping[str, Sequence[str]]
+        For each original value, its labels at levels 1, 2, ...
+    attribute : str, optional
+        Name used in messages.
+    add_top : bool
+        Append a ``*`` level when the last ancestors differ.
+
+    Returns
+    -------
+    Hierarchy
+    """
+    rows = [[str(v), *map(str, anc)] for v, anc in parents.items()]
+    if add_top and rows and len({r[-1] for r in rows}) > 1:
+        rows = [r + [TOP] for r in rows]
+    return Hierarchy(rows, attribute=attribute)
+
+
+def flat_hierarchy(values: Iterable[object], *, attribute: str | None = None) -> Hierarchy:
+    """Build the one-step hierarchy ``value -> *`` (suppression of the attribute)."""
+    return Hierarchy([[v, TOP] for v in _distinct(values)], attribute=attribute)
+
+
+def _from_columns(columns: list[list[str]], attribute: str | None, what: str) -> Hierarchy:
+    rows = [list(r) for r in zip(*columns)]
+    # drop levels identical to the one below (e.g. masking a 1-char code twice)
+    keep = [0] + [j for j in range(1, len(columns)) if columns[j] != columns[j - 1]]
+    rows = [[r[j] for j in keep] for r in rows]
+    try:
+        return Hierarchy(rows, attribute=attribute)
+    except HierarchyError as exc:
+        raise HierarchyError(f"{exc} ({what})") from None
+
+
+def values_of(column_labels: npt.NDArray[np.object_]) -> list[str]:
+    """Return the non-null labels of a column's categories as str."""
+    return [str(v) for v in column_labels if v is not None]

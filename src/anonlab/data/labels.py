@@ -1,0 +1,86 @@
+"""Helpers on value labels: natural ordering and vectorised factorization (numpy only)."""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["natural_order", "factorize", "NULL_LABEL"]
+
+#: How a null is shown in reports and error messages. Internally a null is ``None``.
+NULL_LABEL = "<null>"
+
+
+def _as_numbers(labels: npt.NDArray[np.object_]) -> npt.NDArray[np.float64] | None:
+    try:
+        return np.array([float(x) for x in labels], dtype=np.float64)
+    except (TypeError, ValueError):
+        return None
+
+
+def natural_order(labels: npt.NDArray[np.object_]) -> npt.NDArray[np.intp]:
+    """Return the permutation that sorts ``labels`` naturally.
+
+    Numbers are sorted by value when every non-null label parses as a number, other labels
+    lexicographically; a null (``None``) comes last.
+
+    Parameters
+    ----------
+    labels : ndarray of object
+        Distinct labels (str or None). The loop is over distinct values, not rows.
+
+    Returns
+    -------
+    ndarray of intp
+        Indices into ``labels``.
+    """
+    labels = np.asarray(labels, dtype=object)
+    is_null = np.array([x is None for x in labels], dtype=bool)
+    idx = np.flatnonzero(~is_null)
+    present = labels[idx]
+    nums = _as_numbers(present)
+    if nums is not None and not np.isnan(nums).any():
+        order = idx[np.lexsort((present.astype(str), nums))]
+    else:
+        order = idx[np.argsort(present.astype(str), kind="stable")]
+    return np.concatenate([order, np.flatnonzero(is_null)]).astype(np.intp)
+
+
+def factorize(
+    values: npt.ArrayLike,
+) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.object_]]:
+    """Encode ``values`` as integer codes into naturally ordered distinct labels.
+
+    ``None`` and float NaN become one null label (``None``), a value of its own.
+
+    Parameters
+    ----------
+    values : array_like
+        Values of one column.
+
+    Returns
+    -------
+    codes : ndarray of int32
+        One code per value.
+    categories : ndarray of object
+        Distinct labels as str, a null as ``None`` (last).
+    """
+    arr = np.asarray(values, dtype=object)
+    if arr.ndim != 1:
+        arr = arr.reshape(-1)
+    null = np.asarray((arr == None) | (arr != arr), dtype=bool)  # noqa: E711 - elementwise
+    text = np.where(null, "", arr).astype(str)
+    if arr.size:
+        uniq, inv = np.unique(text[~null], return_inverse=True)
+    else:
+        uniq, inv = np.array([], dtype=str), np.array([], dtype=np.intp)
+    cats = uniq.astype(object)
+    codes = np.empty(arr.size, dtype=np.int32)
+    codes[~null] = inv
+    if null.any():
+        cats = np.append(cats, np.array([None], dtype=object))
+        codes[null] = cats.size - 1
+    order = natural_order(cats)
+    remap = np.empty(order.size, dtype=np.int32)
+    remap[order] = np.arange(order.size, dtype=np.int32)
+    return remap[codes] if codes.size else codes, cats[order]

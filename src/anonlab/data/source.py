@@ -1,0 +1,128 @@
+"""Descriptions of data sources that engines read themselves (files, not frames)."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+from anonlab.exceptions import DataFormatError, InputError
+
+__all__ = ["CsvOptions", "FileSource", "DEFAULT_NA_VALUES", "header_names", "infer_format"]
+
+#: Markers read as a null unless the user says otherwise.
+DEFAULT_NA_VALUES: tuple[str, ...] = ("", "?")
+
+
+@dataclass(frozen=True)
+class CsvOptions:
+    """How to parse a delimited text file.
+
+    Parameters
+    ----------
+    separator : str
+        One-character field separator.
+    header : bool
+        Whether the first row holds column names (otherwise columns are ``c0, c1, ...``
+        unless ``names`` is given).
+    quote : str
+        Quote character.
+    encoding : str
+        Text encoding; bytes that are not valid in it are an error.
+    na_values : tuple of str
+        Markers of a missing value, read as a null.
+    strip : bool
+        Strip white space around fields (e.g. UCI files separated by ``", "``).
+    names : tuple of str, optional
+        Column names to use (required to name columns of a file without a header).
+    """
+
+    separator: str = ","
+    header: bool = True
+    quote: str = '"'
+    encoding: str = "utf-8"
+    na_values: tuple[str, ...] = DEFAULT_NA_VALUES
+    strip: bool = False
+    names: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if len(self.separator) != 1:
+            raise DataFormatError(f"The separator must be one character. Got {self.separator!r}.")
+        if len(self.quote) != 1:
+            raise DataFormatError(f"The quote must be one character. Got {self.quote!r}.")
+
+
+@dataclass(frozen=True)
+class FileSource:
+    """A CSV or Parquet file, read by an engine.
+
+    Parameters
+    ----------
+    path : Path
+        The file.
+    format : str
+        ``"csv"`` or ``"parquet"`` (inferred from the suffix when not given).
+    csv : CsvOptions
+        Parsing options for CSV.
+    """
+
+    path: Path
+    format: str = ""
+    csv: CsvOptions = field(default_factory=CsvOptions)
+
+    def __post_init__(self) -> None:
+        path = Path(self.path)
+        object.__setattr__(self, "path", path)
+        fmt = self.format or infer_format(path)
+        if fmt not in ("csv", "parquet"):
+            raise DataFormatError(
+                f"Unknown data format {fmt!r} for {str(path)!r}; use csv or parquet."
+            )
+        object.__setattr__(self, "format", fmt)
+
+
+def infer_format(path: Path) -> str:
+    """Return ``"parquet"`` for ``.parquet``/``.pq`` files, else ``"csv"``."""
+    suffixes = [s.lower() for s in path.suffixes]
+    return "parquet" if suffixes and suffixes[-1] in (".parquet", ".pq") else "csv"
+
+
+def header_names(path: Path, options: CsvOptions) -> list[str]:
+    """Return the column names of a CSV file (from its header, or ``c0, c1, ...``)."""
+    try:
+        with _open_text(path, options.encoding) as fh:
+            first = next(csv.reader(fh, delimiter=options.separator, quotechar=options.quote), None)
+    except FileNotFoundError:
+        raise InputError(f"Data file {str(path)!r} does not exist.") from None
+    except UnicodeDecodeError as exc:
+        raise DataFormatError(
+            f"Data file {str(path)!r} is not valid {options.encoding} text "
+            f"(byte {exc.start} of the first line); pass the right encoding."
+        ) from None
+    except LookupError:
+        raise DataFormatError(f"Unknown text encoding {options.encoding!r}.") from None
+    if first is None:
+        raise DataFormatError(f"Data file {str(path)!r} is empty.")
+    if options.names is not None:
+        if len(options.names) != len(first):
+            raise DataFormatError(
+                f"{len(options.names)} column names given but {str(path)!r} has {len(first)} fields."
+            )
+        return list(options.names)
+    if options.header:
+        names = [f.strip() if options.strip else f for f in first]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise DataFormatError(
+                f"Duplicate column names in {str(path)!r}: {', '.join(map(repr, dup))}."
+            )
+        return names
+    return [f"c{i}" for i in range(len(first))]
+
+
+def _open_text(path: Path, encoding: str) -> IO[str]:
+    if path.suffix.lower() == ".gz":
+        return gzip.open(path, "rt", newline="", encoding=encoding)
+    return path.open(newline="", encoding=encoding)

@@ -1,0 +1,43 @@
+"""Diagnosis: questions about a table as it is (paper 001, the Diagnosis Centre)."""
+
+from anonlab.diagnosis.questions import (
+    SearchAnswer,
+    SubsetAnswer,
+    TableAnswer,
+    TableRow,
+    ask,
+    question_for,
+)
+from anonlab.diagnosis.risk import (
+    QuasiIdentifierReport,
+    RiskSummary,
+    discover_quasi_identifiers,
+    risk_summary,
+)
+from anonlab.diagnosis.subsets import SubsetEvaluator, largest_subsets, minimal_failing
+from anonlab.diagnosis.suppression import (
+    compute_k,
+    delta_curve,
+    delta_for_k,
+    k_with_suppression,
+)
+
+__all__ = [
+    "QuasiIdentifierReport",
+    "RiskSummary",
+    "SearchAnswer",
+    "SubsetAnswer",
+    "SubsetEvaluator",
+    "TableAnswer",
+    "TableRow",
+    "ask",
+    "compute_k",
+    "delta_curve",
+    "delta_for_k",
+    "discover_quasi_identifiers",
+    "k_with_suppression",
+    "largest_subsets",
+    "minimal_failing",
+    "question_for",
+    "risk_summary",
+]

@@ -1,0 +1,426 @@
+"""The twelve questions of the k-anonymity Diagnosis Centre over (k, S, delta).
+
+Zare Mirakabad, Jantan & Bressan, *k-anonymity Diagnosis Centre*, section 4.1. What the user
+gives decides the question, as in the paper:
+
+======  =====  =====  ======  ============================================
+S       k      delta  find    question
+======  =====  =====  ======  ============================================
+yes     yes    -      -       Q1  is r k-anonymous w.r.t. S?
+yes     -      -      -       Q2  for which k?
+-       yes    -      -       Q3  for which S? (largest subsets, Algorithm 2)
+-       -      -      -       Q4  k for every S (Algorithm 3)
+yes     yes    yes    -       Q5  is delta-suppressed r k-anonymous?
+yes     -      yes    -       Q6  for which k after delta-suppression? (Algorithm 4)
+-       yes    yes    -       Q7  for which S after delta-suppression?
+-       -      yes    -       Q8  k for every S after delta-suppression
+yes     yes    -      yes     Q9  smallest delta for k
+-       yes    -      yes     Q10 smallest delta for k, for every S
+yes     -      -      yes     Q11 smallest delta for k = 1..max_k
+-       -      -      yes     Q12 smallest delta for every S and k = 1..max_k
+======  =====  =====  ======  ============================================
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from anonlab._validation import check_columns, check_fraction, check_int
+from anonlab.diagnosis.subsets import (
+    Progress,
+    Subset,
+    SubsetEvaluator,
+    all_subsets,
+    largest_subsets,
+)
+from anonlab.diagnosis.suppression import (
+    compute_k,
+    delta_curve,
+    delta_for_k,
+    k_with_suppression,
+)
+from anonlab.engines.base import Engine, Levels
+from anonlab.exceptions import ParameterError
+
+__all__ = ["ask", "question_for", "SubsetAnswer", "SearchAnswer", "TableAnswer", "TableRow"]
+
+#: Default largest k of the tables of Q11 and Q12 (the paper's Figure 8 goes to 50).
+DEFAULT_MAX_K = 50
+
+
+@dataclass
+class SubsetAnswer:
+    """Answer about one attribute subset S (Q1, Q2, Q5, Q6, Q9).
+
+    Attributes
+    ----------
+    question : str
+    quasi_identifiers : list of str
+    k : int
+        Q1, Q2, Q5, Q6: the k of the (suppressed) table. Q9: the k asked for.
+    delta : float
+        Q5, Q6: the suppression threshold given. Q9: the smallest threshold found.
+    suppressed_rows : int
+        Rows removed (never more than ``floor(delta * n)``).
+    n_rows : int
+    answer : bool, optional
+        Q1 and Q5: whether the table is at least ``required_k``-anonymous.
+    required_k : int, optional
+        The k given (Q1, Q5).
+    achieved_k : int, optional
+        Q9: the k of the table after the suppression.
+    suppressed_row_positions : list of int, optional
+        The rows suppressed (positions), when asked for.
+    levels : dict, optional
+        Hierarchy levels the question was asked at.
+    """
+
+    question: str
+    quasi_identifiers: list[str]
+    k: int
+    delta: float
+    suppressed_rows: int
+    n_rows: int
+    answer: bool | None = None
+    required_k: int | None = None
+    achieved_k: int | None = None
+    suppressed_row_positions: list[int] | None = None
+    levels: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the JSON form documented in the README."""
+        out: dict[str, Any] = {
+            "question": self.question,
+            "quasi_identifiers": self.quasi_identifiers,
+            "k": self.k,
+            "delta": self.delta,
+            "suppressed_rows": self.suppressed_rows,
+            "n_rows": self.n_rows,
+        }
+        for name in ("answer", "required_k", "achieved_k", "suppressed_row_positions"):
+            value = getattr(self, name)
+            if value is not None:
+                out[name] = value
+        if self.levels:
+            out["levels"] = self.levels
+        return out
+
+
+@dataclass
+class SearchAnswer:
+    """Answer of a subset search (Q3, Q7): the largest subsets that are k-anonymous."""
+
+    question: str
+    k: int
+    delta: float
+    subsets: list[list[str]]
+    evaluations: int
+    attributes: list[str]
+    levels: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the JSON form documented in the README."""
+        out: dict[str, Any] = {
+            "question": self.question,
+            "k": self.k,
+            "delta": self.delta,
+            "subsets": self.subsets,
+            "evaluations": self.evaluations,
+            "attributes": self.attributes,
+        }
+        if self.levels:
+            out["levels"] = self.levels
+        return out
+
+
+@dataclass
+class TableRow:
+    """One row of a diagnosis table."""
+
+    attributes: list[str]
+    k: int
+    delta: float
+    suppressed_rows: int
+    evaluated: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the JSON form of the row."""
+        return {
+            "attributes": self.attributes,
+            "k": self.k,
+            "delta": self.delta,
+            "suppressed_rows": self.suppressed_rows,
+        }
+
+
+@dataclass
+class TableAnswer:
+    """Answer of a table question (Q4, Q8, Q10, Q11, Q12).
+
+    In Q4 and Q8 ``k`` is the k of each subset; in Q10, Q11 and Q12 it is the k asked for and
+    ``delta`` the smallest suppression threshold that reaches it.
+    """
+
+    question: str
+    rows: list[TableRow]
+    evaluations: int
+    n_rows: int
+    k: int | None = None
+    delta: float | None = None
+    levels: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the JSON form documented in the README."""
+        out: dict[str, Any] = {
+            "question": self.question,
+            "rows": [r.to_dict() for r in self.rows],
+            "evaluations": self.evaluations,
+            "n_rows": self.n_rows,
+        }
+        if self.k is not None:
+            out["k"] = self.k
+        if self.delta is not None:
+            out["delta"] = self.delta
+        if self.levels:
+            out["levels"] = self.levels
+        return out
+
+
+Answer = SubsetAnswer | SearchAnswer | TableAnswer
+
+
+def question_for(
+    quasi_identifiers: Sequence[str] | None,
+    k: int | None,
+    delta: float | None,
+    find_delta: bool,
+) -> str:
+    """Return the question (``"Q1"`` .. ``"Q12"``) decided by what is given."""
+    s, kk = quasi_identifiers is not None, k is not None
+    if find_delta:
+        if delta is not None:
+            raise ParameterError("Give either 'delta' or 'find_delta', not both.")
+        return {
+            (True, True): "Q9",
+            (False, True): "Q10",
+            (True, False): "Q11",
+            (False, False): "Q12",
+        }[(s, kk)]
+    if delta is None:
+        return {(True, True): "Q1", (True, False): "Q2", (False, True): "Q3", (False, False): "Q4"}[
+            (s, kk)
+        ]
+    return {(True, True): "Q5", (True, False): "Q6", (False, True): "Q7", (False, False): "Q8"}[
+        (s, kk)
+    ]
+
+
+def ask(
+    engine: Engine,
+    *,
+    quasi_identifiers: Sequence[str] | None = None,
+    attributes: Sequence[str] | None = None,
+    k: int | None = None,
+    delta: float | None = None,
+    find_delta: bool = False,
+    max_k: int | None = None,
+    levels: Levels | None = None,
+    list_rows: bool = False,
+    progress: Progress | None = None,
+) -> Answer:
+    """Answer the diagnosis question decided by the parameters given.
+
+    Parameters
+    ----------
+    engine : Engine
+        Class statistics of the table.
+    quasi_identifiers : sequence of str, optional
+        The attribute set S. Without it, the question is about every subset of ``attributes``.
+    attributes : sequence of str, optional
+        Candidate attributes of subset questions (default: every column of the engine).
+    k : int, optional
+        Required k, ``1 <= k <= n``.
+    delta : float, optional
+        Suppression threshold in [0, 1]: at most ``floor(delta * n)`` rows may be removed.
+    find_delta : bool
+        Ask for the smallest delta (Q9-Q12).
+    max_k : int, optional
+        Largest k of the tables of Q11 and Q12 (default 50, at most n).
+    levels : Mapping[str, int], optional
+        Ask the question with attributes generalized to these hierarchy levels.
+    list_rows : bool
+        One-subset questions with suppression: also return the suppressed row positions.
+    progress : callable, optional
+        ``progress(advance, total)`` during subset searches.
+
+    Returns
+    -------
+    SubsetAnswer, SearchAnswer or TableAnswer
+
+    References
+    ----------
+    Zare Mirakabad, M. R., Jantan, A., Bressan, S. *k-anonymity Diagnosis Centre*, section 4.
+    """
+    n = engine.n_rows
+    if n == 0:
+        raise ParameterError("The table is empty: it has no rows to diagnose.")
+    if k is not None:
+        k = check_int(k, "k", low=1, high=n)
+    if delta is not None:
+        delta = check_fraction(delta, "delta")
+    if max_k is not None:
+        max_k = check_int(max_k, "max_k", low=1, high=n)
+    question = question_for(quasi_identifiers, k, delta, find_delta)
+    lv = dict(levels or {})
+    if quasi_identifiers is not None:
+        qi = list(quasi_identifiers)
+        if not qi:
+            raise ParameterError("The set of quasi-identifiers S is empty.")
+        check_columns(qi, engine.columns)
+        engine.validate(qi, {a: v for a, v in lv.items() if a in qi})
+        used = {a: v for a, v in lv.items() if a in qi and v}
+        return _one_subset(engine, question, qi, k, delta, max_k, used, list_rows)
+    attrs = list(attributes) if attributes is not None else list(engine.columns)
+    if not attrs:
+        raise ParameterError("No candidate attributes to search over.")
+    check_columns(attrs, engine.columns)
+    engine.validate(attrs, {a: v for a, v in lv.items() if a in attrs})
+    used = {a: v for a, v in lv.items() if a in attrs and v}
+    evaluator = SubsetEvaluator(engine, used, progress)
+    if question in ("Q3", "Q7"):
+        assert k is not None
+        kk, d = k, delta or 0.0
+
+        def accept(sizes: np.ndarray) -> bool:
+            return k_with_suppression(sizes, n, d)[0] >= kk if d else compute_k(sizes) >= kk
+
+        subsets = largest_subsets(evaluator, attrs, accept)
+        return SearchAnswer(
+            question, kk, d, [list(s) for s in subsets], evaluator.evaluations, attrs, used
+        )
+    return _table(evaluator, question, attrs, k, delta, max_k, n, used, progress)
+
+
+def _one_subset(
+    engine: Engine,
+    question: str,
+    qi: list[str],
+    k: int | None,
+    delta: float | None,
+    max_k: int | None,
+    levels: dict[str, int],
+    list_rows: bool,
+) -> Answer:
+    n = engine.n_rows
+    sizes = engine.class_sizes(qi, levels)
+    if question == "Q11":
+        top = min(max_k or DEFAULT_MAX_K, n)
+        ks = np.arange(1, top + 1, dtype=np.int64)
+        deltas, supp = delta_curve(sizes, n, ks)
+        rows = [TableRow(qi, int(kk), float(d), int(s)) for kk, d, s in zip(ks, deltas, supp)]
+        return TableAnswer(question, rows, 1, n, levels=levels)
+    positions: list[int] | None = None
+    if question in ("Q1", "Q2"):
+        kk, d, supp = compute_k(sizes), 0.0, 0
+        ans = SubsetAnswer(question, qi, kk, d, supp, n, levels=levels)
+        if question == "Q1":
+            assert k is not None
+            ans.answer, ans.required_k = kk >= k, k
+        return ans
+    if question in ("Q5", "Q6"):
+        assert delta is not None
+        kk, supp = k_with_suppression(sizes, n, delta)
+        ans = SubsetAnswer(question, qi, kk, delta, supp, n, levels=levels)
+        if question == "Q5":
+            assert k is not None
+            ans.answer, ans.required_k = kk >= k, k
+        small_below = kk
+    else:  # Q9
+        assert k is not None
+        d, supp, achieved = delta_for_k(sizes, n, k)
+        ans = SubsetAnswer(question, qi, k, d, supp, n, achieved_k=achieved, levels=levels)
+        small_below = k
+    if list_rows:
+        positions = engine.rows_in_small_classes(qi, levels, small_below).tolist()
+        ans.suppressed_row_positions = positions
+    return ans
+
+
+def _table(
+    evaluator: SubsetEvaluator,
+    question: str,
+    attrs: list[str],
+    k: int | None,
+    delta: float | None,
+    max_k: int | None,
+    n: int,
+    levels: dict[str, int],
+    progress: Progress | None,
+) -> TableAnswer:
+    rows: list[TableRow] = []
+    dead: set[Subset] = set()  # subsets whose supersets need no evaluation
+
+    def pruned(subset: Subset) -> bool:
+        # a-priori pruning (Lemma 1): a superset of a "dead" subset is dead too. Subsets come
+        # level by level and dead pruned subsets are recorded, so checking the subsets one
+        # smaller is enough.
+        if len(subset) > 1 and any(
+            subset[:j] + subset[j + 1 :] in dead for j in range(len(subset))
+        ):
+            dead.add(subset)
+            return True
+        return False
+
+    total = 2 ** len(attrs) - 1
+    evaluator.total = total
+    if question in ("Q4", "Q8"):
+        d = delta or 0.0
+        for subset in all_subsets(attrs):
+            if pruned(subset):
+                rows.append(TableRow(list(subset), 1, d, 0, evaluated=False))
+                if progress is not None:
+                    progress(1, total)
+                continue
+            sizes = evaluator.sizes(subset)
+            kk, supp = k_with_suppression(sizes, n, d) if d else (compute_k(sizes), 0)
+            if kk <= 1:
+                dead.add(subset)
+            rows.append(TableRow(list(subset), kk, d, supp))
+        return TableAnswer(question, rows, evaluator.evaluations, n, delta=delta, levels=levels)
+    if question == "Q10":
+        assert k is not None
+        for subset in all_subsets(attrs):
+            if pruned(subset):
+                rows.append(TableRow(list(subset), k, 1.0, n, evaluated=False))
+                if progress is not None:
+                    progress(1, total)
+                continue
+            sizes = evaluator.sizes(subset)
+            dd, supp, _ = delta_for_k(sizes, n, k)
+            if supp == n:
+                dead.add(subset)
+            rows.append(TableRow(list(subset), k, dd, supp))
+        return TableAnswer(question, rows, evaluator.evaluations, n, k=k, levels=levels)
+    # Q12: every subset, k = 1..max_k
+    top = min(max_k or DEFAULT_MAX_K, n)
+    ks = np.arange(1, top + 1, dtype=np.int64)
+    unique_deltas, unique_supp = delta_curve(np.ones(n, dtype=np.int64), n, ks)
+    for subset in all_subsets(attrs):
+        if pruned(subset):
+            deltas, supp = unique_deltas, unique_supp
+            if progress is not None:
+                progress(1, total)
+        else:
+            sizes = evaluator.sizes(subset)
+            if sizes.size == n:  # every record unique: so is every superset
+                dead.add(subset)
+            deltas, supp = delta_curve(sizes, n, ks)
+        rows.extend(
+            TableRow(list(subset), int(kk), float(dd), int(ss))
+            for kk, dd, ss in zip(ks, deltas, supp)
+        )
+    return TableAnswer(question, rows, evaluator.evaluations, n, levels=levels)

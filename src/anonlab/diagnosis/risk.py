@@ -1,0 +1,230 @@
+"""Re-identification risk of a quasi-identifier set, and discovery of quasi-identifiers.
+
+The risk summary follows the prosecutor model used by ARX and sdcMicro: a record in a class of
+size ``f`` is re-identified with probability ``1/f``. QI discovery answers the Diagnosis
+Centre's question "which information, if available from an outside source, threatens my
+data?" (Zare Mirakabad, Jantan & Bressan, section 1) with the minimal attribute subsets under
+which some record falls in a class smaller than a threshold (by default: is unique).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from anonlab._validation import check_columns, check_int
+from anonlab.diagnosis.subsets import Progress, SubsetEvaluator, minimal_failing
+from anonlab.engines.base import Engine, Levels
+from anonlab.exceptions import ParameterError
+
+__all__ = ["RiskSummary", "risk_summary", "QuasiIdentifierReport", "discover_quasi_identifiers"]
+
+_BUCKETS = ((1, 1), (2, 2), (3, 4), (5, 9), (10, 19), (20, None))
+
+
+@dataclass
+class RiskSummary:
+    """Prosecutor re-identification risk of a table under one quasi-identifier set.
+
+    Attributes
+    ----------
+    quasi_identifiers : list of str
+    n_rows, n_classes : int
+    k : int
+        Smallest class size.
+    highest_risk : float
+        ``1 / k``: the risk of the most exposed record.
+    average_risk : float
+        Mean over records of ``1 / class size`` = ``n_classes / n_rows``.
+    unique_records : int
+        Records alone in their class (sample uniques).
+    threshold : int
+        Class size below which a record counts as at risk.
+    records_at_risk : int
+        Records in classes smaller than ``threshold``.
+    class_size_histogram : list of dict
+        Records and classes per class-size bucket.
+    """
+
+    quasi_identifiers: list[str]
+    n_rows: int
+    n_classes: int
+    k: int
+    highest_risk: float
+    average_risk: float
+    unique_records: int
+    threshold: int
+    records_at_risk: int
+    class_size_histogram: list[dict[str, Any]]
+    levels: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the JSON form."""
+        out = {
+            "question": "risk",
+            "quasi_identifiers": self.quasi_identifiers,
+            "n_rows": self.n_rows,
+            "n_classes": self.n_classes,
+            "k": self.k,
+            "highest_risk": self.highest_risk,
+            "average_risk": self.average_risk,
+            "unique_records": self.unique_records,
+            "unique_fraction": self.unique_records / self.n_rows if self.n_rows else 0.0,
+            "threshold": self.threshold,
+            "records_at_risk": self.records_at_risk,
+            "at_risk_fraction": self.records_at_risk / self.n_rows if self.n_rows else 0.0,
+            "class_size_histogram": self.class_size_histogram,
+        }
+        if self.levels:
+            out["levels"] = self.levels
+        return out
+
+
+def risk_summary(
+    engine: Engine,
+    quasi_identifiers: Sequence[str],
+    *,
+    threshold: int = 5,
+    levels: Levels | None = None,
+) -> RiskSummary:
+    """Summarise the prosecutor re-identification risk under ``quasi_identifiers``.
+
+    Parameters
+    ----------
+    engine : Engine
+        Class statistics of the table.
+    quasi_identifiers : sequence of str
+        The attribute set S.
+    threshold : int
+        Records in classes smaller than this are counted as at risk (default 5).
+    levels : Mapping[str, int], optional
+        Hierarchy level per attribute.
+
+    Returns
+    -------
+    RiskSummary
+    """
+    qi = list(quasi_identifiers)
+    if not qi:
+        raise ParameterError("The set of quasi-identifiers S is empty.")
+    check_columns(qi, engine.columns)
+    n = engine.n_rows
+    if n == 0:
+        raise ParameterError("The table is empty: it has no rows to diagnose.")
+    threshold = check_int(threshold, "threshold", low=1)
+    used = {a: v for a, v in (levels or {}).items() if a in qi and v}
+    sizes = engine.class_sizes(qi, used)
+    hist = []
+    for lo, hi in _BUCKETS:
+        sel = (sizes >= lo) if hi is None else ((sizes >= lo) & (sizes <= hi))
+        label = f"{lo}+" if hi is None else (str(lo) if lo == hi else f"{lo}-{hi}")
+        hist.append(
+            {"class_size": label, "classes": int(sel.sum()), "records": int(sizes[sel].sum())}
+        )
+    k = int(sizes.min())
+    return RiskSummary(
+        quasi_identifiers=qi,
+        n_rows=n,
+        n_classes=int(sizes.size),
+        k=k,
+        highest_risk=1.0 / k,
+        average_risk=sizes.size / n,
+        unique_records=int(sizes[sizes == 1].sum()),
+        threshold=threshold,
+        records_at_risk=int(sizes[sizes < threshold].sum()),
+        class_size_histogram=hist,
+        levels=used,
+    )
+
+
+@dataclass
+class QuasiIdentifierReport:
+    """Minimal attribute subsets that expose records (QI discovery).
+
+    Attributes
+    ----------
+    threshold : int
+        A subset exposes a record when the record's class is smaller than this (2: unique).
+    subsets : list of dict
+        Each minimal subset with the number of records it exposes and its k.
+    evaluations : int
+        Subsets whose classes were computed.
+    """
+
+    threshold: int
+    subsets: list[dict[str, Any]]
+    evaluations: int
+    attributes: list[str]
+    max_size: int | None = None
+    levels: dict[str, int] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the JSON form."""
+        out = {
+            "question": "quasi-identifiers",
+            "threshold": self.threshold,
+            "subsets": self.subsets,
+            "evaluations": self.evaluations,
+            "attributes": self.attributes,
+            "max_size": self.max_size,
+        }
+        if self.levels:
+            out["levels"] = self.levels
+        return out
+
+
+def discover_quasi_identifiers(
+    engine: Engine,
+    attributes: Sequence[str] | None = None,
+    *,
+    threshold: int = 2,
+    max_size: int | None = None,
+    levels: Levels | None = None,
+    progress: Progress | None = None,
+) -> QuasiIdentifierReport:
+    """Find all minimal attribute subsets under which some record is in a class < threshold.
+
+    With ``threshold = 2`` these are the minimal combinations that single out at least one
+    person: any outside source holding one of them re-identifies someone. Supersets of a
+    reported subset are not reported (they expose at least the same records).
+
+    Parameters
+    ----------
+    engine : Engine
+        Class statistics of the table.
+    attributes : sequence of str, optional
+        Candidate attributes (default: every column).
+    threshold : int
+        Class size below which a record is exposed (default 2: unique records).
+    max_size : int, optional
+        Largest subset size to examine.
+    levels : Mapping[str, int], optional
+        Hierarchy level per attribute.
+    progress : callable, optional
+        ``progress(advance, total)`` per evaluation.
+
+    Returns
+    -------
+    QuasiIdentifierReport
+    """
+    attrs = list(attributes) if attributes is not None else list(engine.columns)
+    check_columns(attrs, engine.columns)
+    threshold = check_int(threshold, "threshold", low=2)
+    if max_size is not None:
+        max_size = check_int(max_size, "max_size", low=1)
+    used = {a: v for a, v in (levels or {}).items() if a in attrs and v}
+    evaluator = SubsetEvaluator(engine, used, progress)
+    found = minimal_failing(
+        evaluator, attrs, lambda s: bool(s.min() >= threshold), max_size=max_size
+    )
+    subsets = [
+        {
+            "attributes": list(s),
+            "k": int(sizes.min()),
+            "records_exposed": int(sizes[sizes < threshold].sum()),
+        }
+        for s, sizes in found
+    ]
+    subsets.sort(key=lambda e: (len(e["attributes"]), -e["records_exposed"]))
+    return QuasiIdentifierReport(threshold, subsets, evaluator.evaluations, attrs, max_size, used)

@@ -1,0 +1,45 @@
+"""Engines compute class statistics; load one by name with :func:`get_engine`."""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from anonlab._validation import did_you_mean
+from anonlab.engines.base import Engine, Levels
+from anonlab.exceptions import ParameterError
+
+__all__ = ["Engine", "Levels", "get_engine", "ENGINES"]
+
+#: Engine name -> module that defines ``ENGINE`` (the engine class).
+ENGINES = {
+    "numpy": "anonlab.engines.numpy_engine",
+    "duckdb": "anonlab.engines.duckdb_engine",
+}
+
+
+def get_engine(name: str, data: Any, **kwargs: Any) -> Engine:
+    """Create the engine ``name`` over ``data``.
+
+    Parameters
+    ----------
+    name : str
+        ``"numpy"`` (an :class:`~anonlab.data.EncodedTable` in memory) or ``"duckdb"``
+        (a CSV/Parquet :class:`~anonlab.data.FileSource`, an Arrow table or a frame).
+    data : object
+        The data, in a form the engine accepts.
+    **kwargs
+        Engine options, e.g. ``hierarchies``.
+
+    Returns
+    -------
+    Engine
+    """
+    if name not in ENGINES:
+        raise ParameterError(
+            f"Unknown engine {name!r}.{did_you_mean(name, ENGINES)} "
+            f"Valid engines: {', '.join(ENGINES)}."
+        )
+    module = importlib.import_module(ENGINES[name])
+    engine: Engine = module.ENGINE(data, **kwargs)
+    return engine

@@ -1,0 +1,211 @@
+"""Reading tables into :class:`~anonlab.data.EncodedTable` through Apache Arrow.
+
+CSV and Parquet files are parsed by pyarrow (multi-threaded C++), every column is read as text
+so that labels match hierarchy files exactly, and each column is dictionary-encoded into
+integer codes without a Python loop over rows.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from anonlab._optional import import_optional
+from anonlab._validation import check_columns
+from anonlab.data.schema import Schema
+from anonlab.data.source import CsvOptions, FileSource, header_names, infer_format
+from anonlab.data.table import EncodedColumn, EncodedTable, reorder_categories
+from anonlab.exceptions import DataFormatError, InputError
+
+__all__ = ["read_table", "read_arrow"]
+
+
+def read_table(
+    data: Any,
+    *,
+    format: str | None = None,
+    csv_options: CsvOptions | None = None,
+    schema: Schema | None = None,
+    columns: Sequence[str] | None = None,
+    allow_empty: bool = False,
+) -> EncodedTable:
+    """Read data into an :class:`~anonlab.data.EncodedTable`.
+
+    Parameters
+    ----------
+    data : str, path, FileSource, pandas/polars DataFrame, pyarrow Table or mapping
+        A CSV or Parquet file, a data frame, or a mapping of column name to values.
+    format : str, optional
+        ``"csv"`` or ``"parquet"``; inferred from the file suffix by default.
+    csv_options : CsvOptions, optional
+        Parsing options for CSV files (separator, header, quote, encoding, missing markers).
+    schema : Schema, optional
+        Attribute roles.
+    columns : sequence of str, optional
+        Read only these columns.
+    allow_empty : bool
+        Accept a table with no rows (an error by default).
+
+    Returns
+    -------
+    EncodedTable
+
+    Raises
+    ------
+    DataFormatError
+        Ragged rows, bytes not valid in the encoding, an empty file or table.
+    ColumnNotFoundError
+        A requested column does not exist.
+    """
+    source_name: str | None = None
+    if isinstance(data, FileSource):
+        csv_options = csv_options or data.csv
+        format = format or data.format
+        data = data.path
+    if isinstance(data, (str, os.PathLike)):
+        path = Path(data)
+        source_name = str(path)
+        fmt = format or infer_format(path)
+        table = _read_file(path, fmt, csv_options or CsvOptions())
+    elif isinstance(data, EncodedTable):
+        table = None
+        enc = data
+    elif isinstance(data, Mapping):
+        table = None
+        enc = EncodedTable.from_columns(data)
+    else:
+        table = _frame_to_arrow(data)
+    if table is not None:
+        if columns is not None:
+            check_columns(list(columns), table.column_names)
+            table = table.select(list(columns))
+        enc = read_arrow(table, schema=schema, source=source_name)
+    elif columns is not None:
+        enc = enc.select(columns)
+    if schema is not None and enc.schema is not schema:
+        enc = enc.with_schema(schema)
+    if enc.n_rows == 0 and not allow_empty:
+        where = f" {source_name!r}" if source_name else ""
+        raise DataFormatError(f"The table{where} is empty: it has no rows.")
+    if not enc.names:
+        raise DataFormatError("The table has no columns.")
+    return enc
+
+
+def _read_file(path: Path, fmt: str, options: CsvOptions) -> Any:
+    pa = import_optional("pyarrow")
+    if not path.exists():
+        raise InputError(f"Data file {str(path)!r} does not exist.")
+    if fmt == "parquet":
+        pq = import_optional("pyarrow.parquet")
+        try:
+            return pq.read_table(path)
+        except pa.ArrowException as exc:
+            raise DataFormatError(f"Cannot read Parquet file {str(path)!r}: {exc}") from None
+    pcsv = import_optional("pyarrow.csv")
+    names = header_names(path, options)
+    read_opts = pcsv.ReadOptions(
+        column_names=names,
+        skip_rows=1 if options.header else 0,
+        encoding=options.encoding,
+    )
+    parse_opts = pcsv.ParseOptions(delimiter=options.separator, quote_char=options.quote)
+    convert_opts = pcsv.ConvertOptions(
+        column_types={n: pa.string() for n in names},
+        null_values=[],
+        strings_can_be_null=False,
+        check_utf8=True,
+    )
+    try:
+        table = pcsv.read_csv(
+            path, read_options=read_opts, parse_options=parse_opts, convert_options=convert_opts
+        )
+    except pa.ArrowInvalid as exc:
+        msg = str(exc).splitlines()[0]
+        if "utf8" in msg.lower() or "utf-8" in msg.lower():
+            msg = f"bytes that are not valid {options.encoding} ({msg}); pass the right encoding"
+        raise DataFormatError(f"Cannot parse CSV file {str(path)!r}: {msg}.") from None
+    return _clean_text(table, options)
+
+
+def _clean_text(table: Any, options: CsvOptions) -> Any:
+    pa = import_optional("pyarrow")
+    pc = import_optional("pyarrow.compute")
+    cols = []
+    na = pa.array(list(options.na_values), type=pa.string())
+    for col in table.columns:
+        if options.strip:
+            col = pc.utf8_trim_whitespace(col)
+        if len(na):
+            col = pc.if_else(pc.is_in(col, value_set=na), pa.scalar(None, pa.string()), col)
+        cols.append(col)
+    return pa.table(cols, names=table.column_names)
+
+
+def _frame_to_arrow(frame: Any) -> Any:
+    pa = import_optional("pyarrow")
+    if isinstance(frame, (pa.Table, pa.RecordBatch)):
+        return pa.table(frame)
+    mod = type(frame).__module__.split(".")[0]
+    if mod == "polars":
+        return frame.to_arrow()
+    if mod == "pandas":
+        return pa.Table.from_pandas(frame, preserve_index=False)
+    if hasattr(frame, "__arrow_c_stream__"):
+        return pa.table(frame)
+    raise InputError(
+        f"Cannot read data of type {type(frame).__name__}; give a CSV/Parquet path, a pandas or "
+        "polars DataFrame, a pyarrow Table or a mapping of columns."
+    )
+
+
+def read_arrow(
+    table: Any, *, schema: Schema | None = None, source: str | None = None
+) -> EncodedTable:
+    """Encode a pyarrow Table: every column is cast to text and dictionary-encoded.
+
+    Parameters
+    ----------
+    table : pyarrow.Table
+        The data.
+    schema : Schema, optional
+        Attribute roles.
+    source : str, optional
+        Origin used in messages.
+
+    Returns
+    -------
+    EncodedTable
+    """
+    pa = import_optional("pyarrow")
+    pc = import_optional("pyarrow.compute")
+    names = [str(n) for n in table.column_names]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise DataFormatError(f"Duplicate column names: {', '.join(map(repr, dup))}.")
+    cols = []
+    for name, col in zip(names, table.columns):
+        if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
+            if pa.types.is_dictionary(col.type):
+                col = col.cast(col.type.value_type)
+            if pa.types.is_floating(col.type):
+                # nan is a missing value, like a null
+                col = pc.if_else(pc.is_nan(col), pa.scalar(None, col.type), col)
+            col = pc.cast(col, pa.string())
+        col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
+        dict_arr = pc.dictionary_encode(col, null_encoding="mask")
+        if isinstance(dict_arr, pa.ChunkedArray):
+            dict_arr = dict_arr.combine_chunks()
+        dictionary = np.asarray(dict_arr.dictionary.to_pylist(), dtype=object)
+        indices = dict_arr.indices
+        if indices.null_count:
+            codes = indices.fill_null(len(dictionary)).to_numpy(zero_copy_only=False)
+            dictionary = np.append(dictionary, np.array([None], dtype=object))
+        else:
+            codes = indices.to_numpy(zero_copy_only=False)
+        cols.append(reorder_categories(EncodedColumn(name, codes.astype(np.int32), dictionary)))
+    return EncodedTable(tuple(cols), schema or Schema(), source)

@@ -1,0 +1,113 @@
+"""Reading CSV, Parquet and frames into the encoded table."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from anonlab import CsvOptions, EncodedTable, Schema, read_table
+from anonlab.exceptions import ColumnNotFoundError, DataFormatError, InputError
+
+
+def test_csv_with_separator_quotes_and_missing_markers(tmp_path):
+    p = tmp_path / "d.csv"
+    p.write_text('a;b;c\n1;"x;y";?\n2;;z\n1;"x;y";z\n')
+    t = read_table(p, csv_options=CsvOptions(separator=";"))
+    assert t.names == ["a", "b", "c"]
+    assert t.n_rows == 3
+    assert list(t["b"].labels()) == ["x;y", None, "x;y"]
+    assert list(t["c"].labels()) == [None, "z", "z"]
+    # a null is a value of its own, never dropped
+    assert t["c"].null_code is not None
+
+
+def test_custom_markers_and_strip(tmp_path):
+    p = tmp_path / "d.csv"
+    p.write_text("1, NA, x\n2, ?, y\n")
+    t = read_table(
+        p,
+        csv_options=CsvOptions(header=False, strip=True, na_values=("NA",), names=("a", "b", "c")),
+    )
+    assert list(t["b"].labels()) == [None, "?"]
+    assert list(t["c"].labels()) == ["x", "y"]
+
+
+def test_no_header_names_columns(tmp_path):
+    p = tmp_path / "d.csv"
+    p.write_text("1,2\n3,4\n")
+    assert read_table(p, csv_options=CsvOptions(header=False)).names == ["c0", "c1"]
+
+
+def test_encoding(tmp_path):
+    p = tmp_path / "d.csv"
+    p.write_bytes("name\ncafé\n".encode("latin-1"))
+    with pytest.raises(DataFormatError, match="utf-8"):
+        read_table(p)
+    t = read_table(p, csv_options=CsvOptions(encoding="latin-1"))
+    assert list(t["name"].labels()) == ["café"]
+
+
+def test_ragged_rows_are_an_error(tmp_path):
+    p = tmp_path / "d.csv"
+    p.write_text("a,b\n1,2\n3\n")
+    with pytest.raises(DataFormatError, match="columns"):
+        read_table(p)
+    p.write_text("a,b\n1,2\n3,4,5\n")
+    with pytest.raises(DataFormatError):
+        read_table(p)
+
+
+def test_empty_inputs(tmp_path):
+    p = tmp_path / "d.csv"
+    p.write_text("")
+    with pytest.raises(DataFormatError, match="empty"):
+        read_table(p)
+    p.write_text("a,b\n")
+    with pytest.raises(DataFormatError, match="no rows"):
+        read_table(p)
+    with pytest.raises(InputError, match="does not exist"):
+        read_table(tmp_path / "missing.csv")
+
+
+def test_parquet_pandas_polars_arrow_agree(tmp_path):
+    pd = pytest.importorskip("pandas")
+    pl = pytest.importorskip("polars")
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    df = pd.DataFrame(
+        {"age": [30, 31, 30, None], "sex": ["F", "M", "F", None]}, index=[10, 5, 7, 1]
+    )  # index labels are ignored: rows are positions
+    t1 = read_table(df)
+    t2 = read_table(pl.from_pandas(df))
+    t3 = read_table(pa.Table.from_pandas(df, preserve_index=False))
+    pq.write_table(pa.Table.from_pandas(df, preserve_index=False), tmp_path / "d.parquet")
+    t4 = read_table(tmp_path / "d.parquet")
+    for t in (t1, t2, t3, t4):
+        assert t.n_rows == 4
+        assert list(t["sex"].labels()) == ["F", "M", "F", None]
+        assert [None if v is None else float(v) for v in t["age"].labels()] == [30, 31, 30, None]
+
+
+def test_columns_and_unknown_column(tmp_path):
+    p = tmp_path / "d.csv"
+    p.write_text("age,sex\n1,F\n")
+    assert read_table(p, columns=["sex"]).names == ["sex"]
+    with pytest.raises(ColumnNotFoundError, match="Did you mean 'age'"):
+        read_table(p, columns=["agee"])
+
+
+def test_encoded_table_helpers():
+    t = EncodedTable.from_columns(
+        {"a": ["x", None, "y", "x"], "b": [1, 2, 2, np.nan]},
+        schema=Schema.from_lists(quasi_identifiers=["a"], sensitive=["b"]),
+    )
+    assert t.candidate_attributes() == ["a"]
+    assert t.drop_nulls().n_rows == 2
+    assert list(t.take([0, 2])["a"].labels()) == ["x", "y"]
+    assert t["a"].cardinality == 3
+
+
+def test_numbers_sort_naturally():
+    t = EncodedTable.from_columns({"age": ["10", "9", "100"]})
+    assert list(t["age"].categories) == ["9", "10", "100"]
