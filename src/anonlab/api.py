@@ -47,8 +47,9 @@ def open_engine(
     engine: str = "numpy",
     hierarchies: HierarchySpec | None = None,
     csv_options: CsvOptions | None = None,
-    drop_missing: Sequence[str] | None = None,
+    drop_missing: Sequence[str] | bool | None = None,
     schema: Schema | None = None,
+    columns: Sequence[str] | None = None,
     **engine_options: Any,
 ) -> Engine:
     """Open ``data`` with an engine, ready for many questions (partitions are cached).
@@ -63,10 +64,12 @@ def open_engine(
         Hierarchies of attributes that questions may generalize.
     csv_options : CsvOptions, optional
         How to parse CSV files.
-    drop_missing : sequence of str, optional
-        Drop the rows with a null in any of these columns.
+    drop_missing : sequence of str or bool, optional
+        Drop the rows with a null in any of these columns (True: in any column).
     schema : Schema, optional
         Attribute roles.
+    columns : sequence of str, optional
+        Read only these columns (the numpy engine; DuckDB reads what each query needs).
     **engine_options
         Passed to the engine (e.g. ``memory_limit`` for DuckDB).
 
@@ -81,11 +84,11 @@ def open_engine(
         if isinstance(data, (str, os.PathLike)):
             data = FileSource(Path(data), csv=csv_options or CsvOptions())
         return get_engine(
-            "duckdb", data, hierarchies=hier, drop_nulls=drop_missing, **engine_options
+            "duckdb", data, hierarchies=hier, drop_nulls=drop_missing or None, **engine_options
         )
-    table = read_table(data, csv_options=csv_options, schema=schema)
+    table = read_table(data, csv_options=csv_options, schema=schema, columns=columns)
     if drop_missing:
-        table = table.drop_nulls(list(drop_missing))
+        table = table.drop_nulls(None if drop_missing is True else list(drop_missing))
     return get_engine(engine, table, hierarchies=hier, **engine_options)
 
 

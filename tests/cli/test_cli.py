@@ -181,3 +181,14 @@ def test_installed_entry_point(fig2_csv):
     assert subprocess.run([*cmd, "--version"], capture_output=True, text=True).stdout.startswith(
         "anonlab"
     )
+
+
+@pytest.mark.parametrize("engine", ["numpy", "duckdb"])
+def test_drop_missing(tmp_path, engine):
+    p = tmp_path / "m.csv"
+    p.write_text("a,b\nx,1\nx,?\ny,1\nx,1\n")
+    base = ["diagnose", str(p), "--engine", engine, "--json"]
+    assert json.loads(run(*base, "--qi", "a,b").stdout)["n_rows"] == 4
+    assert json.loads(run(*base, "--qi", "a,b", "--drop-missing").stdout)["n_rows"] == 3
+    assert json.loads(run(*base, "--qi", "a", "--drop-missing").stdout)["n_rows"] == 4
+    assert json.loads(run(*base, "--drop-missing").stdout)["n_rows"] == 3

@@ -195,23 +195,16 @@ def diagnose(
             raise ParameterError(f"--level {missing[0]}=... needs --hierarchy {missing[0]}=FILE.")
         qi_list = _split(qi)
         attr_list = _split(attributes)
-        drop = None
-        if drop_missing:
-            drop = qi_list or attr_list
-            if drop is None:
-                from anonlab.io.readers import header_names
-
-                drop = (
-                    header_names(data, csv_options)
-                    if data.suffix.lower() not in (".parquet", ".pq")
-                    else None
-                )
+        needed = None
+        if qi_list is not None or attr_list is not None:
+            needed = list(dict.fromkeys((qi_list or []) + (attr_list or [])))
         eng = api.open_engine(
             data,
             engine=engine.value,
-            hierarchies=hierarchies,
+            hierarchies={a: h for a, h in hierarchies.items() if needed is None or a in needed},
             csv_options=csv_options,
-            drop_missing=drop,
+            drop_missing=(needed or True) if drop_missing else None,
+            columns=needed,
         )
         with _progress(not as_json) as progress:
             if find_qis:

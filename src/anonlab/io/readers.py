@@ -16,9 +16,10 @@ import numpy as np
 
 from anonlab._optional import import_optional
 from anonlab._validation import check_columns
+from anonlab.data.labels import factorize
 from anonlab.data.schema import Schema
 from anonlab.data.source import CsvOptions, FileSource, header_names, infer_format
-from anonlab.data.table import EncodedColumn, EncodedTable, reorder_categories
+from anonlab.data.table import EncodedColumn, EncodedTable
 from anonlab.exceptions import DataFormatError, InputError
 
 __all__ = ["read_table", "read_arrow"]
@@ -62,6 +63,8 @@ def read_table(
         A requested column does not exist.
     """
     source_name: str | None = None
+    na_values: tuple[str, ...] = ()
+    strip = False
     if isinstance(data, FileSource):
         csv_options = csv_options or data.csv
         format = format or data.format
@@ -70,7 +73,10 @@ def read_table(
         path = Path(data)
         source_name = str(path)
         fmt = format or infer_format(path)
-        table = _read_file(path, fmt, csv_options or CsvOptions())
+        opts = csv_options or CsvOptions()
+        table = _read_file(path, fmt, opts)
+        if fmt == "csv":
+            na_values, strip = opts.na_values, opts.strip
     elif isinstance(data, EncodedTable):
         table = None
         enc = data
@@ -83,7 +89,7 @@ def read_table(
         if columns is not None:
             check_columns(list(columns), table.column_names)
             table = table.select(list(columns))
-        enc = read_arrow(table, schema=schema, source=source_name)
+        enc = read_arrow(table, schema=schema, source=source_name, na_values=na_values, strip=strip)
     elif columns is not None:
         enc = enc.select(columns)
     if schema is not None and enc.schema is not schema:
@@ -129,21 +135,7 @@ def _read_file(path: Path, fmt: str, options: CsvOptions) -> Any:
         if "utf8" in msg.lower() or "utf-8" in msg.lower():
             msg = f"bytes that are not valid {options.encoding} ({msg}); pass the right encoding"
         raise DataFormatError(f"Cannot parse CSV file {str(path)!r}: {msg}.") from None
-    return _clean_text(table, options)
-
-
-def _clean_text(table: Any, options: CsvOptions) -> Any:
-    pa = import_optional("pyarrow")
-    pc = import_optional("pyarrow.compute")
-    cols = []
-    na = pa.array(list(options.na_values), type=pa.string())
-    for col in table.columns:
-        if options.strip:
-            col = pc.utf8_trim_whitespace(col)
-        if len(na):
-            col = pc.if_else(pc.is_in(col, value_set=na), pa.scalar(None, pa.string()), col)
-        cols.append(col)
-    return pa.table(cols, names=table.column_names)
+    return table
 
 
 def _frame_to_arrow(frame: Any) -> Any:
@@ -164,9 +156,17 @@ def _frame_to_arrow(frame: Any) -> Any:
 
 
 def read_arrow(
-    table: Any, *, schema: Schema | None = None, source: str | None = None
+    table: Any,
+    *,
+    schema: Schema | None = None,
+    source: str | None = None,
+    na_values: Sequence[str] = (),
+    strip: bool = False,
 ) -> EncodedTable:
     """Encode a pyarrow Table: every column is cast to text and dictionary-encoded.
+
+    Cleaning (white space, missing-value markers, float NaN) is applied to the distinct values
+    only, never row by row.
 
     Parameters
     ----------
@@ -176,6 +176,10 @@ def read_arrow(
         Attribute roles.
     source : str, optional
         Origin used in messages.
+    na_values : sequence of str
+        Labels read as a null.
+    strip : bool
+        Strip white space around labels.
 
     Returns
     -------
@@ -187,25 +191,43 @@ def read_arrow(
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
         raise DataFormatError(f"Duplicate column names: {', '.join(map(repr, dup))}.")
+    markers = set(na_values)
     cols = []
     for name, col in zip(names, table.columns):
+        if pa.types.is_dictionary(col.type):
+            col = col.cast(col.type.value_type)
+        is_float = pa.types.is_floating(col.type)
         if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
-            if pa.types.is_dictionary(col.type):
-                col = col.cast(col.type.value_type)
-            if pa.types.is_floating(col.type):
-                # nan is a missing value, like a null
-                col = pc.if_else(pc.is_nan(col), pa.scalar(None, col.type), col)
             col = pc.cast(col, pa.string())
-        col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
-        dict_arr = pc.dictionary_encode(col, null_encoding="mask")
+        dict_arr = pc.dictionary_encode(col)
         if isinstance(dict_arr, pa.ChunkedArray):
             dict_arr = dict_arr.combine_chunks()
-        dictionary = np.asarray(dict_arr.dictionary.to_pylist(), dtype=object)
-        indices = dict_arr.indices
-        if indices.null_count:
-            codes = indices.fill_null(len(dictionary)).to_numpy(zero_copy_only=False)
-            dictionary = np.append(dictionary, np.array([None], dtype=object))
-        else:
-            codes = indices.to_numpy(zero_copy_only=False)
-        cols.append(reorder_categories(EncodedColumn(name, codes.astype(np.int32), dictionary)))
+        labels = dict_arr.dictionary.to_pylist()
+        if strip:
+            labels = [v.strip() for v in labels]
+        if markers:
+            labels = [None if v in markers else v for v in labels]
+        if is_float:
+            labels = [None if v in ("nan", "NaN", "-nan") else v for v in labels]
+        raw = _indices(dict_arr.indices)
+        if dict_arr.indices.null_count:
+            raw = np.where(_valid(dict_arr.indices), raw, len(labels))
+            labels.append(None)
+        dcodes, categories = factorize(np.array(labels, dtype=object))
+        codes = dcodes[raw.astype(np.int64)] if raw.size else np.zeros(0, np.int32)
+        cols.append(EncodedColumn(name, codes, categories))
     return EncodedTable(tuple(cols), schema or Schema(), source)
+
+
+def _indices(arr: Any) -> np.ndarray:
+    """Integer values of an Arrow index array, read from its buffer (no pandas involved)."""
+    width = arr.type.bit_width // 8
+    dtype = {1: np.int8, 2: np.int16, 4: np.int32, 8: np.int64}[width]
+    values = np.frombuffer(arr.buffers()[1], dtype=dtype)
+    return values[arr.offset : arr.offset + len(arr)].astype(np.int64)
+
+
+def _valid(arr: Any) -> np.ndarray:
+    """Validity of an Arrow array from its bitmap."""
+    bits = np.unpackbits(np.frombuffer(arr.buffers()[0], dtype=np.uint8), bitorder="little")
+    return bits[arr.offset : arr.offset + len(arr)].astype(bool)

@@ -47,8 +47,8 @@ class DuckDBEngine(Engine):
         Hierarchies per column; checked to cover the column's values.
     csv_options : CsvOptions, optional
         Parsing options when ``source`` is a CSV path.
-    drop_nulls : sequence of str, optional
-        Drop the rows with a null in any of these columns.
+    drop_nulls : sequence of str or bool, optional
+        Drop the rows with a null in any of these columns (True: in any column).
     memory_limit : str, optional
         DuckDB memory limit, e.g. ``"2GB"``.
     threads : int, optional
@@ -63,7 +63,7 @@ class DuckDBEngine(Engine):
         hierarchies: Mapping[str, Hierarchy] | None = None,
         *,
         csv_options: CsvOptions | None = None,
-        drop_nulls: Sequence[str] | None = None,
+        drop_nulls: Sequence[str] | bool | None = None,
         memory_limit: str | None = None,
         threads: int | None = None,
     ) -> None:
@@ -85,7 +85,8 @@ class DuckDBEngine(Engine):
         self.con.execute(f"CREATE TEMP VIEW src_all AS SELECT {casts} FROM {scan}")
         where = ""
         if drop_nulls:
-            self.validate(list(drop_nulls), None)
+            drop_nulls = list(names) if drop_nulls is True else list(drop_nulls)
+            self.validate(drop_nulls, None)
             where = " WHERE " + " AND ".join(f"{_q(c)} IS NOT NULL" for c in drop_nulls)
         self.con.execute(f"CREATE TEMP VIEW src AS SELECT * FROM src_all{where}")
         try:
