@@ -45,3 +45,22 @@ def test_every_public_function_and_class_has_a_docstring():
             if (inspect.isfunction(obj) or inspect.isclass(obj)) and not inspect.getdoc(obj):
                 missing.append(f"{info.name}.{name}")
     assert not missing, missing
+
+
+def _tool(name: str) -> str:
+    exe = Path(sys.executable).with_name(name)
+    if not exe.exists():
+        pytest.skip(f"{name} is not installed")
+    return str(exe)
+
+
+def test_mypy_strict_on_the_package():
+    res = subprocess.run([_tool("mypy")], cwd=ROOT, capture_output=True, text=True)
+    assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_ruff_lint():
+    res = subprocess.run(
+        [_tool("ruff"), "check", "src", "tests"], cwd=ROOT, capture_output=True, text=True
+    )
+    assert res.returncode == 0, res.stdout + res.stderr

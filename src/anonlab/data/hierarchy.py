@@ -12,7 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from anonlab._validation import check_int
-from anonlab.data.labels import NULL_LABEL
+from anonlab.data.labels import factorize
 from anonlab.exceptions import HierarchyError
 
 __all__ = ["Hierarchy"]
@@ -195,13 +195,9 @@ class Hierarchy:
     def generalize(self, values: npt.ArrayLike, level: int) -> npt.NDArray[np.object_]:
         """Return the labels of ``values`` at ``level`` (a null stays None)."""
         vals = np.asarray(values, dtype=object)
-        cats, inv = np.unique(
-            np.where(vals == None, NULL_LABEL, vals).astype(str),  # noqa: E711
-            return_inverse=True,
-        )
-        cats_obj = np.where(cats == NULL_LABEL, None, cats).astype(object)
-        mapping, labels = self.generalization(cats_obj, level)
-        return labels[mapping[inv]]
+        codes, cats = factorize(vals)
+        mapping, labels = self.generalization(cats, level)
+        return np.asarray(labels[mapping[codes]], dtype=object)
 
     def __repr__(self) -> str:
         return (

@@ -320,8 +320,8 @@ def _one_subset(
     if question == "Q11":
         top = min(max_k or DEFAULT_MAX_K, n)
         ks = np.arange(1, top + 1, dtype=np.int64)
-        deltas, supp = delta_curve(sizes, n, ks)
-        rows = [TableRow(qi, int(kk), float(d), int(s)) for kk, d, s in zip(ks, deltas, supp)]
+        deltas, supp_k = delta_curve(sizes, n, ks)
+        rows = [TableRow(qi, int(kk), float(d), int(s)) for kk, d, s in zip(ks, deltas, supp_k)]
         return TableAnswer(question, rows, 1, n, levels=levels)
     positions: list[int] | None = None
     if question in ("Q1", "Q2"):
@@ -411,16 +411,16 @@ def _table(
     unique_deltas, unique_supp = delta_curve(np.ones(n, dtype=np.int64), n, ks)
     for subset in all_subsets(attrs):
         if pruned(subset):
-            deltas, supp = unique_deltas, unique_supp
+            deltas, supps = unique_deltas, unique_supp
             if progress is not None:
                 progress(1, total)
         else:
             sizes = evaluator.sizes(subset)
             if sizes.size == n:  # every record unique: so is every superset
                 dead.add(subset)
-            deltas, supp = delta_curve(sizes, n, ks)
+            deltas, supps = delta_curve(sizes, n, ks)
         rows.extend(
             TableRow(list(subset), int(kk), float(dd), int(ss))
-            for kk, dd, ss in zip(ks, deltas, supp)
+            for kk, dd, ss in zip(ks.tolist(), deltas.tolist(), supps.tolist())
         )
     return TableAnswer(question, rows, evaluator.evaluations, n, levels=levels)

@@ -218,7 +218,7 @@ def discover_quasi_identifiers(
     found = minimal_failing(
         evaluator, attrs, lambda s: bool(s.min() >= threshold), max_size=max_size
     )
-    subsets = [
+    subsets: list[dict[str, Any]] = [
         {
             "attributes": list(s),
             "k": int(sizes.min()),
@@ -226,5 +226,5 @@ def discover_quasi_identifiers(
         }
         for s, sizes in found
     ]
-    subsets.sort(key=lambda e: (len(e["attributes"]), -e["records_exposed"]))
+    subsets.sort(key=lambda e: (len(e["attributes"]), -int(e["records_exposed"])))
     return QuasiIdentifierReport(threshold, subsets, evaluator.evaluations, attrs, max_size, used)

@@ -137,8 +137,8 @@ class NumpyEngine(Engine):
             counts = np.bincount(key, minlength=space)
             present = counts > 0
             dense = np.cumsum(present, dtype=np.int64) - 1
-            new_ids = dense[key].astype(self._id_dtype)
-            return new_ids, counts[present]
+            new_ids: npt.NDArray[np.integer] = dense[key].astype(self._id_dtype)
+            return new_ids, counts[present].astype(np.int64)
         key = ids.astype(np.int64) * card + codes
         order = np.argsort(key, kind="stable")
         ks = key[order]
@@ -147,9 +147,9 @@ class NumpyEngine(Engine):
         np.not_equal(ks[1:], ks[:-1], out=boundary[1:])
         starts = np.flatnonzero(boundary)
         sizes = np.diff(np.append(starts, n)).astype(np.int64)
-        new_ids = np.empty(n, dtype=self._id_dtype)
-        new_ids[order] = (np.cumsum(boundary) - 1).astype(self._id_dtype)
-        return new_ids, sizes
+        sorted_ids: npt.NDArray[np.integer] = np.empty(n, dtype=self._id_dtype)
+        sorted_ids[order] = (np.cumsum(boundary) - 1).astype(self._id_dtype)
+        return sorted_ids, sizes
 
     def _store(self, key: _Key, ids: npt.NDArray[np.integer], sizes: npt.NDArray[np.int64]) -> None:
         self._cache[key] = (ids, sizes)
