@@ -22,5 +22,6 @@ STAMP=".venv/.anonlab-installed${EXTRAS:+-$EXTRAS}"
 if [ ! -f "$STAMP" ] || [ pyproject.toml -nt "$STAMP" ]; then
   .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip >/dev/null
   .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".${EXTRAS:+[$EXTRAS]}"
+  .venv/bin/python -m compileall -q src >/dev/null || true  # byte-code even when PYTHONDONTWRITEBYTECODE is set
   touch "$STAMP"
 fi

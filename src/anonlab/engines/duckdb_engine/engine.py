@@ -94,6 +94,7 @@ class DuckDBEngine(Engine):
         except duckdb.Error as exc:
             raise DataFormatError(f"Cannot read {self._label()}: {_summary(exc)}") from None
         self._levels_registered: set[tuple[str, int]] = set()
+        self._sizes: dict[tuple[tuple[str, int], ...], npt.NDArray[np.int64]] = {}
         for col, h in self.hierarchies.items():
             if col in self._names:
                 self._check_cover(col, h)
@@ -213,9 +214,15 @@ class DuckDBEngine(Engine):
             return (
                 np.array([self._n_rows], dtype=np.int64) if self._n_rows else np.zeros(0, np.int64)
             )
+        key = tuple(sorted(zip(cols, lv)))
+        hit = self._sizes.get(key)
+        if hit is not None:  # results are small: every question reuses them
+            return hit
         groups = ", ".join(f"g{j}" for j in range(len(cols)))
         res = self._run(f"SELECT count(*) AS n FROM ({self._base(cols, lv)}) GROUP BY {groups}")
-        return np.asarray(res.fetchnumpy()["n"], dtype=np.int64)
+        sizes = np.asarray(res.fetchnumpy()["n"], dtype=np.int64)
+        self._sizes[key] = sizes
+        return sizes
 
     def class_stats(
         self,

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Create/refresh the peer virtualenv used to benchmark other k-anonymity tools
+# (pycanon, optionally anjana) alongside anonlab. Idempotent.
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+VENV="$(cd "$HERE/.." && pwd)/.peer-venv"
+PY="${PYTHON:-python3}"
+
+if [ ! -x "$VENV/bin/python" ]; then
+    echo "[setup_peers] creating $VENV"
+    "$PY" -m venv "$VENV"
+else
+    echo "[setup_peers] reusing $VENV"
+fi
+
+PIP=("$VENV/bin/python" -m pip --disable-pip-version-check -q)
+
+# Required peers: fail hard if these do not install.
+"${PIP[@]}" install pycanon pandas
+
+# Optional peer: warn and continue on failure.
+if ! "${PIP[@]}" install anjana; then
+    echo "[setup_peers] WARNING: could not install 'anjana'; continuing without it" >&2
+fi
+
+"$VENV/bin/python" - <<'PY'
+from importlib.metadata import version, PackageNotFoundError
+for name in ("pycanon", "pandas", "anjana"):
+    try:
+        print(f"[setup_peers] {name} {version(name)}")
+    except PackageNotFoundError:
+        print(f"[setup_peers] {name} NOT INSTALLED")
+PY
+echo "[setup_peers] python: $VENV/bin/python"
