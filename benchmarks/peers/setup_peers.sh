@@ -17,10 +17,10 @@ fi
 PIP=("$VENV/bin/python" -m pip --disable-pip-version-check -q)
 
 # Required peers: fail hard if these do not install.
-"${PIP[@]}" install pycanon pandas
+"${PIP[@]}" install "pycanon==1.3.5" pandas
 
 # Optional peer: warn and continue on failure.
-if ! "${PIP[@]}" install anjana; then
+if ! "${PIP[@]}" install "anjana==1.2.3"; then
     echo "[setup_peers] WARNING: could not install 'anjana'; continuing without it" >&2
 fi
 

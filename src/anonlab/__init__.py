@@ -1,12 +1,22 @@
 """anonlab: a privacy diagnosis centre and anonymizer for tabular microdata.
 
 Diagnose how exposed a table is (for which k it is k-anonymous, which attribute combinations
-single people out, how many rows must go to reach k) and, in later versions, anonymize it.
+single people out, how many rows must go to reach k) and anonymize it with the least information loss.
 """
 
 from __future__ import annotations
 
-from anonlab.api import diagnose, find_quasi_identifiers, load_hierarchies, open_engine, risk
+from anonlab.api import (
+    AnonymizationResult,
+    CheckReport,
+    anonymize,
+    check,
+    diagnose,
+    find_quasi_identifiers,
+    load_hierarchies,
+    open_engine,
+    risk,
+)
 from anonlab.data import (
     ClassStats,
     CsvOptions,
@@ -28,6 +38,10 @@ from anonlab.io import read_hierarchy, read_table, write_hierarchy
 __version__ = "0.1.0"
 
 __all__ = [
+    "AnonymizationResult",
+    "CheckReport",
+    "anonymize",
+    "check",
     "AnonlabError",
     "ClassStats",
     "CsvOptions",

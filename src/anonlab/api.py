@@ -7,6 +7,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from anonlab._progress import Progress
+from anonlab.anonymization import AnonymizationResult, CheckReport, anonymize, check
 from anonlab.data.hierarchy import Hierarchy
 from anonlab.data.schema import Schema
 from anonlab.data.source import CsvOptions, FileSource
@@ -19,11 +21,20 @@ from anonlab.diagnosis import (
     risk_summary,
 )
 from anonlab.diagnosis.questions import Answer
-from anonlab.diagnosis.subsets import Progress
 from anonlab.engines import Engine, get_engine
 from anonlab.io import read_hierarchy, read_table
 
-__all__ = ["open_engine", "load_hierarchies", "diagnose", "risk", "find_quasi_identifiers"]
+__all__ = [
+    "AnonymizationResult",
+    "CheckReport",
+    "anonymize",
+    "check",
+    "open_engine",
+    "load_hierarchies",
+    "diagnose",
+    "risk",
+    "find_quasi_identifiers",
+]
 
 HierarchySpec = Mapping[str, "Hierarchy | str | os.PathLike[str]"]
 

@@ -82,12 +82,14 @@ def _errors() -> Iterator[None]:
 
 
 @contextmanager
-def _progress(enabled: bool) -> Iterator[Callable[[int, int | None], None] | None]:
+def _progress(
+    enabled: bool, label: str = "subsets"
+) -> Iterator[Callable[[int, int | None], None] | None]:
     if not enabled or not err.is_terminal:
         yield None
         return
     with Progress(
-        TextColumn("subsets"),
+        TextColumn(label),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
@@ -405,6 +407,70 @@ def demo(
         for title, result in steps:
             out.print()
             render(result, title=title)
+
+
+@app.command()
+def anonymize(
+    data: Annotated[Path, typer.Argument(help="CSV or Parquet file.", show_default=False)],
+    job: Annotated[Path, typer.Option("--job", help="YAML job file.", show_default=False)],
+    output: Annotated[
+        Path, typer.Option("--output", "-o", help="Where to write the released table.")
+    ],
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON for machines.")] = False,
+) -> None:
+    """Anonymize a table with the least information loss (optimal full-domain generalization).
+
+    The result is re-checked by the privacy models before it is written (atomically).
+    """
+    with _errors():
+        if output.exists() and data.exists() and output.resolve() == data.resolve():
+            raise ParameterError("--output must not be the input file.")
+        with _progress(not as_json, "nodes") as progress:
+            result = api.anonymize(data, job, output=output, progress=progress)
+        if as_json:
+            sys.stdout.write(json.dumps(result.to_dict(), indent=2) + "\n")
+            return
+        t = Table(title=f"Anonymized with {result.algorithm} search", show_header=False)
+        t.add_column("", style="bold")
+        t.add_column("")
+        t.add_row("transformation", ", ".join(f"{a}={v}" for a, v in result.transformation.items()))
+        t.add_row("loss", f"{result.metric} = {result.loss:.6g}")
+        t.add_row("suppressed rows", f"{result.suppressed_rows:,}")
+        t.add_row("nodes evaluated", f"{result.evaluated_nodes:,} of {result.lattice_size:,}")
+        t.add_row("time", f"{result.elapsed_s:.3f} s")
+        t.add_row(
+            "checks", ", ".join(f"{m}: {'ok' if v else 'FAILED'}" for m, v in result.checks.items())
+        )
+        t.add_row("written", str(output))
+        out.print(t)
+
+
+@app.command()
+def check(
+    data: Annotated[Path, typer.Argument(help="CSV or Parquet file.", show_default=False)],
+    job: Annotated[Path, typer.Option("--job", help="YAML job file.", show_default=False)],
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON for machines.")] = False,
+) -> None:
+    """Report the privacy models and the metric of a table as it is."""
+    with _errors():
+        report = api.check(data, job)
+        if as_json:
+            sys.stdout.write(json.dumps(report.to_dict(), indent=2) + "\n")
+            return
+        t = Table(title=f"{report.n_rows:,} rows in {report.n_classes:,} classes")
+        t.add_column("model")
+        t.add_column("holds")
+        t.add_column("violating classes", justify="right")
+        t.add_column("violating rows", justify="right")
+        for m in report.models:
+            t.add_row(
+                m["model"] + " " + ", ".join(f"{k}={v}" for k, v in m["params"].items()),
+                "[green]yes[/]" if m["holds"] else "[red]no[/]",
+                f"{m['violating_classes']:,}",
+                f"{m['violating_rows']:,}",
+            )
+        out.print(t)
+        out.print(f"{report.metric} = {report.loss:.6g}")
 
 
 def main() -> None:

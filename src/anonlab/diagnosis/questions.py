@@ -29,9 +29,9 @@ from typing import Any
 
 import numpy as np
 
+from anonlab._progress import Progress
 from anonlab._validation import check_columns, check_fraction, check_int
 from anonlab.diagnosis.subsets import (
-    Progress,
     Subset,
     SubsetEvaluator,
     all_subsets,

@@ -13,8 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from anonlab._progress import Progress
 from anonlab._validation import check_columns, check_int
-from anonlab.diagnosis.subsets import Progress, SubsetEvaluator, minimal_failing
+from anonlab.diagnosis.subsets import SubsetEvaluator, minimal_failing
 from anonlab.engines.base import Engine, Levels
 from anonlab.exceptions import ParameterError
 

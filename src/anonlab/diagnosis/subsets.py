@@ -22,7 +22,7 @@ from anonlab.engines.base import Engine, Levels
 __all__ = ["SubsetEvaluator", "apriori_levels", "largest_subsets", "all_subsets", "minimal_failing"]
 
 Subset = tuple[str, ...]
-Progress = Callable[[int, "int | None"], None]
+from anonlab._progress import Progress  # noqa: E402,F401  re-exported
 
 
 @dataclass

@@ -1,0 +1,1 @@
+"""Algorithms that produce a transformation of a table (global recoding, ...)."""

@@ -1,0 +1,370 @@
+"""The generalization lattice and the evaluation of its nodes from rolled-up class counts.
+
+A node is a level vector ``(t_1, ..., t_m)``, one hierarchy level per quasi-identifier. A node
+is evaluated without touching the rows: the classes of the original table (level 0 everywhere)
+are computed once by an engine, and a node's classes are obtained by mapping each base class's
+key through the hierarchies and merging the base classes that coincide ("rolling up"); sizes
+and sensitive-value histograms are summed.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from anonlab.data.hierarchy import Hierarchy
+from anonlab.data.stats import ClassStats, SensitiveHistogram
+from anonlab.exceptions import ParameterError
+from anonlab.metrics.base import Metric, MetricContext
+from anonlab.models.base import PrivacyModel
+
+__all__ = ["Lattice", "LatticeEvaluator", "NodeResult", "SearchResult", "group_rows"]
+
+Node = tuple[int, ...]
+
+
+def group_rows(
+    codes: Sequence[npt.NDArray[np.integer]], cards: Sequence[int]
+) -> tuple[npt.NDArray[np.int64], int]:
+    """Dense group ids of the rows of several integer columns (vectorised refinement).
+
+    Parameters
+    ----------
+    codes : sequence of ndarray
+        One code array per column, all of the same length.
+    cards : sequence of int
+        The number of distinct codes per column (codes are in ``0..card-1``).
+
+    Returns
+    -------
+    ids : ndarray of int64
+        Group id per row, ``0..n_groups-1``.
+    n_groups : int
+    """
+    n = len(codes[0]) if codes else 0
+    ids = np.zeros(n, dtype=np.int64)
+    n_groups = 1 if n else 0
+    for col, card in zip(codes, cards):
+        if card <= 1 or n == 0:
+            continue
+        key = ids * card + col
+        space = n_groups * card
+        if space <= max(4 * n, 1 << 16):
+            present = np.zeros(space, dtype=bool)
+            present[key] = True
+            dense = np.cumsum(present, dtype=np.int64) - 1
+            ids = dense[key]
+            n_groups = int(dense[-1] + 1)
+        else:
+            uniq, ids = np.unique(key, return_inverse=True)
+            ids = ids.astype(np.int64)
+            n_groups = int(uniq.size)
+    return ids, n_groups
+
+
+def group_weighted(
+    codes: Sequence[npt.NDArray[np.int64]],
+    cards: Sequence[int],
+    weights: npt.NDArray[np.int64],
+    *,
+    need_ids: bool = True,
+) -> tuple[npt.NDArray[np.int64] | None, npt.NDArray[np.int64]]:
+    """Group rows of integer columns and sum their weights (class sizes).
+
+    One mixed-radix key per row; a counting pass (``np.bincount``) when the key space is
+    small, a sort otherwise.
+
+    Returns
+    -------
+    ids : ndarray of int64 or None
+        Group per row (None when not ``need_ids`` and not computed).
+    sizes : ndarray of int64
+        Summed weights per group.
+    """
+    n = len(weights)
+    space = 1
+    for c in cards:
+        space *= max(int(c), 1)
+    if space >= 2**62:
+        ids, g = group_rows(codes, cards)
+        return ids, np.bincount(ids, weights=weights, minlength=g).astype(np.int64)
+    key = np.zeros(n, dtype=np.int64)
+    for col, card in zip(codes, cards):
+        if card > 1:
+            key *= card
+            key += col
+    if not need_ids and n and space <= max(4 * n, 1 << 16):
+        counts = np.bincount(key, weights=weights, minlength=space)
+        return None, counts[counts > 0].astype(np.int64)
+    bits = max(int(weights.max()).bit_length(), 1) if n else 1
+    if not need_ids and n and space < 2 ** (62 - bits):
+        # pack (key, weight) into one int64 and sort once: no argsort needed
+        packed = np.sort((key << bits) | weights)
+        keys = packed >> bits
+        starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+        return None, np.add.reduceat(packed & ((1 << bits) - 1), starts).astype(np.int64)
+    if space <= max(4 * n, 1 << 16):
+        counts = np.bincount(key, weights=weights, minlength=space)
+        present = np.flatnonzero(counts)
+        sizes = counts[present].astype(np.int64)
+        if not need_ids:
+            return None, sizes
+        dense = np.zeros(space, dtype=np.int64)
+        dense[present] = np.arange(present.size)
+        return dense[key], sizes
+    uniq, inv = np.unique(key, return_inverse=True)
+    ids = inv.astype(np.int64).reshape(-1)
+    return ids, np.bincount(ids, weights=weights, minlength=uniq.size).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class Lattice:
+    """The nodes of full-domain generalization between minimum and maximum levels.
+
+    Parameters
+    ----------
+    attributes : tuple of str
+        Quasi-identifiers, in table order.
+    min_levels, max_levels : tuple of int
+        Bounds per attribute (inclusive).
+    """
+
+    attributes: tuple[str, ...]
+    min_levels: tuple[int, ...]
+    max_levels: tuple[int, ...]
+
+    @property
+    def size(self) -> int:
+        """Number of nodes."""
+        return int(np.prod([b - a + 1 for a, b in zip(self.min_levels, self.max_levels)]))
+
+    def nodes(self) -> npt.NDArray[np.int64]:
+        """All nodes as an array of shape (size, m), in order of total height."""
+        ranges = [np.arange(a, b + 1) for a, b in zip(self.min_levels, self.max_levels)]
+        if not ranges:
+            return np.zeros((1, 0), dtype=np.int64)
+        grid = np.stack(np.meshgrid(*ranges, indexing="ij"), axis=-1).reshape(-1, len(ranges))
+        order = np.argsort(grid.sum(axis=1), kind="stable")
+        return grid[order].astype(np.int64)
+
+    @property
+    def bottom(self) -> Node:
+        """The most specific node."""
+        return tuple(self.min_levels)
+
+    @property
+    def top(self) -> Node:
+        """The most general node."""
+        return tuple(self.max_levels)
+
+
+@dataclass
+class NodeResult:
+    """The evaluation of one node.
+
+    Attributes
+    ----------
+    levels : tuple of int
+    stats : ClassStats
+        The node's classes.
+    violating : ndarray of bool
+        Classes that fail a privacy model (they are suppressed).
+    suppressed_rows : int
+    anonymous : bool
+        Whether ``suppressed_rows`` is within the suppression limit.
+    mcs_ok : bool
+        Whether the rows in classes smaller than the minimal class size fit the limit
+        (a monotonic part that prunes even for non-monotonic models).
+    """
+
+    levels: Node
+    stats: ClassStats
+    violating: npt.NDArray[np.bool_]
+    suppressed_rows: int
+    anonymous: bool
+    mcs_ok: bool
+    loss: float | None = None
+
+
+@dataclass
+class SearchResult:
+    """The outcome of a lattice search."""
+
+    best: NodeResult | None
+    evaluated_nodes: int
+    lattice_size: int
+    elapsed_s: float
+    algorithm: str
+    checked: dict[Node, bool] = field(default_factory=dict)
+
+
+class LatticeEvaluator:
+    """Evaluate lattice nodes by rolling up the classes of the original table.
+
+    Parameters
+    ----------
+    base : ClassStats
+        Classes of the quasi-identifiers at level 0 everywhere, with keys and the histograms
+        of every sensitive attribute the models need.
+    hierarchies : Mapping[str, Hierarchy]
+        Hierarchy per quasi-identifier.
+    models : sequence of PrivacyModel
+        All must hold in every class that is not suppressed.
+    max_suppressed : int
+        The most rows that may be suppressed (``floor(limit * n)``).
+    metric : Metric
+        The utility metric.
+    context : MetricContext
+        What the metric needs.
+    """
+
+    def __init__(
+        self,
+        base: ClassStats,
+        hierarchies: dict[str, Hierarchy],
+        models: Sequence[PrivacyModel],
+        max_suppressed: int,
+        metric: Metric,
+        context: MetricContext,
+    ) -> None:
+        if base.keys is None or base.domains is None:
+            raise ParameterError("The base class statistics need keys.")
+        self.base = base
+        self.models = list(models)
+        self.max_suppressed = int(max_suppressed)
+        self.metric = metric
+        self.context = context
+        self.mcs = max([m.min_class_size for m in self.models] + [1])
+        self.evaluations = 0
+        # per attribute and level: base domain code -> level code, and level labels
+        self._maps: list[list[npt.NDArray[np.int64]]] = []
+        self._labels: list[list[npt.NDArray[np.object_]]] = []
+        for j, attr in enumerate(base.columns):
+            h = hierarchies[attr]
+            maps, labels = [], []
+            for lv in range(h.height + 1):
+                mapping, lab = h.generalization(base.domains[j], lv)
+                maps.append(mapping.astype(np.int64))
+                labels.append(lab)
+            self._maps.append(maps)
+            self._labels.append(labels)
+        self._sens = dict(base.sensitive)
+        self._keycols = [
+            np.ascontiguousarray(base.keys[:, j], dtype=np.int64) for j in range(len(base.columns))
+        ]
+        self._code_cache: dict[tuple[int, int], npt.NDArray[np.int64]] = {}
+        self._needs_sensitive = any(m.sensitive_attributes for m in self.models)
+
+    def _codes(self, j: int, level: int) -> npt.NDArray[np.int64]:
+        """Level codes of the base classes for attribute ``j`` (cached)."""
+        hit = self._code_cache.get((j, level))
+        if hit is None:
+            hit = self._maps[j][level][self._keycols[j]]
+            self._code_cache[(j, level)] = hit
+        return hit
+
+    def heights(self) -> tuple[int, ...]:
+        """The hierarchy height of each quasi-identifier."""
+        return tuple(len(m) - 1 for m in self._maps)
+
+    def stats(
+        self,
+        levels: Node,
+        attributes: Sequence[int] | None = None,
+        *,
+        with_keys: bool = True,
+        with_sensitive: bool = True,
+    ) -> ClassStats:
+        """Return the classes of the node ``levels``, rolled up from the base classes.
+
+        With ``attributes`` (indices of quasi-identifiers), ``levels`` gives the levels of
+        those attributes only and the others are projected out (Incognito's subsets).
+        Keys and sensitive histograms can be skipped when only sizes are needed.
+        """
+        base = self.base
+        cols = list(range(len(base.columns))) if attributes is None else list(attributes)
+        codes = [self._codes(j, lv) for j, lv in zip(cols, levels)]
+        cards = [int(self._labels[j][lv].size) for j, lv in zip(cols, levels)]
+        need_ids = with_keys or (with_sensitive and bool(self._sens))
+        ids, sizes = group_weighted(codes, cards, base.sizes, need_ids=need_ids)
+        g = int(sizes.size)
+        keys = None
+        if with_keys:
+            assert ids is not None
+            first = np.full(g, ids.size, dtype=np.int64)
+            np.minimum.at(first, ids, np.arange(ids.size, dtype=np.int64))
+            keys = np.empty((g, len(cols)), dtype=np.int32)
+            for j in range(len(cols)):
+                keys[:, j] = codes[j][first]
+        hists = {}
+        if with_sensitive and self._sens:
+            assert ids is not None
+            for name, h in self._sens.items():
+                summed = np.empty((g, h.counts.shape[1]), dtype=np.int64)
+                for v in range(h.counts.shape[1]):  # a loop over sensitive values, not rows
+                    summed[:, v] = np.bincount(ids, weights=h.counts[:, v], minlength=g)
+                hists[name] = SensitiveHistogram(h.values, summed)
+        return ClassStats(
+            columns=tuple(base.columns[j] for j in cols),
+            levels=tuple(levels),
+            sizes=sizes,
+            n_rows=base.n_rows,
+            keys=keys,
+            domains=tuple(self._labels[j][lv] for j, lv in zip(cols, levels))
+            if with_keys
+            else None,
+            sensitive=hists,
+        )
+
+    def mcs_ok(self, levels: Node) -> bool:
+        """Whether the rows in classes smaller than the minimal class size fit the limit.
+
+        This part of every model (k, ceil(l), ...) is monotonic under generalization even when
+        the models are not, so it can rule out specializations safely.
+        """
+        self.evaluations += 1
+        stats = self.stats(levels, with_keys=False, with_sensitive=False)
+        return int(stats.sizes[stats.sizes < self.mcs].sum()) <= self.max_suppressed
+
+    def evaluate(
+        self, levels: Node, *, with_loss: bool = True, attributes: Sequence[int] | None = None
+    ) -> NodeResult:
+        """Evaluate the node: classes, violations, suppression and (optionally) loss.
+
+        With ``attributes``, the node is one of a subset of the quasi-identifiers and no loss
+        is computed.
+        """
+        self.evaluations += 1
+        with_loss = with_loss and attributes is None
+        stats = self.stats(
+            levels, attributes, with_keys=with_loss, with_sensitive=self._needs_sensitive
+        )
+        small = stats.sizes < self.mcs
+        mcs_rows = int(stats.sizes[small].sum())
+        violating = small.copy()
+        for model in self.models:
+            violating |= ~model.class_ok(stats)
+        suppressed = int(stats.sizes[violating].sum())
+        res = NodeResult(
+            levels=tuple(int(x) for x in levels),
+            stats=stats,
+            violating=violating,
+            suppressed_rows=suppressed,
+            anonymous=suppressed <= self.max_suppressed,
+            mcs_ok=mcs_rows <= self.max_suppressed,
+        )
+        if with_loss and res.anonymous:
+            res.loss = float(self.metric.loss(stats, violating, self.context))
+        return res
+
+
+def timed(fn: Callable[[], SearchResult]) -> SearchResult:
+    """Run a search and set its elapsed time."""
+    t0 = time.perf_counter()
+    res = fn()
+    res.elapsed_s = time.perf_counter() - t0
+    return res

@@ -1,0 +1,275 @@
+"""Job files (YAML) of ``anonlab anonymize`` and ``anonlab check``.
+
+A job says which columns are quasi-identifiers (with their hierarchies and levels), which are
+sensitive, which privacy models must hold, how many rows may be suppressed, which metric to
+minimise and which algorithm to use::
+
+    separator: ";"
+    quasi_identifiers:
+      age: {hierarchy: hierarchies/age.csv, max_level: 3, weight: 2}
+      zip: {mask: {width: 5}}
+      born: {dates: {levels: [month, year]}}
+      income: {intervals: {widths: [1000, 10000]}}
+    sensitive: [occupation]
+    models:
+      - k_anonymity: {k: 5}
+      - recursive_cl_diversity: {attribute: occupation, c: 4, l: 3}
+    suppression: 0.05
+    metric: {name: entropy, monotonic: false}
+    algorithm: optimal
+
+Paths are relative to the job file. This module only parses and validates the shape; models and
+metrics are built by the API from their registries.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from anonlab._optional import import_optional
+from anonlab._validation import check_fraction, did_you_mean
+from anonlab.data.source import DEFAULT_NA_VALUES, CsvOptions
+from anonlab.exceptions import InputError, ParameterError
+
+__all__ = ["JobSpec", "QuasiIdentifierSpec", "read_job", "parse_job"]
+
+_TOP_KEYS = {
+    "separator",
+    "header",
+    "quote",
+    "encoding",
+    "na_values",
+    "strip",
+    "names",
+    "quasi_identifiers",
+    "sensitive",
+    "models",
+    "suppression",
+    "metric",
+    "algorithm",
+    "privacyfrost2",
+    "output",
+    "identifiers",
+    "insensitive",
+}
+_QI_KEYS = {
+    "hierarchy",
+    "mask",
+    "intervals",
+    "dates",
+    "min_level",
+    "max_level",
+    "weight",
+    "priority",
+}
+_BUILDERS = ("hierarchy", "mask", "intervals", "dates")
+
+
+@dataclass
+class QuasiIdentifierSpec:
+    """One quasi-identifier of a job.
+
+    Attributes
+    ----------
+    name : str
+    hierarchy : Path, optional
+        An ARX-format hierarchy file.
+    builder : tuple of (str, dict), optional
+        ``("mask" | "intervals" | "dates", parameters)`` to build the hierarchy from the data.
+        With neither, the hierarchy is ``value -> *``.
+    min_level, max_level : int, optional
+    weight : float
+    priority : int, optional
+        PrivacyFrost2's attribute priority.
+    """
+
+    name: str
+    hierarchy: Path | None = None
+    builder: tuple[str, dict[str, Any]] | None = None
+    min_level: int | None = None
+    max_level: int | None = None
+    weight: float = 1.0
+    priority: int | None = None
+
+
+@dataclass
+class JobSpec:
+    """A parsed job file (see the module docstring)."""
+
+    quasi_identifiers: list[QuasiIdentifierSpec]
+    models: list[tuple[str, dict[str, Any]]]
+    csv: CsvOptions = field(default_factory=CsvOptions)
+    sensitive: list[str] = field(default_factory=list)
+    identifiers: list[str] = field(default_factory=list)
+    suppression: float = 0.0
+    metric: tuple[str, dict[str, Any]] = ("loss", {})
+    algorithm: str = "optimal"
+    privacyfrost2: dict[str, Any] = field(default_factory=dict)
+    output: dict[str, Any] = field(default_factory=dict)
+    base_dir: Path = field(default_factory=Path.cwd)
+    source: str | None = None
+
+
+def read_job(path: str | os.PathLike[str]) -> JobSpec:
+    """Read and validate a YAML job file.
+
+    Raises
+    ------
+    InputError
+        If the file is missing, not YAML, or its content is not a valid job (the message
+        names the key).
+    """
+    p = Path(path)
+    yaml = import_optional("yaml", feature="job files")
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError(f"Job file {str(p)!r} does not exist.") from None
+    except UnicodeDecodeError:
+        raise InputError(f"Job file {str(p)!r} is not valid utf-8 text.") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise InputError(f"Job file {str(p)!r} is not valid YAML: {exc}") from None
+    return parse_job(data, base_dir=p.parent, source=str(p))
+
+
+def parse_job(data: Any, *, base_dir: Path | None = None, source: str | None = None) -> JobSpec:
+    """Validate a job given as a mapping (the content of a YAML job file)."""
+    where = f" in job file {source!r}" if source else ""
+    if not isinstance(data, dict):
+        raise InputError(f"A job must be a mapping of keys to values{where}.")
+    for key in data:
+        if key not in _TOP_KEYS:
+            raise InputError(
+                f"Unknown key {key!r}{where}.{did_you_mean(str(key), _TOP_KEYS)} "
+                f"Valid keys: {', '.join(sorted(_TOP_KEYS))}."
+            )
+    base = base_dir or Path.cwd()
+    qis_raw = data.get("quasi_identifiers")
+    if isinstance(qis_raw, list):
+        qis_raw = {str(q): {} for q in qis_raw}
+    if not isinstance(qis_raw, dict) or not qis_raw:
+        raise InputError(
+            f"The job needs 'quasi_identifiers' (a mapping of column to options){where}."
+        )
+    qis = [_parse_qi(str(name), opts or {}, base, where) for name, opts in qis_raw.items()]
+    models = _parse_models(data.get("models"), where)
+    metric_raw = data.get("metric", "loss")
+    metric: tuple[str, dict[str, Any]]
+    if isinstance(metric_raw, str):
+        metric = (metric_raw, {})
+    elif isinstance(metric_raw, dict) and "name" in metric_raw:
+        params = {k: v for k, v in metric_raw.items() if k != "name"}
+        metric = (str(metric_raw["name"]), params)
+    else:
+        raise InputError(f"'metric' must be a name or a mapping with 'name'{where}.")
+    sensitive = _str_list(data.get("sensitive", []), "sensitive", where)
+    suppression = check_fraction(data.get("suppression", 0.0), "suppression")
+    csv = CsvOptions(
+        separator=str(data.get("separator", ",")),
+        header=bool(data.get("header", True)),
+        quote=str(data.get("quote", '"')),
+        encoding=str(data.get("encoding", "utf-8")),
+        na_values=tuple(
+            _str_list(data.get("na_values", list(DEFAULT_NA_VALUES)), "na_values", where)
+        ),
+        strip=bool(data.get("strip", False)),
+        names=tuple(_str_list(data["names"], "names", where)) if "names" in data else None,
+    )
+    output = data.get("output", {}) or {}
+    if not isinstance(output, dict):
+        raise InputError(f"'output' must be a mapping{where}.")
+    suppressed = output.get("suppressed", "remove")
+    if suppressed not in ("remove", "mask"):
+        raise InputError(
+            f"'output.suppressed' must be 'remove' or 'mask'. Got {suppressed!r}{where}."
+        )
+    return JobSpec(
+        quasi_identifiers=qis,
+        models=models,
+        csv=csv,
+        sensitive=sensitive,
+        identifiers=_str_list(data.get("identifiers", []), "identifiers", where),
+        suppression=suppression,
+        metric=metric,
+        algorithm=str(data.get("algorithm", "optimal")),
+        privacyfrost2=dict(data.get("privacyfrost2", {}) or {}),
+        output=dict(output),
+        base_dir=base,
+        source=source,
+    )
+
+
+def _str_list(value: Any, key: str, where: str) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if not isinstance(value, list) or not all(isinstance(v, (str, int, float)) for v in value):
+        raise InputError(f"'{key}' must be a list of names{where}.")
+    return [str(v) for v in value]
+
+
+def _parse_qi(name: str, opts: Any, base: Path, where: str) -> QuasiIdentifierSpec:
+    if not isinstance(opts, dict):
+        raise InputError(f"Options of quasi-identifier {name!r} must be a mapping{where}.")
+    for key in opts:
+        if key not in _QI_KEYS:
+            raise InputError(
+                f"Unknown option {key!r} of quasi-identifier {name!r}{where}."
+                f"{did_you_mean(str(key), _QI_KEYS)} Valid options: {', '.join(sorted(_QI_KEYS))}."
+            )
+    given = [b for b in _BUILDERS if b in opts]
+    if len(given) > 1:
+        raise InputError(
+            f"Quasi-identifier {name!r} has two hierarchies ({', '.join(given)}){where}."
+        )
+    spec = QuasiIdentifierSpec(name)
+    if "hierarchy" in opts:
+        spec.hierarchy = (base / str(opts["hierarchy"])).resolve()
+    elif given:
+        params = opts[given[0]] or {}
+        if not isinstance(params, dict):
+            raise InputError(f"'{given[0]}' of quasi-identifier {name!r} must be a mapping{where}.")
+        spec.builder = (given[0], dict(params))
+    for key in ("min_level", "max_level", "priority"):
+        if key in opts:
+            value = opts[key]
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ParameterError(
+                    f"The {key!r} of quasi-identifier {name!r} must be an int. Got {value!r} instead."
+                )
+            setattr(spec, key, value)
+    if "weight" in opts:
+        w = opts["weight"]
+        if isinstance(w, bool) or not isinstance(w, (int, float)) or w < 0:
+            raise ParameterError(
+                f"The 'weight' of quasi-identifier {name!r} must be a number >= 0. Got {w!r} instead."
+            )
+        spec.weight = float(w)
+    return spec
+
+
+def _parse_models(raw: Any, where: str) -> list[tuple[str, dict[str, Any]]]:
+    if raw is None:
+        raise InputError(
+            f"The job needs 'models' (a list such as '- k_anonymity: {{k: 5}}'){where}."
+        )
+    if isinstance(raw, dict):
+        raw = [{k: v} for k, v in raw.items()]
+    if not isinstance(raw, list) or not raw:
+        raise InputError(f"'models' must be a non-empty list{where}.")
+    out: list[tuple[str, dict[str, Any]]] = []
+    for item in raw:
+        if isinstance(item, str):
+            out.append((item, {}))
+        elif isinstance(item, dict) and len(item) == 1:
+            ((name, params),) = item.items()
+            if params is not None and not isinstance(params, dict):
+                raise InputError(f"Parameters of model {name!r} must be a mapping{where}.")
+            out.append((str(name), dict(params or {})))
+        else:
+            raise InputError(f"Each model is '- name: {{parameters}}'. Got {item!r}{where}.")
+    return out

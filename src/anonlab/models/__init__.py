@@ -1,0 +1,43 @@
+"""Privacy models: judge every equivalence class of a ClassStats at once, vectorised.
+
+Each model is a validated value object with a job-file ``name``; :data:`MODELS` maps names to
+classes and :func:`build_model` builds one from job-file parameters. Definitions follow ARX
+where ARX has the model (docs/metrics-reference.md, section 2) and paper 002 for
+(alpha,k)-anonymity.
+"""
+
+from anonlab.models.alpha_k import AlphaKAnonymity, further_removal_bound
+from anonlab.models.base import PrivacyModel
+from anonlab.models.k_anonymity import KAnonymity
+from anonlab.models.l_diversity import (
+    DistinctLDiversity,
+    EntropyLDiversity,
+    RecursiveCLDiversity,
+)
+from anonlab.models.likeness import BasicBetaLikeness, DeltaDisclosure, EnhancedBetaLikeness
+from anonlab.models.registry import MODELS, build_model, check_feasible, model_parameters
+from anonlab.models.t_closeness import (
+    EqualTCloseness,
+    HierarchicalTCloseness,
+    OrderedTCloseness,
+)
+
+__all__ = [
+    "MODELS",
+    "AlphaKAnonymity",
+    "BasicBetaLikeness",
+    "DeltaDisclosure",
+    "DistinctLDiversity",
+    "EnhancedBetaLikeness",
+    "EntropyLDiversity",
+    "EqualTCloseness",
+    "HierarchicalTCloseness",
+    "KAnonymity",
+    "OrderedTCloseness",
+    "PrivacyModel",
+    "RecursiveCLDiversity",
+    "build_model",
+    "check_feasible",
+    "further_removal_bound",
+    "model_parameters",
+]

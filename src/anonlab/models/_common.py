@@ -1,0 +1,188 @@
+"""Helpers shared by the privacy models: parameter checks and sensitive-value counts."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from anonlab.data.stats import ClassStats
+from anonlab.exceptions import InputError, ParameterError
+from anonlab.models.base import PrivacyModel
+
+__all__ = [
+    "Counts",
+    "SensitiveModel",
+    "check_attribute",
+    "check_number",
+    "ceil_tolerant",
+    "distinct_in_table",
+]
+
+
+def check_number(
+    value: object,
+    name: str,
+    *,
+    owner: str,
+    low: float | None = None,
+    low_open: bool = False,
+    high: float | None = None,
+) -> float:
+    """Return ``value`` as a finite float within bounds, or raise the uniform ParameterError.
+
+    The message reads "The 'c' parameter of RecursiveCLDiversity must be a number > 0.
+    Got 0 instead.", like :func:`anonlab._validation.check_int`.
+    """
+    parts = []
+    if low is not None:
+        parts.append(f"{'>' if low_open else '>='} {low:g}")
+    if high is not None:
+        parts.append(f"<= {high:g}")
+    bound = (" " + " and ".join(parts)) if parts else ""
+    msg = f"The {name!r} parameter of {owner} must be a finite number{bound}."
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ParameterError(f"{msg} Got {value!r} instead.")
+    fvalue = float(value)
+    if (
+        not math.isfinite(fvalue)
+        or (low is not None and (fvalue < low or (low_open and fvalue == low)))
+        or (high is not None and fvalue > high)
+    ):
+        raise ParameterError(f"{msg} Got {fvalue:g} instead.")
+    return fvalue
+
+
+def check_attribute(value: object, *, owner: str, name: str = "attribute") -> str:
+    """Return ``value`` if it is a non-empty column name, else raise ParameterError."""
+    if not isinstance(value, str) or not value:
+        raise ParameterError(
+            f"The {name!r} parameter of {owner} must be the name of a sensitive column (str). "
+            f"Got {value!r} instead."
+        )
+    return value
+
+
+def ceil_tolerant(x: npt.NDArray[np.float64]) -> npt.NDArray[np.int64]:
+    """``ceil(x)``, treating values within 1e-9 (relative) of an integer as that integer.
+
+    ``0.1 * 30`` is ``3.0000000000000004`` in binary floating point; the user meant 3.
+    """
+    r = np.rint(x)
+    near = np.abs(x - r) <= 1e-9 * np.maximum(1.0, np.abs(x))
+    return np.where(near, r, np.ceil(x)).astype(np.int64)
+
+
+@dataclass(frozen=True)
+class Counts:
+    """Per-class counts of one sensitive attribute, as exact integer-valued arrays.
+
+    Attributes
+    ----------
+    values : ndarray of object
+        The distinct values of the column (a null as ``None``).
+    f : ndarray of int64, shape (n_classes, n_values)
+        ``f[c, v]`` rows of class ``c`` with value ``v``.
+    n : ndarray of int64, shape (n_classes,)
+        Class sizes (row sums of ``f``).
+    p_count : ndarray of int64, shape (n_values,)
+        Count of each value in the whole table (column sums of ``f``).
+    n_total : int
+        Rows in the whole table.
+    """
+
+    values: npt.NDArray[np.object_]
+    f: npt.NDArray[np.int64]
+    n: npt.NDArray[np.int64]
+    p_count: npt.NDArray[np.int64]
+    n_total: int
+
+    @property
+    def q(self) -> npt.NDArray[np.float64]:
+        """Relative frequencies ``f / n`` per class (0 for an empty class)."""
+        n = np.maximum(self.n, 1).astype(np.float64)
+        return np.asarray(self.f / n[:, None], dtype=np.float64)
+
+    def gain_parts(self) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        """Numerator and denominator of ``q/p``: ``f * N`` and ``p_count * n`` (exact)."""
+        num = self.f.astype(np.float64) * float(self.n_total)
+        den = self.p_count.astype(np.float64)[None, :] * self.n.astype(np.float64)[:, None]
+        return num, den
+
+    def extras(self) -> npt.NDArray[np.float64]:
+        """``p_count(s) * n_E - f(s) * N`` per class and value: exact integers as floats.
+
+        Divided by ``N * n_E`` this is ``p(s) - q(s)``; keeping numerators integral makes
+        every distance exact up to one final division (so equality cases compare equal).
+        """
+        return np.asarray(
+            self.p_count.astype(np.float64)[None, :] * self.n.astype(np.float64)[:, None]
+            - self.f.astype(np.float64) * float(self.n_total),
+            dtype=np.float64,
+        )
+
+
+def distinct_in_table(counts: Counts) -> int:
+    """Number of distinct values of the attribute present in the whole table."""
+    return int(np.count_nonzero(counts.p_count))
+
+
+class SensitiveModel(PrivacyModel):
+    """A model about one sensitive attribute (l-diversity, t-closeness, beta-likeness, ...).
+
+    Subclasses set ``self.attribute`` in ``__init__``.
+    """
+
+    attribute: str
+
+    @property
+    def sensitive_attributes(self) -> tuple[str, ...]:
+        """The sensitive attribute, as a one-element tuple."""
+        return (self.attribute,)
+
+    def counts(self, stats: ClassStats, attribute: str | None = None) -> Counts:
+        """Return the counts of ``attribute`` (default: the model's) in ``stats``.
+
+        Raises
+        ------
+        InputError
+            If ``stats`` were computed without that sensitive attribute.
+        """
+        attr = self.attribute if attribute is None else attribute
+        return counts_of(stats, attr, self.name)
+
+
+def counts_of(stats: ClassStats, attribute: str, model: str) -> Counts:
+    """Return the :class:`Counts` of ``attribute`` in ``stats`` (see SensitiveModel.counts)."""
+    hist = stats.sensitive.get(attribute)
+    if hist is None:
+        have = ", ".join(map(repr, stats.sensitive)) or "none"
+        raise InputError(
+            f"The class statistics have no counts of sensitive attribute {attribute!r}, "
+            f"which model {model!r} needs; compute them with sensitive=[{attribute!r}] "
+            f"(they have: {have})."
+        )
+    f = np.asarray(hist.counts, dtype=np.int64)
+    if f.ndim != 2:
+        f = f.reshape(-1, len(hist.values))
+    p_count = f.sum(axis=0)
+    return Counts(
+        values=np.asarray(hist.values, dtype=object),
+        f=f,
+        n=f.sum(axis=1),
+        p_count=p_count,
+        n_total=int(p_count.sum()),
+    )
+
+
+def max_or_zero(x: npt.NDArray[np.float64]) -> float:
+    """``max(x)``, or 0.0 for an empty array."""
+    return float(x.max()) if x.size else 0.0
+
+
+def min_or_zero(x: npt.NDArray[np.float64] | npt.NDArray[np.int64]) -> float:
+    """``min(x)``, or 0.0 for an empty array."""
+    return float(x.min()) if x.size else 0.0

@@ -1,0 +1,92 @@
+"""The privacy-model interface: a model judges every equivalence class of a ClassStats at once."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, ClassVar
+
+import numpy as np
+import numpy.typing as npt
+
+from anonlab.data.stats import ClassStats
+
+__all__ = ["PrivacyModel"]
+
+
+class PrivacyModel(ABC):
+    """A privacy model: a validated value object that judges classes, vectorised.
+
+    Subclasses validate their parameters in ``__init__`` (raising
+    :class:`~anonlab.exceptions.ParameterError` with the uniform message) and implement
+    :meth:`class_ok`.
+
+    Attributes
+    ----------
+    name : str
+        The model's name in job files (``"k_anonymity"``, ``"recursive_cl_diversity"``, ...).
+    monotonic_generalization : bool
+        If a table satisfies the model, every more general table (coarser classes, no
+        suppression) does too. A class attribute; a model whose monotonicity depends on its
+        parameters (simple (alpha,k)-anonymity with the refined ceiling) sets it per instance.
+    monotonic_suppression : bool
+        The model stays monotonic when violating classes are suppressed (suppression-aware
+        pruning is safe). Class attribute, possibly overridden per instance as above.
+    """
+
+    name: ClassVar[str] = ""
+    monotonic_generalization: bool = False
+    monotonic_suppression: bool = False
+
+    @property
+    def sensitive_attributes(self) -> tuple[str, ...]:
+        """Sensitive attributes whose per-class value counts the model needs."""
+        return ()
+
+    @property
+    def min_class_size(self) -> int:
+        """The smallest class size that can satisfy the model (k, ceil(l), ...; 1 if none)."""
+        return 1
+
+    @abstractmethod
+    def class_ok(self, stats: ClassStats) -> npt.NDArray[np.bool_]:
+        """Return, for each class of ``stats``, whether it satisfies the model.
+
+        Global distributions (the whole table's sensitive-value frequencies) are the
+        column sums of ``stats.sensitive[attribute].counts``: ``stats`` always covers every
+        row of the table, before suppression.
+        """
+
+    def holds(self, stats: ClassStats) -> bool:
+        """Whether every class satisfies the model."""
+        return bool(np.all(self.class_ok(stats)))
+
+    def value(self, stats: ClassStats) -> float:
+        """Return the table-level achieved parameter (k, l, t, alpha, ...) of ``stats``.
+
+        Each model documents what its value means and for which parameters the model holds
+        given that value. An empty table gives 0.
+
+        Raises
+        ------
+        NotImplementedError
+            If the model has no meaningful table-level parameter.
+        """
+        raise NotImplementedError(f"The model {self.name!r} has no table-level value.")
+
+    def check_feasible(self, stats: ClassStats) -> None:
+        """Raise :class:`~anonlab.exceptions.ParameterError` if no release can satisfy the model.
+
+        Only impossibilities that no generalization *and no suppression* can repair are
+        reported (for example ``l`` larger than the number of distinct sensitive values in
+        the whole table). ``stats`` may be the classes of any transformation: only its
+        column sums (the whole table's distribution) are used. The default accepts.
+        """
+        del stats
+
+    def params(self) -> dict[str, Any]:
+        """The parameters, as written in a job file."""
+        return {}
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.params().items())
+        return f"{type(self).__name__}({args})"

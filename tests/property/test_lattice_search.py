@@ -1,0 +1,93 @@
+"""The optimal lattice search and Incognito equal exhaustive search on small lattices."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from anonlab import EncodedTable, taxonomy_hierarchy
+from anonlab.algorithms.global_recoding import (
+    Lattice,
+    LatticeEvaluator,
+    incognito_search,
+    optimal_search,
+)
+from anonlab.algorithms.global_recoding.optimal import exhaustive_search
+from anonlab.engines import get_engine
+from anonlab.metrics import build_metric
+from anonlab.metrics.base import MetricContext
+from anonlab.models import build_model
+
+QIS = ("a", "b", "c")
+H = {
+    "a": taxonomy_hierarchy({"x": ["xy"], "y": ["xy"], "z": ["z"]}, attribute="a"),
+    "b": taxonomy_hierarchy(
+        {"x": ["xy", "xyz"], "y": ["xy", "xyz"], "z": ["z", "xyz"]}, attribute="b"
+    ),
+    "c": taxonomy_hierarchy({"x": ["*"], "y": ["*"], "z": ["*"]}, attribute="c", add_top=False),
+}
+vals = st.sampled_from(["x", "y", "z"])
+
+MODELS = [
+    [("k_anonymity", {"k": 2})],
+    [("k_anonymity", {"k": 3})],
+    [("k_anonymity", {"k": 2}), ("distinct_l_diversity", {"attribute": "s", "l": 2})],
+    [("entropy_l_diversity", {"attribute": "s", "l": 1.5})],
+    [("recursive_cl_diversity", {"attribute": "s", "c": 2, "l": 2})],
+    [("k_anonymity", {"k": 2}), ("equal_t_closeness", {"attribute": "s", "t": 0.3})],
+]
+METRICS = [
+    ("height", {}),
+    ("precision", {"monotonic": False}),
+    ("precision", {"monotonic": True}),
+    ("discernibility", {"monotonic": False}),
+    ("discernibility", {"monotonic": True}),
+    ("aecs", {}),
+    ("entropy", {"monotonic": False}),
+    ("entropy", {"monotonic": True}),
+    ("loss", {}),
+]
+
+
+def setup(rows, models, metric, suppression):
+    table = EncodedTable.from_rows(rows, [*QIS, "s"])
+    engine = get_engine("numpy", table, hierarchies=H)
+    built = [build_model(n, p) for n, p in models]
+    sens = sorted({a for m in built for a in m.sensitive_attributes})
+    base = engine.class_stats(list(QIS), sensitive=sens)
+    met = build_metric(metric[0], **metric[1])
+    ctx = MetricContext(QIS, H, base, table.n_rows, {})
+    limit = int(math.floor(suppression * table.n_rows + 1e-9))
+    ev = LatticeEvaluator(base, H, built, limit, met, ctx)
+    lattice = Lattice(QIS, (0, 0, 0), tuple(H[q].height for q in QIS))
+    mono = all(
+        m.monotonic_generalization and (suppression == 0 or m.monotonic_suppression) for m in built
+    )
+    return ev, lattice, mono
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.tuples(vals, vals, vals, st.sampled_from(["p", "q", "r"])), min_size=2, max_size=25
+    ),
+    st.sampled_from(MODELS),
+    st.sampled_from(METRICS),
+    st.sampled_from([0.0, 0.1, 0.3]),
+)
+def test_optimal_equals_exhaustive(rows, models, metric, suppression):
+    ev, lattice, mono = setup(rows, models, metric, suppression)
+    ref = exhaustive_search(ev, lattice)
+    opt = optimal_search(ev, lattice, monotonic_models=mono)
+    inc = incognito_search(ev, lattice, monotonic_models=mono)
+    if ref.best is None:
+        assert opt.best is None and inc.best is None
+        return
+    assert opt.best is not None and inc.best is not None
+    assert opt.best.loss == pytest.approx(ref.best.loss, rel=1e-12, abs=1e-12)
+    assert inc.best.loss == pytest.approx(ref.best.loss, rel=1e-12, abs=1e-12)
+    assert opt.best.anonymous and inc.best.anonymous
+    assert opt.evaluated_nodes <= lattice.size

@@ -1,0 +1,187 @@
+"""anonymize() and check(): results satisfy their models, bad jobs fail cleanly, nothing written."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from anonlab import EncodedTable, open_engine
+from anonlab.anonymization import anonymize, check
+from anonlab.cli import app
+from anonlab.exceptions import AnonlabError, ColumnNotFoundError, HierarchyError, ParameterError
+from anonlab.models import build_model
+
+ROWS = [
+    ("34", "4350", "F", "flu"),
+    ("35", "4351", "F", "hiv"),
+    ("36", "4352", "M", "flu"),
+    ("37", "4353", "M", "cold"),
+    ("44", "4360", "F", "flu"),
+    ("45", "4361", "M", "hiv"),
+    ("46", "4362", "F", "cold"),
+    ("47", "4363", "M", "flu"),
+    ("52", "4370", "F", "hiv"),
+    ("53", "4371", "M", "cold"),
+    ("58", "4372", "F", "flu"),
+    ("59", "4373", "M", "flu"),
+]
+COLS = ["age", "zip", "sex", "disease"]
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    p = tmp_path / "patients.csv"
+    with p.open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(COLS)
+        w.writerows(ROWS)
+    return p
+
+
+def job(**overrides):
+    base = {
+        "quasi_identifiers": {
+            "age": {"intervals": {"widths": [5, 10, 20]}},
+            "zip": {"mask": {"width": 4}},
+            "sex": {},
+        },
+        "sensitive": ["disease"],
+        "models": [{"k_anonymity": {"k": 3}}],
+        "suppression": 0.0,
+        "metric": {"name": "loss"},
+    }
+    base.update(overrides)
+    return base
+
+
+def released_ok(columns, models):
+    table = EncodedTable.from_columns(columns)
+    stats = open_engine(table).class_stats(["age", "zip", "sex"], sensitive=["disease"])
+    return all(bool(build_model(n, p).class_ok(stats).all()) for n, p in models)
+
+
+@pytest.mark.parametrize("algorithm", ["optimal", "incognito"])
+@pytest.mark.parametrize(
+    "models",
+    [
+        [("k_anonymity", {"k": 3})],
+        [("k_anonymity", {"k": 2}), ("distinct_l_diversity", {"attribute": "disease", "l": 2})],
+    ],
+)
+def test_output_satisfies_models(data, tmp_path, algorithm, models):
+    spec = job(models=[{n: p} for n, p in models], algorithm=algorithm)
+    out = tmp_path / "out.csv"
+    res = anonymize(data, spec, output=out)
+    assert all(res.checks.values())
+    assert out.exists() and not list(tmp_path.glob(".out.csv.*"))
+    with out.open() as fh:
+        rows = list(csv.DictReader(fh))
+    cols = {c: [r[c] for r in rows] for c in COLS}
+    assert released_ok(cols, models)
+    assert len(rows) == len(ROWS) - res.suppressed_rows
+    d = res.to_dict()
+    assert set(d) >= {
+        "transformation",
+        "loss",
+        "suppressed_rows",
+        "evaluated_nodes",
+        "lattice_size",
+        "elapsed_s",
+        "checks",
+    }
+    assert d["loss"]["metric"] == "loss"
+
+
+def test_optimal_and_incognito_agree(data):
+    a = anonymize(data, job(algorithm="optimal"))
+    b = anonymize(data, job(algorithm="incognito"))
+    assert a.loss == pytest.approx(b.loss)
+
+
+def test_mask_suppressed_rows(data):
+    res = anonymize(
+        data,
+        job(suppression=0.25, output={"suppressed": "mask"}, models=[{"k_anonymity": {"k": 4}}]),
+    )
+    assert len(res.columns["age"]) == len(ROWS)
+    masked = sum(1 for v in res.columns["age"] if v == "*")
+    assert masked == res.suppressed_rows
+
+
+def test_check_reports_violations(data):
+    rep = check(data, job()).to_dict()
+    assert rep["models"][0]["holds"] is False
+    assert rep["models"][0]["violating_rows"] == len(ROWS)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "error", "match"),
+    [
+        ({"models": [{"k_anonimity": {"k": 2}}]}, ParameterError, "k_anonymity"),
+        ({"metric": "entropyy"}, ParameterError, "entropy"),
+        (
+            {"models": [{"alpha_k_anonymity": {"attribute": "disease", "alpha": 1.5, "k": 2}}]},
+            ParameterError,
+            "alpha",
+        ),
+        (
+            {"models": [{"distinct_l_diversity": {"attribute": "disease", "l": 4}}]},
+            AnonlabError,
+            "distinct",
+        ),
+        ({"quasi_identifiers": {"agee": {}}}, ColumnNotFoundError, "Did you mean 'age'"),
+        ({"sensitive": ["illness"]}, ColumnNotFoundError, "illness"),
+        ({"models": [{"k_anonymity": {"k": 13}}]}, AnonlabError, "No transformation"),
+        ({"algorithm": "greedy"}, ParameterError, "Valid algorithms"),
+        ({"quasi_identifiers": {"age": {"max_level": 9}}}, ParameterError, "max_level"),
+    ],
+)
+def test_bad_jobs_fail_and_write_nothing(data, tmp_path, overrides, error, match):
+    out = tmp_path / "out.csv"
+    with pytest.raises(error, match=match):
+        anonymize(data, job(**overrides), output=out)
+    assert not out.exists()
+
+
+def test_hierarchy_file_missing_a_value(data, tmp_path):
+    h = tmp_path / "sex.csv"
+    h.write_text("F;*\n")
+    spec = job(quasi_identifiers={"sex": {"hierarchy": str(h)}})
+    with pytest.raises(HierarchyError, match="'M' of attribute 'sex'"):
+        anonymize(data, spec, output=tmp_path / "o.csv")
+    assert not (tmp_path / "o.csv").exists()
+
+
+def test_never_overwrites_the_input(data):
+    with pytest.raises(AnonlabError, match="overwrite the input"):
+        anonymize(data, job(), output=data)
+
+
+def test_cli_anonymize_and_check(data, tmp_path):
+    import yaml
+
+    job_file = tmp_path / "job.yaml"
+    job_file.write_text(yaml.safe_dump(job()))
+    runner = CliRunner()
+    out = tmp_path / "out.csv"
+    res = runner.invoke(
+        app, ["anonymize", str(data), "--job", str(job_file), "--output", str(out), "--json"]
+    )
+    assert res.exit_code == 0, res.output
+    d = json.loads(res.stdout)
+    assert d["checks"] == {"k_anonymity": True} and out.exists()
+    res = runner.invoke(app, ["anonymize", str(data), "--job", str(job_file), "--output", str(out)])
+    assert res.exit_code == 0 and "transformation" in res.stdout
+    res = runner.invoke(app, ["check", str(data), "--job", str(job_file), "--json"])
+    assert res.exit_code == 0 and json.loads(res.stdout)["models"][0]["holds"] is False
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("models: [k_anonymity]\nquasi_identifiers: {nope: {}}\n")
+    res = runner.invoke(
+        app, ["anonymize", str(data), "--job", str(bad), "--output", str(tmp_path / "x.csv")]
+    )
+    assert res.exit_code == 2 and "Unknown quasi-identifier 'nope'" in res.output
+    assert not (tmp_path / "x.csv").exists()
