@@ -362,7 +362,7 @@ def anonymize(
             f"({spec.suppression:g} of {p.table.n_rows}). Raise 'suppression', relax the "
             "models or allow higher levels. Nothing was written."
         )
-    evaluator.evaluations = 0
+    evaluator.reset_evaluations()
     if spec.algorithm == "incognito":
         result = incognito_search(evaluator, p.lattice, monotonic_models=_monotonic(p))
     else:

@@ -91,3 +91,23 @@ def test_optimal_equals_exhaustive(rows, models, metric, suppression):
     assert inc.best.loss == pytest.approx(ref.best.loss, rel=1e-12, abs=1e-12)
     assert opt.best.anonymous and inc.best.anonymous
     assert opt.evaluated_nodes <= lattice.size
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    st.lists(st.tuples(vals, vals, vals, st.sampled_from(["p", "q"])), min_size=1, max_size=15),
+    st.sampled_from(
+        [*METRICS, ("loss", {"aggregate": "sum"}), ("entropy", {"aggregate": "geometric"}),
+         ("precision", {"aggregate": "max"}), ("loss", {"aggregate": "arithmetic"}),
+         ("ncp", {}), ("gcp", {}), ("distortion", {})]
+    ),
+)  # fmt: skip
+def test_vectorised_lower_bounds_equal_per_node_bounds(rows, metric):
+    ev, lattice, _ = setup(rows, [("k_anonymity", {"k": 1})], metric, 0.0)
+    nodes = lattice.nodes()
+    many = ev.metric.lower_bounds(nodes, ev.context)
+    one = [ev.metric.lower_bound(tuple(int(x) for x in v), ev.context) for v in nodes]
+    if many is None:
+        assert any(b is None for b in one)
+        return
+    assert list(many) == pytest.approx([float(b) for b in one], rel=1e-15, abs=0)

@@ -88,3 +88,20 @@ class Metric(ABC):
         suppression mask of the node's classes (whose sizes sum to ``context.n_rows``).
         """
         return None
+
+    def lower_bounds(
+        self, nodes: npt.NDArray[np.int64], context: MetricContext
+    ) -> npt.NDArray[np.float64] | None:
+        """:meth:`lower_bound` of many nodes at once (rows of ``nodes``); None if unknown.
+
+        The default calls :meth:`lower_bound` per node; metrics whose bound is a function of
+        per-attribute, per-level terms override it with a vectorised form that gives the same
+        numbers.
+        """
+        out = np.empty(nodes.shape[0], dtype=np.float64)
+        for i, v in enumerate(nodes):
+            b = self.lower_bound(tuple(int(x) for x in v), context)
+            if b is None or type(b) not in (int, float):
+                return None
+            out[i] = b
+        return out

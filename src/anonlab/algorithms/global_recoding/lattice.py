@@ -22,7 +22,14 @@ from anonlab.exceptions import ParameterError
 from anonlab.metrics.base import Metric, MetricContext
 from anonlab.models.base import PrivacyModel
 
-__all__ = ["Lattice", "LatticeEvaluator", "NodeResult", "SearchResult", "group_rows"]
+__all__ = [
+    "Lattice",
+    "LatticeEvaluator",
+    "NodeResult",
+    "SearchResult",
+    "group_rows",
+    "roll_up",
+]
 
 Node = tuple[int, ...]
 
@@ -66,59 +73,95 @@ def group_rows(
     return ids, n_groups
 
 
-def group_weighted(
+def roll_up(
     codes: Sequence[npt.NDArray[np.int64]],
     cards: Sequence[int],
     weights: npt.NDArray[np.int64],
     *,
-    need_ids: bool = True,
-) -> tuple[npt.NDArray[np.int64] | None, npt.NDArray[np.int64]]:
-    """Group rows of integer columns and sum their weights (class sizes).
+    need_ids: bool,
+    need_codes: bool = True,
+) -> tuple[npt.NDArray[np.int64] | None, npt.NDArray[np.int64], list[npt.NDArray[np.int64]]]:
+    """Merge classes whose codes coincide: group ids, summed sizes and the merged codes.
 
-    One mixed-radix key per row; a counting pass (``np.bincount``) when the key space is
-    small, a sort otherwise.
+    One mixed-radix key per input class; a counting pass (``np.bincount``) when the key space
+    is small, otherwise one sort of keys packed with their weights (when ids are not needed)
+    or ``np.unique``. The codes of the merged classes are decoded from their keys.
+
+    Parameters
+    ----------
+    codes : sequence of ndarray
+        Per column, the code of each input class (``0..card-1``).
+    cards : sequence of int
+        Number of codes per column.
+    weights : ndarray of int64
+        Size of each input class.
+    need_ids : bool
+        Whether to return the merged class of each input class.
+    need_codes : bool
+        Whether to decode the merged classes' codes (else ``merged_codes`` is empty).
 
     Returns
     -------
     ids : ndarray of int64 or None
-        Group per row (None when not ``need_ids`` and not computed).
     sizes : ndarray of int64
-        Summed weights per group.
+    merged_codes : list of ndarray
+        Per column, the code of each merged class.
     """
     n = len(weights)
     space = 1
     for c in cards:
         space *= max(int(c), 1)
-    if space >= 2**62:
-        ids, g = group_rows(codes, cards)
-        return ids, np.bincount(ids, weights=weights, minlength=g).astype(np.int64)
+    if space >= 2**62 or n == 0:
+        gids, g = group_rows(codes, cards)
+        sizes = np.bincount(gids, weights=weights, minlength=g).astype(np.int64)
+        first = np.full(g, n, dtype=np.int64)
+        np.minimum.at(first, gids, np.arange(n, dtype=np.int64))
+        return gids, sizes, [np.asarray(c, dtype=np.int64)[first] for c in codes]
     key = np.zeros(n, dtype=np.int64)
     for col, card in zip(codes, cards):
         if card > 1:
             key *= card
             key += col
-    if not need_ids and n and space <= max(4 * n, 1 << 16):
+    ids: npt.NDArray[np.int64] | None = None
+    if space <= 4 * n or (need_ids and space <= 1 << 16):
         counts = np.bincount(key, weights=weights, minlength=space)
-        return None, counts[counts > 0].astype(np.int64)
-    bits = max(int(weights.max()).bit_length(), 1) if n else 1
-    if not need_ids and n and space < 2 ** (62 - bits):
-        # pack (key, weight) into one int64 and sort once: no argsort needed
-        packed = np.sort((key << bits) | weights)
-        keys = packed >> bits
-        starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
-        return None, np.add.reduceat(packed & ((1 << bits) - 1), starts).astype(np.int64)
-    if space <= max(4 * n, 1 << 16):
-        counts = np.bincount(key, weights=weights, minlength=space)
-        present = np.flatnonzero(counts)
-        sizes = counts[present].astype(np.int64)
-        if not need_ids:
-            return None, sizes
-        dense = np.zeros(space, dtype=np.int64)
-        dense[present] = np.arange(present.size)
-        return dense[key], sizes
-    uniq, inv = np.unique(key, return_inverse=True)
-    ids = inv.astype(np.int64).reshape(-1)
-    return ids, np.bincount(ids, weights=weights, minlength=uniq.size).astype(np.int64)
+        if not need_ids and not need_codes:
+            return None, counts[counts > 0].astype(np.int64), []
+        ukeys = np.flatnonzero(counts)
+        sizes = counts[ukeys].astype(np.int64)
+        if need_ids:
+            dense = np.zeros(space, dtype=np.int64)
+            dense[ukeys] = np.arange(ukeys.size)
+            ids = dense[key]
+    else:
+        bits = max(int(weights.max()).bit_length(), 1)
+        if not need_ids and not need_codes and space < 2 ** (62 - bits):
+            packed = np.sort((key << bits) | weights)
+            keys = packed >> bits
+            starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+            return None, np.add.reduceat(packed & ((1 << bits) - 1), starts).astype(np.int64), []
+        if not need_ids and space < 2 ** (62 - bits):
+            packed = np.sort((key << bits) | weights)
+            keys = packed >> bits
+            starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+            ukeys = keys[starts]
+            sizes = np.add.reduceat(packed & ((1 << bits) - 1), starts).astype(np.int64)
+        else:
+            ukeys, inv = np.unique(key, return_inverse=True)
+            ids = inv.astype(np.int64).reshape(-1)
+            sizes = np.bincount(ids, weights=weights, minlength=ukeys.size).astype(np.int64)
+    if not need_codes:
+        return ids, sizes, []
+    merged: list[npt.NDArray[np.int64]] = [np.zeros(0, dtype=np.int64)] * len(cards)
+    rest = ukeys.astype(np.int64, copy=True)
+    for j in range(len(cards) - 1, -1, -1):
+        card = int(cards[j])
+        if card > 1:
+            merged[j] = rest % card
+            rest //= card
+        else:
+            merged[j] = np.zeros(ukeys.size, dtype=np.int64)
+    return ids, sizes, merged
 
 
 @dataclass(frozen=True)
@@ -239,7 +282,8 @@ class LatticeEvaluator:
         self.metric = metric
         self.context = context
         self.mcs = max([m.min_class_size for m in self.models] + [1])
-        self.evaluations = 0
+        self.evaluations = 0  # distinct nodes whose classes were computed
+        self._seen: set[tuple[tuple[int, ...] | None, tuple[int, ...]]] = set()
         # per attribute and level: base domain code -> level code, and level labels
         self._maps: list[list[npt.NDArray[np.int64]]] = []
         self._labels: list[list[npt.NDArray[np.object_]]] = []
@@ -257,6 +301,13 @@ class LatticeEvaluator:
             np.ascontiguousarray(base.keys[:, j], dtype=np.int64) for j in range(len(base.columns))
         ]
         self._code_cache: dict[tuple[int, int], npt.NDArray[np.int64]] = {}
+        self._sparse: (
+            dict[
+                str,
+                tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float64], int],
+            ]
+            | None
+        ) = None
         self._needs_sensitive = any(m.sensitive_attributes for m in self.models)
 
     def _codes(self, j: int, level: int) -> npt.NDArray[np.int64]:
@@ -287,27 +338,26 @@ class LatticeEvaluator:
         """
         base = self.base
         cols = list(range(len(base.columns))) if attributes is None else list(attributes)
-        codes = [self._codes(j, lv) for j, lv in zip(cols, levels)]
+        want_hist = with_sensitive and bool(self._sens)
         cards = [int(self._labels[j][lv].size) for j, lv in zip(cols, levels)]
-        need_ids = with_keys or (with_sensitive and bool(self._sens))
-        ids, sizes = group_weighted(codes, cards, base.sizes, need_ids=need_ids)
+        codes = [self._codes(j, lv) for j, lv in zip(cols, levels)]
+        ids, sizes, merged = roll_up(
+            codes, cards, base.sizes, need_ids=want_hist, need_codes=with_keys
+        )
         g = int(sizes.size)
+        hists = {}
+        if want_hist:
+            assert ids is not None
+            for name, (cls, val, cnt, n_values) in self._sparse_hists().items():
+                summed = np.bincount(ids[cls] * n_values + val, weights=cnt, minlength=g * n_values)
+                hists[name] = SensitiveHistogram(
+                    self._sens[name].values, summed.astype(np.int64).reshape(g, n_values)
+                )
         keys = None
         if with_keys:
-            assert ids is not None
-            first = np.full(g, ids.size, dtype=np.int64)
-            np.minimum.at(first, ids, np.arange(ids.size, dtype=np.int64))
             keys = np.empty((g, len(cols)), dtype=np.int32)
             for j in range(len(cols)):
-                keys[:, j] = codes[j][first]
-        hists = {}
-        if with_sensitive and self._sens:
-            assert ids is not None
-            for name, h in self._sens.items():
-                summed = np.empty((g, h.counts.shape[1]), dtype=np.int64)
-                for v in range(h.counts.shape[1]):  # a loop over sensitive values, not rows
-                    summed[:, v] = np.bincount(ids, weights=h.counts[:, v], minlength=g)
-                hists[name] = SensitiveHistogram(h.values, summed)
+                keys[:, j] = merged[j]
         return ClassStats(
             columns=tuple(base.columns[j] for j in cols),
             levels=tuple(levels),
@@ -320,13 +370,44 @@ class LatticeEvaluator:
             sensitive=hists,
         )
 
+    def _sparse_hists(
+        self,
+    ) -> dict[
+        str, tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float64], int]
+    ]:
+        """The base classes' sensitive histograms as (class, value, count) triplets."""
+        if self._sparse is None:
+            self._sparse = {}
+            for name, h in self._sens.items():
+                counts = np.asarray(h.counts)
+                cls, val = np.nonzero(counts)
+                self._sparse[name] = (
+                    cls.astype(np.int64),
+                    val.astype(np.int64),
+                    counts[cls, val].astype(np.float64),
+                    int(counts.shape[1]),
+                )
+        return self._sparse
+
+    def reset_evaluations(self) -> None:
+        """Start counting evaluated nodes from zero."""
+        self.evaluations = 0
+        self._seen.clear()
+
+    def _count(self, attributes: Sequence[int] | None, levels: Node) -> None:
+        """Count a node the first time its classes are computed (``evaluations``)."""
+        key = (None if attributes is None else tuple(attributes), tuple(levels))
+        if key not in self._seen:
+            self._seen.add(key)
+            self.evaluations += 1
+
     def mcs_ok(self, levels: Node) -> bool:
         """Whether the rows in classes smaller than the minimal class size fit the limit.
 
         This part of every model (k, ceil(l), ...) is monotonic under generalization even when
         the models are not, so it can rule out specializations safely.
         """
-        self.evaluations += 1
+        self._count(None, levels)
         stats = self.stats(levels, with_keys=False, with_sensitive=False)
         return int(stats.sizes[stats.sizes < self.mcs].sum()) <= self.max_suppressed
 
@@ -338,7 +419,7 @@ class LatticeEvaluator:
         With ``attributes``, the node is one of a subset of the quasi-identifiers and no loss
         is computed.
         """
-        self.evaluations += 1
+        self._count(attributes, levels)
         with_loss = with_loss and attributes is None
         stats = self.stats(
             levels, attributes, with_keys=with_loss, with_sensitive=self._needs_sensitive

@@ -90,16 +90,21 @@ class Tagger:
         self.pos = np.empty(int(np.prod(radix)) if m else 1, dtype=np.int64)
         self.pos[((nodes - self.mins) * self.strides).sum(axis=1)] = np.arange(n)
         self.status = np.zeros(n, dtype=np.int8)
+        # per attribute and level: which nodes are at least / at most that level there
+        self._ge = [[nodes[:, j] >= lv for lv in range(int(maxs[j]) + 1)] for j in range(m)]
+        self._le = [[nodes[:, j] <= lv for lv in range(int(maxs[j]) + 1)] for j in range(m)]
 
     def index(self, v: npt.NDArray[np.int64]) -> int:
         """Position of node ``v`` in ``nodes``."""
         return int(self.pos[int(((v - self.mins) * self.strides).sum())])
 
     def _tag(self, i: int, ok: bool) -> None:
-        if ok:
-            self.status[np.all(self.nodes >= self.nodes[i], axis=1)] = ANON
-        else:
-            self.status[np.all(self.nodes <= self.nodes[i], axis=1)] = NOT_ANON
+        v = self.nodes[i]
+        masks = self._ge if ok else self._le
+        sel = masks[0][int(v[0])].copy() if len(v) else np.ones(len(self.status), dtype=bool)
+        for j in range(1, len(v)):
+            sel &= masks[j][int(v[j])]
+        self.status[sel] = ANON if ok else NOT_ANON
 
     def resolve(self, start: int) -> int:
         """Classify node ``start`` (and, on the way, many others); return its status."""
@@ -188,10 +193,10 @@ def _search(
         return res.anonymous
 
     tagger = Tagger(nodes, maxs, full_check if monotonic else ev.mcs_ok, progress)
-    bounds = [ev.metric.lower_bound(tuple(int(x) for x in v), ev.context) for v in nodes]
-    has_bound = all(b is not None for b in bounds)
-    if has_bound:
-        lb = np.asarray(bounds, dtype=np.float64)
+    bounds = ev.metric.lower_bounds(nodes, ev.context)
+    has_bound = bounds is not None
+    if bounds is not None:
+        lb = bounds
         order = np.lexsort((nodes.sum(axis=1), lb))
     else:
         lb = np.zeros(n_nodes)
