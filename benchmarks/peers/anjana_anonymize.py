@@ -9,8 +9,8 @@ Input: one JSON object on stdin
      "quasi_identifiers": ["age", ...],
      "hierarchies": {"age": "/path/adult_hierarchy_age.csv", ...},
      "identifiers": [], "sensitive": "salary-class" | null,
-     "model": "k_anonymity" | "l_diversity" | "t_closeness",
-     "k": 5, "l": 3, "t": 0.2,      # l / t only for their model
+     "model": "k_anonymity" | "l_diversity" | "recursive_c_l_diversity" | "t_closeness",
+     "k": 5, "l": 3, "c": 4, "t": 0.2,   # l, c, t only for their model
      "suppression": 0.05,           # fraction of rows (0..1)
      "repeat": 3}
 Data files have a header row; hierarchy files are ARX format (no header,
@@ -52,7 +52,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 import pandas as pd
 
-MODELS = ("k_anonymity", "l_diversity", "t_closeness")
+MODELS = ("k_anonymity", "l_diversity", "recursive_c_l_diversity", "t_closeness")
 
 
 def anjana_version():
@@ -80,6 +80,8 @@ def read_job(stream):
         raise ValueError(f"model {job['model']} needs a 'sensitive' attribute")
     if job["model"] == "l_diversity" and "l" not in job:
         raise ValueError("model l_diversity needs 'l'")
+    if job["model"] == "recursive_c_l_diversity" and ("l" not in job or "c" not in job):
+        raise ValueError("model recursive_c_l_diversity needs 'c' and 'l'")
     if job["model"] == "t_closeness" and "t" not in job:
         raise ValueError("model t_closeness needs 't'")
     if int(job.get("repeat", 1)) < 1:
@@ -119,6 +121,10 @@ def build_call(job, data, hierarchies):
     if model == "l_diversity":
         return lambda: anonymity.l_diversity(
             data, ident, qis, job["sensitive"], k, int(job["l"]), supp_level,
+            fresh_hierarchies())
+    if model == "recursive_c_l_diversity":
+        return lambda: anonymity.recursive_c_l_diversity(
+            data, ident, qis, job["sensitive"], k, int(job["c"]), int(job["l"]), supp_level,
             fresh_hierarchies())
     return lambda: anonymity.t_closeness(
         data, ident, qis, job["sensitive"], k, float(job["t"]), supp_level,

@@ -47,7 +47,17 @@ from anonlab.metrics.base import Metric, MetricContext
 from anonlab.models import build_model
 from anonlab.models.base import PrivacyModel
 
-__all__ = ["AnonymizationResult", "CheckReport", "anonymize", "check", "load_job"]
+__all__ = [
+    "AnonymizationResult",
+    "CheckReport",
+    "Prepared",
+    "anonymize",
+    "build_evaluator",
+    "check",
+    "load_job",
+    "prepare",
+    "release",
+]
 
 ALGORITHMS = ("optimal", "incognito", "privacyfrost2")
 
@@ -63,7 +73,8 @@ def load_job(job: JobSpec | dict[str, Any] | str | os.PathLike[str]) -> JobSpec:
 
 @dataclass
 class Prepared:
-    """A job bound to its data: table, hierarchies, models, metric and lattice."""
+    """A job bound to its data: table, hierarchies, models, metric and lattice (see
+    :func:`prepare`)."""
 
     job: JobSpec
     table: EncodedTable
@@ -162,7 +173,9 @@ def prepare(data: Any, job: JobSpec) -> Prepared:
     )
 
 
-def _evaluator(p: Prepared) -> LatticeEvaluator:
+def build_evaluator(p: Prepared) -> LatticeEvaluator:
+    """The lattice evaluator of a prepared job: base classes of the quasi-identifiers (with the
+    sensitive histograms the models need), models, suppression limit and metric."""
     engine = get_engine("numpy", p.table, hierarchies=p.hierarchies)
     sensitive = sorted({a for m in p.models for a in m.sensitive_attributes})
     base = engine.class_stats(list(p.qis), sensitive=sensitive)
@@ -350,7 +363,7 @@ def anonymize(
     p = prepare(data, spec)
     if spec.algorithm == "privacyfrost2":
         raise ParameterError("The 'privacyfrost2' algorithm is not available yet.")
-    evaluator = _evaluator(p)
+    evaluator = build_evaluator(p)
     for m in p.models:
         m.check_feasible(evaluator.base)
     top = evaluator.evaluate(p.lattice.top, with_loss=False)
@@ -422,7 +435,7 @@ def check(data: Any, job: JobSpec | dict[str, Any] | str | os.PathLike[str]) -> 
     """
     spec = load_job(job)
     p = prepare(data, spec)
-    evaluator = _evaluator(p)
+    evaluator = build_evaluator(p)
     stats: ClassStats = evaluator.stats(tuple(0 for _ in p.qis))
     seen: dict[str, int] = {}
     models = []

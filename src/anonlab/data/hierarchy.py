@@ -98,6 +98,7 @@ class Hierarchy:
         self._codes = codes
         self._labels = labels
         self._leaf_lookup = {v: i for i, v in enumerate(leaves)}
+        self._last_leaf_index: tuple[object, npt.NDArray[np.int64]] | None = None
 
     # ---------------------------------------------------------------- properties
     def _where(self) -> str:
@@ -145,6 +146,9 @@ class Hierarchy:
             If a non-null category is not among the hierarchy's values; the message names
             the value, the attribute and the file.
         """
+        last = self._last_leaf_index
+        if last is not None and last[0] is categories:
+            return last[1]
         cats = np.asarray(categories, dtype=object)
         out = np.fromiter(
             (-1 if c is None else self._leaf_lookup.get(str(c), -2) for c in cats),
@@ -159,6 +163,10 @@ class Hierarchy:
                 f"{self.attribute or '?'!r} is not in its hierarchy"
                 f"{' file ' + repr(self.source) if self.source else ''}."
             )
+        if isinstance(categories, np.ndarray):
+            out.setflags(write=False)
+            # the same domain array is generalized to every level in turn: remember it
+            self._last_leaf_index = (categories, out)
         return out
 
     def generalization(

@@ -136,12 +136,12 @@ def roll_up(
     else:
         bits = max(int(weights.max()).bit_length(), 1)
         if not need_ids and not need_codes and space < 2 ** (62 - bits):
-            packed = np.sort((key << bits) | weights)
+            packed = np.sort((key << bits) | weights, kind="stable")
             keys = packed >> bits
             starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
             return None, np.add.reduceat(packed & ((1 << bits) - 1), starts).astype(np.int64), []
         if not need_ids and space < 2 ** (62 - bits):
-            packed = np.sort((key << bits) | weights)
+            packed = np.sort((key << bits) | weights, kind="stable")
             keys = packed >> bits
             starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
             ukeys = keys[starts]

@@ -106,8 +106,21 @@ class Tagger:
             sel &= masks[j][int(v[j])]
         self.status[sel] = ANON if ok else NOT_ANON
 
-    def resolve(self, start: int) -> int:
-        """Classify node ``start`` (and, on the way, many others); return its status."""
+    def resolve(
+        self,
+        start: int,
+        bounds: npt.NDArray[np.float64] | None = None,
+        cut: float = np.inf,
+    ) -> int:
+        """Classify node ``start`` (and, on the way, many others); return its status.
+
+        Without ``bounds`` the path runs up to the top through untagged nodes and is
+        binary-searched (Flash). With ``bounds`` and a ``cut`` (the best loss so far), the
+        path stays among nodes whose bound is below the cut (the only nodes whose status
+        matters: a down-set, as bounds grow with the levels) and its highest node is checked
+        first: in that region most nodes are not anonymous, and one check of a high node
+        tags all its specializations.
+        """
         if self.status[start] != UNKNOWN:
             return int(self.status[start])
         path = [start]
@@ -121,7 +134,7 @@ class Tagger:
                 w = v.copy()
                 w[j] += 1
                 i = self.index(w)
-                if self.status[i] == UNKNOWN:
+                if self.status[i] == UNKNOWN and (bounds is None or bounds[i] < cut):
                     path.append(i)
                     v = w
                     moved = True
@@ -129,6 +142,14 @@ class Tagger:
             if not moved:
                 break
         lo, hi = 0, len(path) - 1
+        if bounds is not None and hi > 0:
+            top = path[hi]
+            self._tag(top, self.check(tuple(int(x) for x in self.nodes[top])))
+            if self.progress is not None:
+                self.progress(1, None)
+            if self.status[top] != ANON:
+                return int(self.status[start])
+            hi -= 1
         while lo <= hi:
             mid = (lo + hi) // 2
             i = path[mid]
@@ -141,6 +162,14 @@ class Tagger:
             else:
                 lo = mid + 1
         return int(self.status[start])
+
+    def status_of(self, i: int) -> int:
+        """The status of node ``i``, checking it (and tagging) if it is unknown."""
+        if self.status[i] == UNKNOWN:
+            self._tag(i, self.check(tuple(int(x) for x in self.nodes[i])))
+            if self.progress is not None:
+                self.progress(1, None)
+        return int(self.status[i])
 
     def classify_all(self) -> npt.NDArray[np.int8]:
         """Resolve every node (in the order of ``nodes``) and return the statuses."""
@@ -215,10 +244,17 @@ def _search(
                 minimal[idx[anon[below]]] = False
             order = np.flatnonzero(minimal)
     best: NodeResult | None = None
+    if has_bound:
+        best = _incumbent(ev, tagger, lb, lattice, checked)
     for idx in order:
         if has_bound and best is not None and best.loss is not None and lb[idx] >= best.loss:
             break
-        if tagger.resolve(int(idx)) != ANON:
+        if has_bound:
+            cut = np.inf if best is None or best.loss is None else float(best.loss)
+            node_status = tagger.resolve(int(idx), lb, cut)
+        else:
+            node_status = tagger.resolve(int(idx))
+        if node_status != ANON:
             continue
         levels = tuple(int(x) for x in nodes[idx])
         res = ev.evaluate(levels, with_loss=True)
@@ -235,6 +271,38 @@ def _search(
         algorithm="optimal",
         checked=checked,
     )
+
+
+def _incumbent(
+    ev: LatticeEvaluator,
+    tagger: Tagger,
+    lb: npt.NDArray[np.float64],
+    lattice: Lattice,
+    checked: dict[tuple[int, ...], bool],
+) -> NodeResult | None:
+    """A good first solution, so that the bound cuts from the start: walk down from the top,
+    each step to the anonymous child with the smallest bound, to a minimal anonymous node."""
+    i = tagger.index(np.asarray(lattice.max_levels, dtype=np.int64))
+    if tagger.status_of(i) != ANON:
+        return None
+    mins = np.asarray(lattice.min_levels, dtype=np.int64)
+    while True:
+        v = tagger.nodes[i]
+        children = []
+        for j in range(v.size):
+            if v[j] > mins[j]:
+                w = v.copy()
+                w[j] -= 1
+                children.append(tagger.index(w))
+        children.sort(key=lambda c: (lb[c], int(tagger.nodes[c].sum())))
+        nxt = next((c for c in children if tagger.status_of(c) == ANON), None)
+        if nxt is None:
+            break
+        i = nxt
+    levels = tuple(int(x) for x in tagger.nodes[i])
+    res = ev.evaluate(levels, with_loss=True)
+    checked[levels] = res.anonymous
+    return res if res.anonymous else None
 
 
 def exhaustive_search(evaluator: LatticeEvaluator, lattice: Lattice) -> SearchResult:
