@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +28,12 @@ from anonlab.algorithms.global_recoding import (
     incognito_search,
     optimal_search,
 )
+from anonlab.algorithms.privacyfrost2 import (
+    PreSampling,
+    build_score,
+    privacyfrost2,
+    released_labels,
+)
 from anonlab.data.builders import (
     date_hierarchy,
     flat_hierarchy,
@@ -34,6 +41,7 @@ from anonlab.data.builders import (
     masking_hierarchy,
 )
 from anonlab.data.hierarchy import Hierarchy
+from anonlab.data.labels import factorize
 from anonlab.data.schema import Schema
 from anonlab.data.stats import ClassStats
 from anonlab.data.table import EncodedColumn, EncodedTable
@@ -173,12 +181,12 @@ def prepare(data: Any, job: JobSpec) -> Prepared:
     )
 
 
-def build_evaluator(p: Prepared) -> LatticeEvaluator:
+def build_evaluator(p: Prepared, *, with_rows: bool = False) -> LatticeEvaluator:
     """The lattice evaluator of a prepared job: base classes of the quasi-identifiers (with the
     sensitive histograms the models need), models, suppression limit and metric."""
     engine = get_engine("numpy", p.table, hierarchies=p.hierarchies)
     sensitive = sorted({a for m in p.models for a in m.sensitive_attributes})
-    base = engine.class_stats(list(p.qis), sensitive=sensitive)
+    base = engine.class_stats(list(p.qis), sensitive=sensitive, with_rows=with_rows)
     context = MetricContext(p.qis, p.hierarchies, base, p.table.n_rows, p.weights)
     return LatticeEvaluator(base, p.hierarchies, p.models, p.max_suppressed, p.metric, context)
 
@@ -209,6 +217,11 @@ class AnonymizationResult:
     columns : dict
         The released table: column name -> labels.
     algorithm : str
+    output : str, optional
+        Where the table was written.
+    details : dict
+        Algorithm-specific figures (PrivacyFrost2: score, tables checked and scored,
+        pre-sampled rows, partial-domain groups).
     """
 
     transformation: dict[str, int]
@@ -222,6 +235,7 @@ class AnonymizationResult:
     columns: dict[str, npt.NDArray[np.object_]] = field(repr=False, default_factory=dict)
     algorithm: str = "optimal"
     output: str | None = None
+    details: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form printed by ``anonlab anonymize --json``."""
@@ -237,12 +251,26 @@ class AnonymizationResult:
         }
         if self.output is not None:
             out["output"] = self.output
+        if self.details:
+            out[self.algorithm] = self.details
         return out
 
 
 def _model_key(m: PrivacyModel, seen: dict[str, int]) -> str:
     seen[m.name] = seen.get(m.name, 0) + 1
     return m.name if seen[m.name] == 1 else f"{m.name}#{seen[m.name]}"
+
+
+def generalize_column(col: EncodedColumn, hierarchy: Hierarchy, level: int) -> EncodedColumn:
+    """The column with every value replaced by its label at ``level`` of ``hierarchy``.
+
+    The labels of the column's categories are encoded (a handful of values), then the row
+    codes are mapped: the same column as encoding the generalized rows, without touching
+    each row's label.
+    """
+    mapping, labels = hierarchy.generalization(col.categories, level)
+    small_codes, categories = factorize(labels[mapping])
+    return EncodedColumn(col.name, small_codes[col.codes], categories)
 
 
 def release(
@@ -271,13 +299,39 @@ def release(
     gen_cols = []
     for col in table.columns:
         if col.name in levels and levels[col.name] > 0:
-            mapping, labels = p.hierarchies[col.name].generalization(
-                col.categories, levels[col.name]
-            )
-            gen_cols.append(EncodedColumn.from_values(col.name, labels[mapping][col.codes]))
+            gen_cols.append(generalize_column(col, p.hierarchies[col.name], levels[col.name]))
         else:
             gen_cols.append(col)
     generalized = EncodedTable(tuple(gen_cols), table.schema, table.source)
+    return verify_release(p, generalized, f"{levels}", mask_suppressed=mask_suppressed)
+
+
+def verify_release(
+    p: Prepared, generalized: EncodedTable, what: str, *, mask_suppressed: bool = False
+) -> tuple[dict[str, npt.NDArray[np.object_]], int, dict[str, bool]]:
+    """Independently re-check a generalized table and return its released columns.
+
+    The released labels are grouped by a fresh engine and every model judges the classes;
+    classes that fail are suppressed, which must stay within the suppression limit. Used by
+    every algorithm before anything is returned or written.
+
+    Parameters
+    ----------
+    p : Prepared
+        The job.
+    generalized : EncodedTable
+        The table with its quasi-identifiers generalized (rows removed by an algorithm, such
+        as PrivacyFrost2's pre-sampling, already dropped).
+    what : str
+        How the table was made (named in the error).
+    mask_suppressed : bool
+        Mask the quasi-identifiers of suppressed rows with ``*`` instead of removing them.
+
+    Raises
+    ------
+    PrivacyCheckError
+        If a model fails on a released class or the suppression exceeds the limit.
+    """
     engine = get_engine("numpy", generalized)
     sensitive = sorted({a for m in p.models for a in m.sensitive_attributes})
     stats = engine.class_stats(list(p.qis), sensitive=sensitive, with_rows=True)
@@ -292,7 +346,7 @@ def release(
     suppressed = int(stats.sizes[~ok].sum())
     if suppressed > p.max_suppressed:
         raise PrivacyCheckError(
-            f"Re-check failed: {suppressed} rows violate the models at {levels}, more than the "
+            f"Re-check failed: {suppressed} rows violate the models at {what}, more than the "
             f"suppression limit of {p.max_suppressed}. Nothing was released."
         )
     assert stats.row_class is not None
@@ -362,7 +416,7 @@ def anonymize(
     spec = load_job(job)
     p = prepare(data, spec)
     if spec.algorithm == "privacyfrost2":
-        raise ParameterError("The 'privacyfrost2' algorithm is not available yet.")
+        return _anonymize_privacyfrost2(data, p, output=output, progress=progress)
     evaluator = build_evaluator(p)
     for m in p.models:
         m.check_feasible(evaluator.base)
@@ -405,6 +459,163 @@ def anonymize(
         columns=columns,
         algorithm=result.algorithm,
         output=out_path,
+    )
+
+
+PF2_KEYS = ("score", "d", "p", "partial_domain", "presampling")
+
+
+def _pf2_options(p: Prepared) -> dict[str, Any]:
+    """Validate the ``privacyfrost2:`` section of a job (before any work)."""
+    opts = dict(p.job.privacyfrost2)
+    unknown = [k for k in opts if k not in PF2_KEYS]
+    if unknown:
+        raise ParameterError(
+            f"Unknown key {unknown[0]!r} under 'privacyfrost2'."
+            f"{did_you_mean(str(unknown[0]), PF2_KEYS)} Valid keys: {', '.join(PF2_KEYS)}."
+        )
+    name = str(opts.get("score", "basic"))
+    params = {"d": opts["d"]} if "d" in opts else {}
+    if name != "eta" and params:
+        raise ParameterError(f"'d' belongs to the 'eta' score only, not to {name!r}.")
+    score = build_score(name, **params)
+    pf2_p = opts.get("p", 0)
+    if isinstance(pf2_p, bool) or not isinstance(pf2_p, int) or pf2_p < 0:
+        raise ParameterError(f"'privacyfrost2.p' must be an integer >= 0. Got {pf2_p!r}.")
+    partial = opts.get("partial_domain", False)
+    if not isinstance(partial, bool):
+        raise ParameterError(
+            f"'privacyfrost2.partial_domain' must be true or false. Got {partial!r}."
+        )
+    presampling = None
+    raw = opts.get("presampling")
+    if raw is not None:
+        if not isinstance(raw, dict) or set(raw) - {"levels", "k"} or "k" not in raw:
+            raise ParameterError(
+                "'privacyfrost2.presampling' must be a mapping {levels: {attribute: level} or "
+                f"one level for all, k: int >= 1}}. Got {raw!r}."
+            )
+        levels = raw.get("levels", 0)
+        if isinstance(levels, int) and not isinstance(levels, bool):
+            thresholds: dict[str, int] | Any = {
+                q: min(int(levels), p.hierarchies[q].height) for q in p.qis
+            }
+        else:
+            thresholds = levels
+        presampling = PreSampling(thresholds, raw["k"])
+    priorities = {}
+    for q in p.job.quasi_identifiers:
+        v = 1 if q.priority is None else q.priority
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ParameterError(
+                f"The priority of quasi-identifier {q.name!r} must be a positive integer. "
+                f"Got {v!r}."
+            )
+        priorities[q.name] = v
+    return {
+        "score": score,
+        "p": pf2_p,
+        "partial_domain": partial,
+        "presampling": presampling,
+        "priorities": priorities,
+    }
+
+
+def _anonymize_privacyfrost2(
+    data: Any,
+    p: Prepared,
+    *,
+    output: str | os.PathLike[str] | None,
+    progress: Progress | None,
+) -> AnonymizationResult:
+    """PrivacyFrost2 (Kiyomoto & Miyake 2014) as an algorithm of :func:`anonymize`.
+
+    The minimum level ``w^M`` of the paper is each quasi-identifier's ``max_level``; the
+    released table (full-domain ``T^G`` or its partial-domain refinement, without the
+    records removed by pre-sampling) is re-checked by :func:`verify_release`.
+    """
+    opts = _pf2_options(p)
+    evaluator = build_evaluator(p, with_rows=True)
+    for m in p.models:
+        m.check_feasible(evaluator.base)
+    t0 = time.perf_counter()
+    res = privacyfrost2(
+        evaluator,
+        p.lattice,
+        priorities=opts["priorities"],
+        score=opts["score"],
+        p=opts["p"],
+        partial_domain=opts["partial_domain"],
+        presampling=opts["presampling"],
+        progress=progress,
+    )
+    elapsed = time.perf_counter() - t0
+    base = evaluator.base
+    assert base.row_class is not None
+    row_class = base.row_class
+    table = p.table
+    keep_rows = np.ones(table.n_rows, dtype=bool) if res.kept is None else res.kept[row_class]
+    if res.partial is not None:
+        base_labels = released_labels(evaluator, res.partial.base_levels)
+        qi_labels = {q: base_labels[j][row_class] for j, q in enumerate(p.qis)}
+        what = "the partial-domain table"
+    else:
+        qi_labels = {}
+        for q, lv in zip(p.qis, res.levels):
+            col = table.column(q)
+            mapping, labels = p.hierarchies[q].generalization(col.categories, lv)
+            qi_labels[q] = labels[mapping][col.codes]
+        what = f"{res.transformation}"
+    rows = np.flatnonzero(keep_rows)
+    gen_cols = []
+    for col in table.columns:
+        if col.name in qi_labels:
+            gen_cols.append(EncodedColumn.from_values(col.name, qi_labels[col.name][rows]))
+        else:
+            gen_cols.append(col.take(rows))
+    generalized = EncodedTable(tuple(gen_cols), table.schema, table.source)
+    mask = p.job.output.get("suppressed", "remove") == "mask"
+    columns, suppressed, checks = verify_release(p, generalized, what, mask_suppressed=mask)
+    out_path = None
+    if output is not None:
+        protect = tuple(Path(d) for d in [data] if isinstance(d, (str, os.PathLike)))
+        write_table(columns, output, separator=p.job.csv.separator, protect=protect)
+        out_path = str(output)
+    full = evaluator.evaluate(res.levels, with_loss=True)
+    details: dict[str, Any] = {
+        "score": {"function": res.score_name, "value": res.score},
+        "full_domain_score": res.full_domain_score,
+        "priorities": dict(zip(p.qis, res.priorities)),
+        "tables_checked": res.tables_checked,
+        "tables_scored": res.tables_scored,
+        "skipped_by_bound": res.skipped_by_bound,
+        "presampled_rows": int(table.n_rows - rows.size),
+    }
+    if res.partial is not None:
+        vecs, counts = res.partial.level_vectors()
+        details["partial_domain"] = {
+            "classes": res.partial.n_classes,
+            "splits": res.partial.splits,
+            "tables_checked": res.partial.tables_checked,
+            "levels": [
+                {"levels": dict(zip(p.qis, map(int, v))), "rows": int(c)}
+                for v, c in zip(vecs, counts)
+            ],
+        }
+    checked = res.tables_checked + (0 if res.partial is None else res.partial.tables_checked)
+    return AnonymizationResult(
+        transformation=res.transformation,
+        loss=float(full.loss) if full.loss is not None else float("nan"),
+        metric=p.metric.name,
+        suppressed_rows=suppressed,
+        evaluated_nodes=checked,
+        lattice_size=p.lattice.size,
+        elapsed_s=elapsed,
+        checks=checks,
+        columns=columns,
+        algorithm="privacyfrost2",
+        output=out_path,
+        details=details,
     )
 
 

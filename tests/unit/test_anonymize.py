@@ -185,3 +185,101 @@ def test_cli_anonymize_and_check(data, tmp_path):
     )
     assert res.exit_code == 2 and "Unknown quasi-identifier 'nope'" in res.output
     assert not (tmp_path / "x.csv").exists()
+
+
+# ------------------------------------------------------------------ PrivacyFrost2 as an algorithm
+@pytest.mark.parametrize(
+    "pf2",
+    [
+        {},
+        {"score": "log"},
+        {"score": "eta", "d": 2},
+        {"partial_domain": True},
+        {"presampling": {"levels": 1, "k": 2}},
+        {
+            "p": 1,
+            "partial_domain": True,
+            "presampling": {"levels": {"age": 1, "zip": 1, "sex": 0}, "k": 2},
+        },
+    ],
+)
+@pytest.mark.parametrize(
+    "models",
+    [
+        [("k_anonymity", {"k": 3})],
+        [("k_anonymity", {"k": 2}), ("distinct_l_diversity", {"attribute": "disease", "l": 2})],
+    ],
+)
+def test_privacyfrost2_output_satisfies_models(data, tmp_path, pf2, models):
+    spec = job(models=[{n: p} for n, p in models], algorithm="privacyfrost2", privacyfrost2=pf2)
+    spec["quasi_identifiers"]["age"]["priority"] = 3
+    out = tmp_path / "out.csv"
+    res = anonymize(data, spec, output=out)
+    assert res.algorithm == "privacyfrost2" and all(res.checks.values())
+    assert released_ok(res.columns, models)
+    d = res.to_dict()["privacyfrost2"]
+    assert d["tables_checked"] >= 1 and d["score"]["function"] == pf2.get("score", "basic")
+    rows = list(csv.reader(out.open()))
+    assert len(rows) - 1 == len(ROWS) - res.suppressed_rows - d["presampled_rows"]
+    if pf2.get("partial_domain"):
+        assert d["score"]["value"] >= d["full_domain_score"]
+        assert (
+            sum(lv["rows"] for lv in d["partial_domain"]["levels"])
+            == len(ROWS) - d["presampled_rows"]
+        )
+
+
+def test_privacyfrost2_honours_max_level(data):
+    spec = job(algorithm="privacyfrost2")
+    spec["quasi_identifiers"]["zip"]["max_level"] = 1
+    spec["quasi_identifiers"]["age"]["priority"] = 2
+    res = anonymize(data, spec)
+    assert res.transformation["zip"] <= 1
+
+
+@pytest.mark.parametrize(
+    ("pf2", "qi_extra", "match"),
+    [
+        ({"score": "cubic"}, {}, "cubic"),
+        ({"p": -1}, {}, "'privacyfrost2.p'"),
+        ({"presampling": {"levels": 1, "k": 0}}, {}, "k_prime"),
+        ({"bogus": 1}, {}, "Valid keys"),
+        ({}, {"priority": 0}, "positive integer"),
+        ({}, {"priority": 1.5}, "priority"),
+        ({"score": "basic", "d": 3}, {}, "'eta'"),
+    ],
+)
+def test_privacyfrost2_bad_parameters(data, tmp_path, pf2, qi_extra, match):
+    spec = job(algorithm="privacyfrost2", privacyfrost2=pf2)
+    spec["quasi_identifiers"]["age"].update(qi_extra)
+    out = tmp_path / "out.csv"
+    with pytest.raises((ParameterError, AnonlabError), match=match):
+        anonymize(data, spec, output=out)
+    assert not out.exists()
+
+
+def test_privacyfrost2_infeasible_names_binding_attributes(data, tmp_path):
+    spec = job(algorithm="privacyfrost2", models=[{"k_anonymity": {"k": 5}}])
+    for q in spec["quasi_identifiers"].values():
+        q["max_level"] = 0
+    out = tmp_path / "out.csv"
+    with pytest.raises(AnonlabError, match="age|zip|sex"):
+        anonymize(data, spec, output=out)
+    assert not out.exists()
+
+
+def test_cli_privacyfrost2_json(data, tmp_path):
+    import yaml
+
+    job_file = tmp_path / "job.yaml"
+    job_file.write_text(
+        yaml.safe_dump(job(algorithm="privacyfrost2", privacyfrost2={"partial_domain": True}))
+    )
+    out = tmp_path / "out.csv"
+    res = CliRunner().invoke(
+        app, ["anonymize", str(data), "--job", str(job_file), "--output", str(out), "--json"]
+    )
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.output)
+    assert doc["algorithm"] == "privacyfrost2" and doc["privacyfrost2"]["score"]["value"] > 0
+    assert all(doc["checks"].values()) and out.exists()

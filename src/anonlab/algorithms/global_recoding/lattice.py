@@ -73,6 +73,57 @@ def group_rows(
     return ids, n_groups
 
 
+_GOLDEN = np.int64(-7046029254386353131)  # 0x9E3779B97F4A7C15, Fibonacci hashing
+
+
+def _hashed_groups(
+    key: npt.NDArray[np.int64],
+    weights: npt.NDArray[np.int64],
+    *,
+    need_ids: bool = False,
+    bits: int | None = None,
+) -> tuple[npt.NDArray[np.int64] | None, npt.NDArray[np.int64]]:
+    """Group equal keys: (group of each element or None, summed weights per group); exact.
+
+    Keys are hashed into ``M >= 2 n`` buckets and weights summed per bucket with one
+    ``bincount``. A bucket is exact when all its keys are equal: after scattering the keys
+    into their buckets (the last write wins), an element whose bucket holds another key
+    marks its bucket as colliding. Only the elements of colliding buckets are sorted. This
+    avoids sorting all keys, the cost of a lattice node's check. Groups come in no
+    particular order. ``bits`` (the log2 of the number of buckets) is for tests.
+    """
+    n = key.size
+    if bits is None:
+        bits = max(int(2 * n - 1).bit_length(), 10)
+    m = 1 << bits
+    bucket = ((key * _GOLDEN) >> np.int64(64 - bits)) & np.int64(m - 1)
+    totals = np.bincount(bucket, weights=weights, minlength=m)
+    seen = np.empty(m, dtype=np.int64)  # only written positions are read
+    seen[bucket] = key
+    collide = np.zeros(m, dtype=bool)
+    collide[bucket[seen[bucket] != key]] = True
+    clean = totals > 0
+    clean &= ~collide
+    sizes = totals[clean].astype(np.int64)
+    ids: npt.NDArray[np.int64] | None = None
+    if need_ids:
+        dense = np.full(m, -1, dtype=np.int64)
+        dense[clean] = np.arange(sizes.size, dtype=np.int64)
+        ids = dense[bucket]
+    if not collide.any():
+        return ids, sizes
+    rest = np.flatnonzero(collide[bucket])
+    rk = key[rest]
+    order = np.argsort(rk, kind="stable")
+    rk = rk[order]
+    flags = np.r_[True, rk[1:] != rk[:-1]]
+    starts = np.flatnonzero(flags)
+    more = np.add.reduceat(weights[rest][order], starts).astype(np.int64)
+    if ids is not None:
+        ids[rest[order]] = sizes.size + np.cumsum(flags) - 1
+    return ids, np.concatenate([sizes, more])
+
+
 def roll_up(
     codes: Sequence[npt.NDArray[np.int64]],
     cards: Sequence[int],
@@ -135,11 +186,9 @@ def roll_up(
             ids = dense[key]
     else:
         bits = max(int(weights.max()).bit_length(), 1)
-        if not need_ids and not need_codes and space < 2 ** (62 - bits):
-            packed = np.sort((key << bits) | weights, kind="stable")
-            keys = packed >> bits
-            starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
-            return None, np.add.reduceat(packed & ((1 << bits) - 1), starts).astype(np.int64), []
+        if not need_codes:
+            ids, sizes = _hashed_groups(key, weights, need_ids=need_ids)
+            return ids, sizes, []
         if not need_ids and space < 2 ** (62 - bits):
             packed = np.sort((key << bits) | weights, kind="stable")
             keys = packed >> bits

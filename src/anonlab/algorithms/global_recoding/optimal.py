@@ -244,7 +244,9 @@ def _search(
                 minimal[idx[anon[below]]] = False
             order = np.flatnonzero(minimal)
     best: NodeResult | None = None
-    if has_bound:
+    if has_bound and ev.max_suppressed > 0:
+        # with suppression most nodes below the optimum's bound are not anonymous and the
+        # bound only cuts once a solution is known: find a good one first
         best = _incumbent(ev, tagger, lb, lattice, checked)
     for idx in order:
         if has_bound and best is not None and best.loss is not None and lb[idx] >= best.loss:

@@ -1,0 +1,101 @@
+"""Helpers shared by the PrivacyFrost2 modules: level conventions, base-class codes, checks."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from anonlab._validation import check_int
+from anonlab.algorithms.global_recoding.lattice import LatticeEvaluator
+from anonlab.data.hierarchy import Hierarchy
+from anonlab.exceptions import ParameterError
+
+__all__ = ["base_codes", "hierarchies_of", "per_attribute", "to_paper_levels", "from_paper_levels"]
+
+IntArray = npt.NDArray[np.int64]
+
+
+def to_paper_levels(levels: Sequence[int], heights: Sequence[int]) -> tuple[int, ...]:
+    """Convert anonlab levels to the paper's levels, counted from the root.
+
+    anonlab counts a hierarchy's levels from the original values (0) up to the root
+    (``height``); Kiyomoto and Miyake count from the root (0) down, so a larger paper level
+    ``w`` is more detailed. The two are related by ``w = height - level``: the paper's
+    minimum level ``w^M`` is anonlab's ``max_level``, its lowest level ``w^L`` anonlab's
+    ``min_level``, and the paper's "generalization" ``w <- w - 1`` is ``level + 1`` here.
+    This is the only place the conversion is written.
+    """
+    return tuple(int(h) - int(lv) for lv, h in zip(levels, heights))
+
+
+def from_paper_levels(paper_levels: Sequence[int], heights: Sequence[int]) -> tuple[int, ...]:
+    """Convert levels counted from the root (the paper's) to anonlab levels (the inverse of
+    :func:`to_paper_levels`)."""
+    return to_paper_levels(paper_levels, heights)
+
+
+def hierarchies_of(evaluator: LatticeEvaluator) -> list[Hierarchy]:
+    """The hierarchy of each quasi-identifier of ``evaluator`` (from its metric context)."""
+    hs = evaluator.context.hierarchies
+    out = []
+    for name in evaluator.base.columns:
+        if name not in hs:
+            raise ParameterError(
+                f"The evaluator's metric context has no hierarchy of quasi-identifier {name!r}."
+            )
+        out.append(hs[name])
+    return out
+
+
+def base_codes(
+    evaluator: LatticeEvaluator, j: int, level: int, hierarchy: Hierarchy
+) -> tuple[IntArray, npt.NDArray[np.object_]]:
+    """Codes of attribute ``j`` at ``level`` for every base class, and their labels."""
+    base = evaluator.base
+    assert base.keys is not None and base.domains is not None
+    mapping, labels = hierarchy.generalization(base.domains[j], level)
+    return mapping.astype(np.int64)[base.keys[:, j].astype(np.int64)], labels
+
+
+def per_attribute(
+    value: Mapping[str, int] | Sequence[int],
+    attributes: Sequence[str],
+    name: str,
+    *,
+    low: int,
+    default: int | None = None,
+    owner: str = "privacyfrost2",
+) -> list[int]:
+    """One validated int per attribute from a mapping (by name) or a sequence (table order).
+
+    A mapping may omit attributes when ``default`` is given; it may not name unknown ones.
+    """
+    if isinstance(value, Mapping):
+        unknown = [a for a in value if a not in attributes]
+        if unknown:
+            raise ParameterError(
+                f"The {name!r} parameter of {owner} names {unknown[0]!r}, which is not a "
+                f"quasi-identifier. Quasi-identifiers: {', '.join(map(repr, attributes))}."
+            )
+        missing = [a for a in attributes if a not in value]
+        if missing and default is None:
+            raise ParameterError(
+                f"The {name!r} parameter of {owner} needs a value for every quasi-identifier; "
+                f"missing: {', '.join(map(repr, missing))}."
+            )
+        raw: list[object] = [value.get(a, default) for a in attributes]
+    elif isinstance(value, (str, bytes)) or not isinstance(value, Sequence | np.ndarray):
+        raise ParameterError(
+            f"The {name!r} parameter of {owner} must be a mapping from quasi-identifier to int "
+            f"or a sequence of {len(attributes)} ints. Got {value!r} instead."
+        )
+    else:
+        raw = list(value)
+        if len(raw) != len(attributes):
+            raise ParameterError(
+                f"The {name!r} parameter of {owner} must have one value per quasi-identifier "
+                f"({len(attributes)}: {', '.join(map(repr, attributes))}). Got {len(raw)}."
+            )
+    return [check_int(v, f"{name}[{a}]", low=low, owner=owner) for v, a in zip(raw, attributes)]

@@ -1,0 +1,239 @@
+"""Pre-sampling of PrivacyFrost2: remove isolated records before anonymizing (section 5.1).
+
+The paper generalizes every attribute ``a^i`` to a threshold level ``u_{a^i}``, groups the
+records with equal values, and removes from the original table the records of groups with
+fewer than ``k'`` records. A record's group at the threshold levels is a union of base
+classes (the classes of the original values), so the removal is computed on the base classes
+of a :class:`~anonlab.algorithms.global_recoding.LatticeEvaluator` without touching rows: the
+result is a mask over base classes, and :func:`restrict_evaluator` builds the evaluator of the
+remaining table. A row is removed iff its base class is (``keep[base.row_class]`` when the
+base statistics were computed ``with_rows=True``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from anonlab._validation import check_int
+from anonlab.algorithms.global_recoding.lattice import LatticeEvaluator, roll_up
+from anonlab.algorithms.privacyfrost2._common import (
+    base_codes,
+    hierarchies_of,
+    per_attribute,
+    to_paper_levels,
+)
+from anonlab.data.stats import ClassStats, SensitiveHistogram
+from anonlab.exceptions import InputError, ParameterError
+from anonlab.metrics.base import MetricContext
+
+__all__ = ["PreSampling", "PreSample", "presample", "restrict_base", "restrict_evaluator"]
+
+
+@dataclass(frozen=True)
+class PreSampling:
+    """Parameters of the pre-sampling step (paper section 5.1).
+
+    Parameters
+    ----------
+    thresholds : Mapping[str, int] or sequence of int
+        ``u``: the level each quasi-identifier is generalized to before counting, in anonlab
+        levels (0 = original values, ``height`` = root); the paper's ``u_{a^i}``, counted
+        from the root, is ``height - thresholds[a^i]`` (:func:`to_paper_levels`). A mapping
+        must name every quasi-identifier; a sequence follows the table order.
+    k_prime : int
+        ``k'``: records of groups with fewer than ``k'`` records at the threshold levels are
+        removed; an int >= 1 (``k' = 1`` removes nothing).
+
+    Raises
+    ------
+    ParameterError
+        If ``k_prime`` is not an int >= 1 (thresholds are checked against the hierarchies by
+        :func:`presample`).
+
+    References
+    ----------
+    Kiyomoto and Miyake, CD-ARES 2014, section 5.1 and Table 1.
+    """
+
+    thresholds: Mapping[str, int] | Sequence[int]
+    k_prime: int
+
+    def __post_init__(self) -> None:
+        check_int(self.k_prime, "k_prime", low=1, owner="PreSampling")
+
+    def levels(self, evaluator: LatticeEvaluator) -> tuple[int, ...]:
+        """The validated threshold level of each quasi-identifier of ``evaluator``."""
+        attrs = evaluator.base.columns
+        levels = per_attribute(self.thresholds, attrs, "thresholds", low=0, owner="PreSampling")
+        for a, lv, h in zip(attrs, levels, evaluator.heights()):
+            if lv > h:
+                raise ParameterError(
+                    f"The 'thresholds' parameter of PreSampling gives level {lv} for "
+                    f"quasi-identifier {a!r}, above its hierarchy's height {h}."
+                )
+        return tuple(levels)
+
+
+@dataclass(frozen=True)
+class PreSample:
+    """The outcome of :func:`presample`.
+
+    Attributes
+    ----------
+    keep : ndarray of bool, shape (n_base_classes,)
+        Per base class of the evaluator, whether its records stay.
+    removed_rows : int
+        Records removed (isolated records).
+    kept_rows : int
+        Records that stay.
+    removed_groups : int
+        Groups at the threshold levels with fewer than ``k'`` records.
+    thresholds : tuple of int
+        The threshold levels used (anonlab levels).
+    thresholds_from_root : tuple of int
+        The same levels counted from the root (the paper's ``u``).
+    k_prime : int
+    """
+
+    keep: npt.NDArray[np.bool_] = field(repr=False)
+    removed_rows: int
+    kept_rows: int
+    removed_groups: int
+    thresholds: tuple[int, ...]
+    thresholds_from_root: tuple[int, ...]
+    k_prime: int
+
+
+def presample(evaluator: LatticeEvaluator, presampling: PreSampling) -> PreSample:
+    """Find the isolated records of the table (PrivacyFrost2 pre-sampling, section 5.1).
+
+    1. Every quasi-identifier is generalized to its threshold level ``u``.
+    2. Records are grouped by their generalized values; groups with fewer than ``k'``
+       records are picked.
+    3. Their records are to be removed from the *original* table (the generalized table is
+       discarded): the result is a mask over the base classes of ``evaluator``.
+
+    Vectorised: one roll-up of the base classes (no loop over rows).
+
+    Parameters
+    ----------
+    evaluator : LatticeEvaluator
+        The evaluator of the whole table.
+    presampling : PreSampling
+        Threshold levels ``u`` and ``k'``.
+
+    Returns
+    -------
+    PreSample
+
+    Raises
+    ------
+    ParameterError
+        If a threshold is not an int in ``[0, height]`` or a quasi-identifier is missing.
+
+    References
+    ----------
+    Kiyomoto and Miyake, CD-ARES 2014, section 5.1.
+    """
+    levels = presampling.levels(evaluator)
+    hierarchies = hierarchies_of(evaluator)
+    base = evaluator.base
+    codes, cards = [], []
+    for j, (lv, h) in enumerate(zip(levels, hierarchies)):
+        c, labels = base_codes(evaluator, j, lv, h)
+        codes.append(c)
+        cards.append(int(labels.size))
+    ids, sizes, _ = roll_up(codes, cards, base.sizes, need_ids=True, need_codes=False)
+    assert ids is not None
+    small = sizes < presampling.k_prime
+    keep = ~small[ids]
+    return PreSample(
+        keep=np.asarray(keep, dtype=bool),
+        removed_rows=int(base.sizes[~keep].sum()),
+        kept_rows=int(base.sizes[keep].sum()),
+        removed_groups=int(small.sum()),
+        thresholds=levels,
+        thresholds_from_root=to_paper_levels(levels, evaluator.heights()),
+        k_prime=presampling.k_prime,
+    )
+
+
+def restrict_base(base: ClassStats, keep: npt.NDArray[np.bool_]) -> ClassStats:
+    """Return the base class statistics without the base classes where ``keep`` is False.
+
+    Sizes, keys and sensitive histograms are filtered and ``n_rows`` is the number of rows
+    left; domains are unchanged. ``row_class`` (if present) maps removed rows to ``-1`` and
+    the others to their class in the filtered statistics.
+
+    Raises
+    ------
+    ParameterError
+        If ``keep`` does not have one entry per base class.
+    """
+    keep = np.asarray(keep, dtype=bool)
+    if keep.shape != (base.n_classes,):
+        raise ParameterError(
+            f"The mask must have one entry per base class ({base.n_classes}). "
+            f"Got shape {keep.shape}."
+        )
+    row_class = None
+    if base.row_class is not None:
+        new_index = np.cumsum(keep, dtype=np.int64) - 1
+        new_index[~keep] = -1
+        row_class = new_index[np.asarray(base.row_class, dtype=np.int64)]
+    sizes = base.sizes[keep]
+    return ClassStats(
+        columns=base.columns,
+        levels=base.levels,
+        sizes=sizes,
+        n_rows=int(sizes.sum()),
+        keys=None if base.keys is None else base.keys[keep],
+        domains=base.domains,
+        row_class=row_class,
+        sensitive={
+            name: SensitiveHistogram(h.values, np.asarray(h.counts)[keep])
+            for name, h in base.sensitive.items()
+        },
+    )
+
+
+def restrict_evaluator(
+    evaluator: LatticeEvaluator, keep: npt.NDArray[np.bool_]
+) -> LatticeEvaluator:
+    """A new evaluator of the table without the base classes where ``keep`` is False.
+
+    Hierarchies, models, metric, attribute weights and the suppression limit (an absolute
+    number of rows) are those of ``evaluator``; the metric context is rebuilt on the
+    remaining rows.
+
+    Raises
+    ------
+    InputError
+        If no row is left.
+    """
+    base = restrict_base(evaluator.base, keep)
+    if base.n_rows == 0:
+        raise InputError(
+            "Pre-sampling removed every record: no group at the threshold levels has k' "
+            "records. Lower k' or raise the threshold levels."
+        )
+    ctx = evaluator.context
+    context = MetricContext(
+        quasi_identifiers=ctx.quasi_identifiers,
+        hierarchies=ctx.hierarchies,
+        base=base,
+        n_rows=base.n_rows,
+        weights=ctx.weights,
+    )
+    return LatticeEvaluator(
+        base,
+        dict(ctx.hierarchies),
+        evaluator.models,
+        evaluator.max_suppressed,
+        evaluator.metric,
+        context,
+    )

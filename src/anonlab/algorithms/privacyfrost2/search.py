@@ -1,0 +1,583 @@
+"""The PrivacyFrost2 search (Kiyomoto & Miyake, CD-ARES 2014, sections 3-5 and Fig. 3).
+
+PrivacyFrost2 does not look for the table of least information loss: it climbs the
+generalization lattice towards the table with the highest *score* (section 6), a rating of
+the user's requirements (attribute priorities ``v`` and minimum levels ``w^M``). Steps:
+
+1. optional pre-sampling (5.1, :mod:`.presampling`): remove isolated records;
+2. pre-computation (5.2): each attribute alone is generalized until it is
+   ``(k + p)``-anonymous, then every attribute is generalized one level at a time until the
+   whole table passes the check; this is the initial table ``T^I``;
+3. top-down generalization (5.3): repeatedly de-generalize the single attribute whose
+   de-generalization passes the check with the highest score (skipping attributes whose
+   score bound cannot beat the best so far);
+4. optimization (5.4): from the best table, the highest-scoring de-generalization ``T^T``
+   (which fails the check) is generalized bottom-up until a table passes with a higher score;
+   top-down and bottom-up repeat until the score no longer improves;
+5. optional partial-domain de-generalization (5.4, step 4, :mod:`.partial`).
+
+Levels are anonlab's (0 = original values, ``height`` = root); see
+:func:`~anonlab.algorithms.privacyfrost2.to_paper_levels` for the paper's levels, which count
+from the root. ``Check_{k,l,c,t}`` is "every model of the evaluator holds on every class that
+is not suppressed, and the suppressed records fit the limit" (``NodeResult.anonymous``).
+
+Readings of the paper (Fig. 3 is partly garbled in print; the text of sections 5.2-5.4 wins):
+
+* ``e_{a^i}`` is "the number of value types of an attribute a^i in the table" (6.1), bounded
+  by the number of hierarchy nodes on its level (5.3): a count of distinct values, not a
+  level. It depends only on the attribute's level, so it is computed once per level.
+* Pre-computation step 2 loops "while Check(T) = NG and all w > w^M", generalizing each
+  attribute "if w >= w^M": read as "generalize every attribute that may still be generalized,
+  while the table fails and one may", so failure means the most general allowed table fails
+  (the literal "all" would stop at the first attribute to reach its bound).
+* ``k`` of the single-attribute ``(k + p)`` step is the largest minimal class size of the
+  models; with a suppression limit an attribute is "x-anonymous" when the records in its
+  classes smaller than x fit the limit (the subset property in that form).
+* Top-down keeps, per round, the de-generalization with the highest score above ``s`` that
+  passes (strictly higher; ties go to the higher priority). The second top-down takes the
+  best-scoring de-generalization ``T^T``; bottom-up then generalizes it (``i = 1..n``),
+  returning the best table that passes with a score above ``s``, else moving to the
+  best-scoring generalization still above ``s``; it stops when none scores above ``s``. After
+  an improvement the top-down runs again (Fig. 3's ``repeat ... until``); every round raises
+  ``s``, so the search ends.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from anonlab._progress import Progress
+from anonlab._validation import check_int
+from anonlab.algorithms.global_recoding.lattice import Lattice, LatticeEvaluator
+from anonlab.algorithms.privacyfrost2._common import hierarchies_of, per_attribute, to_paper_levels
+from anonlab.algorithms.privacyfrost2.partial import (
+    PartialDomainResult,
+    partial_domain_degeneralization,
+    verify_release,
+)
+from anonlab.algorithms.privacyfrost2.presampling import (
+    PreSample,
+    PreSampling,
+    presample,
+    restrict_evaluator,
+)
+from anonlab.algorithms.privacyfrost2.scoring import Score, build_score
+from anonlab.exceptions import InputError, ParameterError
+
+__all__ = ["PrivacyFrost2Result", "privacyfrost2"]
+
+Node = tuple[int, ...]
+IntArray = npt.NDArray[np.int64]
+OWNER = "privacyfrost2"
+
+
+@dataclass(frozen=True)
+class PrivacyFrost2Result:
+    """The outcome of :func:`privacyfrost2`.
+
+    Attributes
+    ----------
+    attributes : tuple of str
+        The quasi-identifiers, in table order.
+    levels : tuple of int
+        The full-domain table ``T^G``: level of each attribute (anonlab convention,
+        0 = original values).
+    levels_from_root : tuple of int
+        The same levels counted from the root, as the paper does (``w = height - level``).
+    score : float
+        The score ``s`` of the returned table (the partial-domain table if that step ran).
+    full_domain_score : float
+        The score of ``T^G``.
+    value_counts : tuple of int
+        ``e``: distinct values of each attribute in ``T^G``.
+    base_value_counts : tuple of int
+        ``e^b``: distinct original values of each attribute.
+    priorities : tuple of int
+        ``v`` per attribute.
+    order : tuple of str
+        The attributes sorted by ascending priority (the paper's ``Sort``: ``a^1`` ...
+        ``a^n``; ties keep the later column first, so an earlier column wins a tie).
+    single_attribute_levels : tuple of int
+        Levels after pre-computation step 1 (each attribute ``(k+p)``-anonymous alone).
+    initial_levels : tuple of int
+        The initial table ``T^I`` (pre-computation step 2).
+    suppressed_rows : int
+        Records of ``T^G`` in classes that violate a model (suppressed, within the limit).
+    tables_checked : int
+        Distinct whole tables whose check ran during the full-domain search.
+    tables_scored : int
+        Distinct tables scored during the full-domain search.
+    skipped_by_bound : int
+        De-generalizations skipped by the score bound of section 5.3 (neither scored nor
+        checked).
+    score_name : str
+    presample : PreSample or None
+        The pre-sampling outcome (``keep`` is a mask over the evaluator's base classes).
+    partial : PartialDomainResult or None
+        The partial-domain table, indexed by the evaluator's base classes.
+    elapsed_s : float
+        Wall time of the search (pre-sampling, search, re-checks and partial step).
+    """
+
+    attributes: tuple[str, ...]
+    levels: tuple[int, ...]
+    levels_from_root: tuple[int, ...]
+    score: float
+    full_domain_score: float
+    value_counts: tuple[int, ...]
+    base_value_counts: tuple[int, ...]
+    priorities: tuple[int, ...]
+    order: tuple[str, ...]
+    single_attribute_levels: tuple[int, ...]
+    initial_levels: tuple[int, ...]
+    suppressed_rows: int
+    tables_checked: int
+    tables_scored: int
+    skipped_by_bound: int
+    score_name: str
+    presample: PreSample | None = None
+    partial: PartialDomainResult | None = field(default=None, repr=False)
+    elapsed_s: float = 0.0
+
+    @property
+    def transformation(self) -> dict[str, int]:
+        """The full-domain levels by attribute name (anonlab convention)."""
+        return dict(zip(self.attributes, self.levels))
+
+    @property
+    def kept(self) -> npt.NDArray[np.bool_] | None:
+        """Per base class, whether pre-sampling kept its records (None without it)."""
+        return None if self.presample is None else self.presample.keep
+
+
+class _Search:
+    """Full-domain PrivacyFrost2 (Fig. 3 up to the partial-domain step)."""
+
+    def __init__(
+        self,
+        evaluator: LatticeEvaluator,
+        lattice: Lattice,
+        priorities: Sequence[int],
+        score: Score,
+        p: int,
+        progress: Progress | None,
+    ) -> None:
+        self.ev = evaluator
+        self.m = len(lattice.attributes)
+        self.lo = list(lattice.min_levels)
+        self.hi = list(lattice.max_levels)
+        self.heights = list(evaluator.heights())
+        self.v = np.asarray(priorities, dtype=np.float64)
+        self.score_fn = score
+        self.k = int(evaluator.mcs)
+        self.kp = self.k + int(p)
+        self.limit = int(evaluator.max_suppressed)
+        self.progress = progress
+        # Sort(T, v): ascending priority; ties: later column first (earlier column wins)
+        self.order = sorted(range(self.m), key=lambda j: (priorities[j], -j))
+        # per attribute and level: e (distinct values) and the single-attribute class sizes
+        self.counts: list[IntArray] = []
+        self.single: list[list[IntArray]] = []
+        self.nodes: list[IntArray] = []  # b_w: hierarchy labels per level (+1 for a null)
+        hierarchies = hierarchies_of(evaluator)
+        domains = evaluator.base.domains
+        assert domains is not None
+        for j, h in enumerate(hierarchies):
+            sizes = [
+                evaluator.stats((lv,), [j], with_keys=False, with_sensitive=False).sizes
+                for lv in range(h.height + 1)
+            ]
+            self.single.append(sizes)
+            self.counts.append(np.array([s.size for s in sizes], dtype=np.int64))
+            has_null = any(x is None for x in domains[j])
+            self.nodes.append(
+                np.array(
+                    [h.level_labels(lv).size + int(has_null) for lv in range(h.height + 1)],
+                    dtype=np.int64,
+                )
+            )
+        self.base_counts = np.array([c[0] for c in self.counts], dtype=np.int64)
+        self._checked: dict[Node, tuple[bool, int]] = {}
+        self._scored: dict[Node, float] = {}
+        self.skipped = 0
+
+    # ------------------------------------------------------------------ primitives
+    def e(self, node: Node) -> IntArray:
+        """``e`` of the full-domain table ``node``."""
+        return np.array([self.counts[j][lv] for j, lv in enumerate(node)], dtype=np.int64)
+
+    def score(self, node: Node) -> float:
+        """Score(T) (memoized; every distinct table counts once)."""
+        hit = self._scored.get(node)
+        if hit is None:
+            hit = self.score_fn.score(self.e(node), self.v, self.base_counts)
+            self._scored[node] = hit
+        return hit
+
+    def evaluate(self, node: Node) -> tuple[bool, int]:
+        """Check_{k,l,c,t}(T) and the suppressed records (memoized)."""
+        hit = self._checked.get(node)
+        if hit is None:
+            res = self.ev.evaluate(node, with_loss=False)
+            hit = (bool(res.anonymous), int(res.suppressed_rows))
+            self._checked[node] = hit
+            if self.progress is not None:
+                self.progress(1, None)
+        return hit
+
+    def check(self, node: Node) -> bool:
+        """Check_{k,l,c,t}(T)."""
+        return self.evaluate(node)[0]
+
+    def _small_rows(self, j: int, level: int, k: int) -> int:
+        sizes = self.single[j][level]
+        return int(sizes[sizes < k].sum())
+
+    @staticmethod
+    def _with(node: Node, j: int, level: int) -> Node:
+        return node[:j] + (level,) + node[j + 1 :]
+
+    # ------------------------------------------------------------------ 5.2
+    def precompute(self, attributes: Sequence[str]) -> tuple[Node, Node]:
+        """Pre-computation (section 5.2): ``(T^single, T^I)``."""
+        levels = list(self.lo)
+        for j in range(self.m):  # step 1: each attribute (k+p)-anonymous on its own
+            while levels[j] < self.hi[j] and self._small_rows(j, levels[j], self.kp) > self.limit:
+                levels[j] += 1
+        single = tuple(levels)
+        node = single
+        while not self.check(node) and any(lv < h for lv, h in zip(node, self.hi)):
+            node = tuple(min(lv + 1, h) for lv, h in zip(node, self.hi))  # step 2
+        if not self.check(node):
+            self._fail(node, attributes)
+        return single, node
+
+    def _fail(self, node: Node, attributes: Sequence[str]) -> None:
+        suppressed = self.evaluate(node)[1]
+        alone = [
+            attributes[j]
+            for j in range(self.m)
+            if self._small_rows(j, self.hi[j], self.k) > self.limit
+        ]
+        if alone:
+            why = (
+                f"{', '.join(map(repr, alone))} cannot be made {self.k}-anonymous even on "
+                f"{'its' if len(alone) == 1 else 'their'} own at the most general level allowed"
+            )
+        else:
+            capped = [attributes[j] for j in range(self.m) if self.hi[j] < self.heights[j]]
+            if capped:
+                why = (
+                    "the models fail on the combination of the attributes; "
+                    f"{', '.join(map(repr, capped))} "
+                    f"{'is' if len(capped) == 1 else 'are'} held below the root by max_level"
+                )
+            else:
+                why = (
+                    "the models fail even with every attribute at its root (records the "
+                    "hierarchies never merge, such as nulls, or a model the whole table fails)"
+                )
+        raise InputError(
+            "PrivacyFrost2 found no table that satisfies the privacy models within the "
+            f"minimum levels (anonlab max_level): even the most general allowed table "
+            f"{dict(zip(attributes, node))} has {suppressed} records violating them (the "
+            f"suppression limit is {self.limit}). Binding: {why}. Raise the maximum levels "
+            "(the paper's minimum levels), the suppression limit, or relax the models."
+        )
+
+    # ------------------------------------------------------------------ 5.3
+    def top_down(self, node: Node, s: float) -> tuple[Node, float]:
+        """Top-down generalization from an anonymous table (section 5.3, Fig. 3)."""
+        while True:
+            best: Node | None = None
+            best_s = s
+            e = self.e(node)
+            for j in reversed(self.order):  # i = n .. 1: top priority first
+                if node[j] <= self.lo[j]:
+                    continue
+                bound = self.score_fn.upper_bound(
+                    e, self.v, self.base_counts, j, int(self.nodes[j][node[j] - 1])
+                )
+                if bound <= best_s:  # the paper's "s > s' + delta_s": skip
+                    self.skipped += 1
+                    continue
+                cand = self._with(node, j, node[j] - 1)
+                sc = self.score(cand)
+                if sc > best_s and self.check(cand):
+                    best, best_s = cand, sc
+            if best is None:
+                return node, s
+            node, s = best, best_s
+
+    # ------------------------------------------------------------------ 5.4
+    def optimize(self, node: Node, s: float) -> tuple[Node, float]:
+        """Top-down, then second top-down and bottom-up, until the score stops improving."""
+        while True:
+            node, s = self.top_down(node, s)
+            # 2nd top-down: the best-scoring de-generalization T^T (it fails the check, or
+            # top-down would have taken it)
+            target: Node | None = None
+            target_s = s
+            for j in reversed(self.order):
+                if node[j] <= self.lo[j]:
+                    continue
+                cand = self._with(node, j, node[j] - 1)
+                sc = self.score(cand)
+                if sc > target_s:
+                    target, target_s = cand, sc
+            if target is None:
+                return node, s
+            found = self.bottom_up(target, s)
+            if found is None:
+                return node, s
+            node, s = found
+
+    def bottom_up(self, target: Node, s: float) -> tuple[Node, float] | None:
+        """Bottom-up generalization from ``T^T`` (section 5.4, step 2).
+
+        Among the one-level generalizations of ``T^T`` (lowest priority first), the
+        best-scoring one that passes the check with a score above ``s`` is returned; if
+        none passes, the search moves to the best-scoring generalization whose score is
+        still above ``s`` and repeats; it gives up when no generalization scores above ``s``.
+        """
+        while True:
+            best: Node | None = None
+            best_s = s
+            climb: Node | None = None
+            climb_s = s
+            for j in self.order:  # i = 1 .. n
+                if target[j] >= self.hi[j]:
+                    continue
+                cand = self._with(target, j, target[j] + 1)
+                sc = self.score(cand)
+                if sc <= s:
+                    continue
+                if self.check(cand):
+                    if sc > best_s:
+                        best, best_s = cand, sc
+                elif sc > climb_s:
+                    climb, climb_s = cand, sc
+            if best is not None:
+                return best, best_s
+            if climb is None:
+                return None
+            target = climb
+
+
+def _validate(evaluator: LatticeEvaluator, lattice: Lattice) -> tuple[str, ...]:
+    if not isinstance(evaluator, LatticeEvaluator):
+        raise ParameterError(
+            f"The 'evaluator' parameter of {OWNER} must be a LatticeEvaluator. "
+            f"Got {type(evaluator).__name__} instead."
+        )
+    if not isinstance(lattice, Lattice):
+        raise ParameterError(
+            f"The 'lattice' parameter of {OWNER} must be a Lattice. "
+            f"Got {type(lattice).__name__} instead."
+        )
+    attrs = tuple(evaluator.base.columns)
+    if tuple(lattice.attributes) != attrs:
+        raise ParameterError(
+            f"The lattice's attributes {list(lattice.attributes)} differ from the evaluator's "
+            f"quasi-identifiers {list(attrs)} (same names, same order needed)."
+        )
+    for a, lo, hi, h in zip(attrs, lattice.min_levels, lattice.max_levels, evaluator.heights()):
+        if not 0 <= lo <= hi <= h:
+            raise ParameterError(
+                f"Levels of quasi-identifier {a!r} must satisfy 0 <= min_level <= max_level "
+                f"<= {h} (its hierarchy's height). Got min_level={lo}, max_level={hi}. "
+                "(max_level is the paper's minimum level w^M, counted from the original "
+                f"values: paper level {h - hi} = anonlab level {hi}.)"
+            )
+    return attrs
+
+
+def privacyfrost2(
+    evaluator: LatticeEvaluator,
+    lattice: Lattice,
+    *,
+    priorities: Mapping[str, int] | Sequence[int],
+    score: Score | str = "basic",
+    p: int = 0,
+    partial_domain: bool = False,
+    presampling: PreSampling | None = None,
+    progress: Progress | None = None,
+) -> PrivacyFrost2Result:
+    """Anonymize by PrivacyFrost2: the full-domain table with the best score, then optionally
+    partial-domain de-generalization (Kiyomoto & Miyake 2014, sections 3-6, Fig. 3).
+
+    Parameters
+    ----------
+    evaluator : LatticeEvaluator
+        The table's base classes, the privacy models (the paper's ``Check_{k,l,c,t}`` is
+        "all models hold on every class that is not suppressed, and the suppressed records
+        fit ``max_suppressed``"), and the hierarchies (read from its metric context).
+    lattice : Lattice
+        The levels allowed: ``min_levels`` is the paper's lowest level ``w^L`` and
+        ``max_levels`` the paper's *minimum level* ``w^M`` (the most general level the user
+        allows), both in anonlab levels (0 = original values); they are never crossed.
+    priorities : Mapping[str, int] or sequence of int
+        ``v``: a positive int per quasi-identifier (larger = keep more detail). A mapping may
+        omit attributes (priority 1); a sequence follows the table order.
+    score : Score or {"basic", "log"}, default "basic"
+        The scoring function (section 6); ``"eta"`` needs ``d``: pass
+        ``build_score("eta", d=...)``.
+    p : int, default 0
+        The system parameter ``p`` of the pre-computation: each attribute alone is first
+        generalized until it is ``(k + p)``-anonymous, with ``k`` the largest minimal class
+        size of the models (k of k-anonymity, ceil(l) of l-diversity, ...).
+    partial_domain : bool, default False
+        Run the partial-domain de-generalization (section 5.4, step 4).
+    presampling : PreSampling, optional
+        Remove isolated records first (section 5.1). The search runs on the remaining
+        records (:func:`restrict_evaluator`); ``result.presample.keep`` says which base
+        classes stay.
+    progress : callable, optional
+        ``progress(1, None)`` per table checked.
+
+    Returns
+    -------
+    PrivacyFrost2Result
+
+    Raises
+    ------
+    ParameterError
+        Bad priorities (not positive ints), ``p < 0``, unknown score, levels outside the
+        hierarchies, a lattice that does not match the evaluator, bad pre-sampling
+        parameters -- all before any work.
+    InputError
+        If no table within the levels allowed satisfies the models (the message names the
+        binding attributes), or pre-sampling removes every record.
+        A model no generalization can satisfy (``l`` above the distinct sensitive values,
+        ...) raises the model's ParameterError.
+    PrivacyCheckError
+        If the returned table fails the independent re-check on its released labels
+        (never expected: nothing unsafe is returned).
+
+    Notes
+    -----
+    The scores are functions of ``e``, the number of distinct values of each attribute in
+    the table (section 6.1); ``e`` of every attribute at every level is computed once, from
+    the base classes, so scoring a full-domain table costs no grouping. A de-generalization
+    is scored before it is checked, and checked only if its score beats the best one found
+    (the paper checks first; the outcome is the same, with fewer checks).
+
+    References
+    ----------
+    S. Kiyomoto and Y. Miyake, "PrivacyFrost2: A Efficient Data Anonymization Tool Based on
+    Scoring Functions", CD-ARES 2014, LNCS 8708, pp. 211-225: sections 3 (requirements),
+    4.3 (functions), 5.1-5.4 (algorithm), 6 (scores), Appendix A Fig. 3.
+    """
+    t0 = time.perf_counter()
+    attrs = _validate(evaluator, lattice)
+    prio = per_attribute(priorities, attrs, "priorities", low=1, default=1)
+    if isinstance(score, str):
+        score_fn = build_score(score)
+    elif isinstance(score, Score):
+        score_fn = score
+    else:
+        raise ParameterError(
+            f"The 'score' parameter of {OWNER} must be a Score or a score name. "
+            f"Got {score!r} instead."
+        )
+    p = check_int(p, "p", low=0, owner=OWNER)
+    if not isinstance(partial_domain, bool):
+        raise ParameterError(
+            f"The 'partial_domain' parameter of {OWNER} must be a bool. "
+            f"Got {partial_domain!r} instead."
+        )
+    if presampling is not None and not isinstance(presampling, PreSampling):
+        raise ParameterError(
+            f"The 'presampling' parameter of {OWNER} must be a PreSampling or None. "
+            f"Got {presampling!r} instead."
+        )
+    if presampling is not None:
+        presampling.levels(evaluator)  # validate before any work
+
+    pre: PreSample | None = None
+    work = evaluator
+    if presampling is not None:
+        pre = presample(evaluator, presampling)
+        if pre.removed_rows:
+            work = restrict_evaluator(evaluator, pre.keep)
+    if work.base.n_rows == 0:
+        raise InputError("The table has no records to anonymize.")
+    for model in work.models:
+        model.check_feasible(work.base)  # impossibilities no generalization can repair
+
+    search = _Search(work, lattice, prio, score_fn, p, progress)
+    single, initial = search.precompute(attrs)
+    node, s = search.optimize(initial, search.score(initial))
+
+    n_base = work.base.n_classes
+    verify_release(work, np.tile(np.asarray(node, dtype=np.int64), (n_base, 1)))
+    suppressed = search.evaluate(node)[1]
+
+    partial: PartialDomainResult | None = None
+    final_score = s
+    if partial_domain:
+        order = list(reversed(search.order))
+        partial = partial_domain_degeneralization(
+            work,
+            node,
+            min_levels=lattice.min_levels,
+            order=order,
+            score=score_fn,
+            priorities=search.v,
+            base_counts=search.base_counts,
+            progress=progress,
+        )
+        verify_release(work, partial.base_levels)
+        if partial.score < s:  # pragma: no cover - the step only keeps non-decreasing changes
+            raise AssertionError("The partial-domain step lowered the score.")
+        final_score = partial.score
+        if pre is not None and pre.removed_rows:
+            partial = _expand(partial, pre.keep)
+
+    return PrivacyFrost2Result(
+        attributes=attrs,
+        levels=node,
+        levels_from_root=to_paper_levels(node, search.heights),
+        score=final_score,
+        full_domain_score=s,
+        value_counts=tuple(int(x) for x in search.e(node)),
+        base_value_counts=tuple(int(x) for x in search.base_counts),
+        priorities=tuple(prio),
+        order=tuple(attrs[j] for j in search.order),
+        single_attribute_levels=single,
+        initial_levels=initial,
+        suppressed_rows=suppressed,
+        tables_checked=len(search._checked),
+        tables_scored=len(search._scored),
+        skipped_by_bound=search.skipped,
+        score_name=score_fn.name or type(score_fn).__name__,
+        presample=pre,
+        partial=partial,
+        elapsed_s=time.perf_counter() - t0,
+    )
+
+
+def _expand(partial: PartialDomainResult, keep: npt.NDArray[np.bool_]) -> PartialDomainResult:
+    """Index a partial-domain result by the base classes before pre-sampling."""
+    n = keep.size
+    levels = np.full((n, partial.base_levels.shape[1]), -1, dtype=np.int64)
+    levels[keep] = partial.base_levels
+    cls = np.full(n, -1, dtype=np.int64)
+    cls[keep] = partial.class_of_base
+    return PartialDomainResult(
+        base_levels=levels,
+        class_of_base=cls,
+        class_sizes=partial.class_sizes,
+        class_levels=partial.class_levels,
+        class_labels=partial.class_labels,
+        suppressed=partial.suppressed,
+        score=partial.score,
+        value_counts=partial.value_counts,
+        splits=partial.splits,
+        tables_checked=partial.tables_checked,
+    )
