@@ -37,7 +37,11 @@ Node = tuple[int, ...]
 def group_rows(
     codes: Sequence[npt.NDArray[np.integer]], cards: Sequence[int]
 ) -> tuple[npt.NDArray[np.int64], int]:
-    """Dense group ids of the rows of several integer columns (vectorised refinement).
+    """Dense group ids of the rows of several integer columns.
+
+    Columns are combined into one mixed-radix key while its space fits 62 bits, and the key
+    is made dense (a counting pass when the space is small, hashed grouping otherwise)
+    whenever the next column would overflow it.
 
     Parameters
     ----------
@@ -53,24 +57,32 @@ def group_rows(
     n_groups : int
     """
     n = len(codes[0]) if codes else 0
-    ids = np.zeros(n, dtype=np.int64)
-    n_groups = 1 if n else 0
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), 0
+    key = np.zeros(n, dtype=np.int64)
+    space = 1
     for col, card in zip(codes, cards):
-        if card <= 1 or n == 0:
+        card = int(card)
+        if card <= 1:
             continue
-        key = ids * card + col
-        space = n_groups * card
-        if space <= max(4 * n, 1 << 16):
-            present = np.zeros(space, dtype=bool)
-            present[key] = True
-            dense = np.cumsum(present, dtype=np.int64) - 1
-            ids = dense[key]
-            n_groups = int(dense[-1] + 1)
-        else:
-            uniq, ids = np.unique(key, return_inverse=True)
-            ids = ids.astype(np.int64)
-            n_groups = int(uniq.size)
-    return ids, n_groups
+        if space * card >= 2**62:
+            key, space = _densify(key, space)
+        key = key * card + np.asarray(col, dtype=np.int64)
+        space *= card
+    return _densify(key, space)
+
+
+def _densify(key: npt.NDArray[np.int64], space: int) -> tuple[npt.NDArray[np.int64], int]:
+    """Map keys in ``0..space-1`` to dense ids ``0..g-1`` (equal keys, equal ids)."""
+    n = key.size
+    if space <= max(4 * n, 1 << 16):
+        present = np.zeros(space, dtype=bool)
+        present[key] = True
+        dense = np.cumsum(present, dtype=np.int64) - 1
+        return dense[key], int(dense[-1] + 1)
+    ids, sizes = _hashed_groups(key, None, need_ids=True)
+    assert ids is not None
+    return ids, int(sizes.size)
 
 
 _GOLDEN = np.int64(-7046029254386353131)  # 0x9E3779B97F4A7C15, Fibonacci hashing
@@ -78,7 +90,7 @@ _GOLDEN = np.int64(-7046029254386353131)  # 0x9E3779B97F4A7C15, Fibonacci hashin
 
 def _hashed_groups(
     key: npt.NDArray[np.int64],
-    weights: npt.NDArray[np.int64],
+    weights: npt.NDArray[np.int64] | None,
     *,
     need_ids: bool = False,
     bits: int | None = None,
@@ -90,7 +102,8 @@ def _hashed_groups(
     into their buckets (the last write wins), an element whose bucket holds another key
     marks its bucket as colliding. Only the elements of colliding buckets are sorted. This
     avoids sorting all keys, the cost of a lattice node's check. Groups come in no
-    particular order. ``bits`` (the log2 of the number of buckets) is for tests.
+    particular order. ``weights`` None counts elements. ``bits`` (the log2 of the number of
+    buckets) is for tests.
     """
     n = key.size
     if bits is None:
@@ -118,7 +131,8 @@ def _hashed_groups(
     rk = rk[order]
     flags = np.r_[True, rk[1:] != rk[:-1]]
     starts = np.flatnonzero(flags)
-    more = np.add.reduceat(weights[rest][order], starts).astype(np.int64)
+    w_rest = np.ones(rest.size, dtype=np.int64) if weights is None else weights[rest][order]
+    more = np.add.reduceat(w_rest, starts).astype(np.int64)
     if ids is not None:
         ids[rest[order]] = sizes.size + np.cumsum(flags) - 1
     return ids, np.concatenate([sizes, more])
@@ -165,8 +179,10 @@ def roll_up(
     if space >= 2**62 or n == 0:
         gids, g = group_rows(codes, cards)
         sizes = np.bincount(gids, weights=weights, minlength=g).astype(np.int64)
-        first = np.full(g, n, dtype=np.int64)
-        np.minimum.at(first, gids, np.arange(n, dtype=np.int64))
+        if not need_codes:
+            return gids, sizes, []
+        first = np.empty(g, dtype=np.int64)
+        first[gids[::-1]] = np.arange(n - 1, -1, -1, dtype=np.int64)  # first row of each
         return gids, sizes, [np.asarray(c, dtype=np.int64)[first] for c in codes]
     key = np.zeros(n, dtype=np.int64)
     for col, card in zip(codes, cards):
@@ -350,6 +366,10 @@ class LatticeEvaluator:
             np.ascontiguousarray(base.keys[:, j], dtype=np.int64) for j in range(len(base.columns))
         ]
         self._code_cache: dict[tuple[int, int], npt.NDArray[np.int64]] = {}
+        self._pair_cache: dict[tuple[int, int, int, int], npt.NDArray[np.int64]] = {}
+        self._pair_bytes = 0
+        #: Memory the cache of paired codes may use.
+        self.pair_cache_bytes = 256 * 2**20
         self._sparse: (
             dict[
                 str,
@@ -366,6 +386,34 @@ class LatticeEvaluator:
             hit = self._maps[j][level][self._keycols[j]]
             self._code_cache[(j, level)] = hit
         return hit
+
+    def _paired(
+        self, cols: Sequence[int], levels: Sequence[int]
+    ) -> tuple[list[npt.NDArray[np.int64]], list[int]]:
+        """Codes of the base classes by pairs of attributes (half the work per node).
+
+        ``code_a * card_b + code_b`` of attributes ``a, b`` at their levels is cached while
+        the cache stays under :attr:`pair_cache_bytes`; the node's classes are the same.
+        """
+        codes: list[npt.NDArray[np.int64]] = []
+        cards: list[int] = []
+        items = [(j, int(lv), int(self._labels[j][lv].size)) for j, lv in zip(cols, levels)]
+        items = [it for it in items if it[2] > 1]  # a column at its root adds nothing
+        for i in range(0, len(items) - 1, 2):
+            (a, la, ca), (b, lb, cb) = items[i], items[i + 1]
+            hit = self._pair_cache.get((a, la, b, lb))
+            if hit is None:
+                hit = self._codes(a, la) * cb + self._codes(b, lb)
+                if self._pair_bytes + hit.nbytes <= self.pair_cache_bytes:
+                    self._pair_cache[(a, la, b, lb)] = hit
+                    self._pair_bytes += hit.nbytes
+            codes.append(hit)
+            cards.append(ca * cb)
+        if len(items) % 2:
+            j, lv, c = items[-1]
+            codes.append(self._codes(j, lv))
+            cards.append(c)
+        return codes, cards
 
     def heights(self) -> tuple[int, ...]:
         """The hierarchy height of each quasi-identifier."""
@@ -388,8 +436,11 @@ class LatticeEvaluator:
         base = self.base
         cols = list(range(len(base.columns))) if attributes is None else list(attributes)
         want_hist = with_sensitive and bool(self._sens)
-        cards = [int(self._labels[j][lv].size) for j, lv in zip(cols, levels)]
-        codes = [self._codes(j, lv) for j, lv in zip(cols, levels)]
+        if with_keys:
+            cards = [int(self._labels[j][lv].size) for j, lv in zip(cols, levels)]
+            codes = [self._codes(j, lv) for j, lv in zip(cols, levels)]
+        else:
+            codes, cards = self._paired(cols, levels)
         ids, sizes, merged = roll_up(
             codes, cards, base.sizes, need_ids=want_hist, need_codes=with_keys
         )

@@ -93,6 +93,15 @@ class Tagger:
         # per attribute and level: which nodes are at least / at most that level there
         self._ge = [[nodes[:, j] >= lv for lv in range(int(maxs[j]) + 1)] for j in range(m)]
         self._le = [[nodes[:, j] <= lv for lv in range(int(maxs[j]) + 1)] for j in range(m)]
+        # the path step of every node: its successors, most room first (-1: none)
+        room = maxs[None, :] - nodes
+        order = np.argsort(-room, axis=1, kind="stable")
+        code = ((nodes - self.mins) * self.strides).sum(axis=1)
+        succ = np.full((n, m), -1, dtype=np.int64)
+        for j in range(m):
+            ok = room[:, j] > 0
+            succ[ok, j] = self.pos[code[ok] + self.strides[j]]
+        self._steps = np.take_along_axis(succ, order, axis=1)
 
     def index(self, v: npt.NDArray[np.int64]) -> int:
         """Position of node ``v`` in ``nodes``."""
@@ -124,22 +133,15 @@ class Tagger:
         if self.status[start] != UNKNOWN:
             return int(self.status[start])
         path = [start]
-        v = self.nodes[start].copy()
+        status = self.status
+        i = start
         while True:
-            room = self.maxs - v
-            moved = False
-            for j in np.argsort(-room, kind="stable"):
-                if room[j] <= 0:
-                    continue
-                w = v.copy()
-                w[j] += 1
-                i = self.index(w)
-                if self.status[i] == UNKNOWN and (bounds is None or bounds[i] < cut):
-                    path.append(i)
-                    v = w
-                    moved = True
+            for s in self._steps[i].tolist():
+                if s >= 0 and status[s] == UNKNOWN and (bounds is None or bounds[s] < cut):
+                    path.append(s)
+                    i = s
                     break
-            if not moved:
+            else:
                 break
         lo, hi = 0, len(path) - 1
         if bounds is not None and hi > 0:

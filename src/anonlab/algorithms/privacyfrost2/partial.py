@@ -267,7 +267,10 @@ class _LabelIndex:
 
     def keys(self, levels: IntArray) -> list[IntArray]:
         """Label id per base class, per attribute."""
-        return [t[levels[:, j], self._cols] for j, t in enumerate(self.tables)]
+        n = self._cols.size
+        return [
+            np.take(t.reshape(-1), levels[:, j] * n + self._cols) for j, t in enumerate(self.tables)
+        ]
 
     def table(self, levels: IntArray) -> _Table:
         """Group by labels and judge the classes (the check of a partial-domain table)."""
