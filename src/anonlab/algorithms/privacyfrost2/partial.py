@@ -45,6 +45,7 @@ __all__ = [
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
+U64Array = npt.NDArray[np.uint64]
 
 
 def _label_key(label: object) -> tuple[bool, str]:
@@ -347,8 +348,474 @@ class PartialDomainResult:
         return vecs.astype(np.int64), rows.astype(np.int64)
 
 
+_MULTIPLIERS = (
+    np.uint64(0x9E3779B97F4A7C15),
+    np.uint64(0xC2B2AE3D27D4EB4F),
+    np.uint64(0x165667B19E3779F9),
+    np.uint64(0xD6E8FEB86659FD93),
+)
+
+
+def _group_keys(key: U64Array) -> tuple[IntArray, int]:
+    """Dense ids of equal 64-bit keys (exact), in no particular order.
+
+    Each round scatters the keys into ``>= 2 r`` buckets by a multiplicative hash; a bucket
+    whose keys are all equal gets an id, and only the keys of buckets holding two different
+    keys go to the next round (with another multiplier). What little remains is sorted.
+    This costs a few passes over the keys instead of a sort of all of them.
+
+    Parameters
+    ----------
+    key : ndarray of uint64
+
+    Returns
+    -------
+    ids : ndarray of int64
+        ``0..n_groups-1``; equal keys share an id, different keys never do.
+    n_groups : int
+    """
+    ids = np.empty(key.size, dtype=np.int64)
+    rest: IntArray | None = None
+    k = key
+    off = 0
+    for mult in _MULTIPLIERS:
+        if k.size <= 32:
+            break
+        bits = max(int(2 * k.size - 1).bit_length(), 4)
+        m = 1 << bits
+        bucket = ((k * mult) >> np.uint64(64 - bits)).astype(np.intp)
+        slot = np.empty(m, dtype=np.uint64)
+        slot[bucket] = k  # the last write wins: a bucket of one key holds it everywhere
+        used = np.zeros(m, dtype=bool)
+        used[bucket] = True
+        used[bucket[slot[bucket] != k]] = False  # two keys in one bucket: next round
+        clean = used[bucket]
+        present = np.flatnonzero(used)
+        rank = np.empty(m, dtype=np.int64)
+        rank[present] = np.arange(off, off + present.size, dtype=np.int64)
+        pos = np.flatnonzero(clean) if rest is None else rest[clean]
+        ids[pos] = rank[bucket[clean]]
+        off += int(present.size)
+        dirty = ~clean
+        rest = np.flatnonzero(dirty) if rest is None else rest[dirty]
+        if not rest.size:
+            return ids, off
+        k = key[rest]
+    if rest is None:
+        rest = np.arange(key.size, dtype=np.int64)
+    uniq, inv = np.unique(k, return_inverse=True)
+    ids[rest] = off + inv.reshape(-1).astype(np.int64)
+    return ids, off + int(uniq.size)
+
+
+def _label_hashes(cards: Sequence[int]) -> list[U64Array]:
+    """A random 64-bit number per label id of each attribute (distinct within an attribute)."""
+    rng = np.random.default_rng(0x5F2)
+    out = []
+    for card in cards:
+        while True:
+            f = rng.integers(0, np.iinfo(np.uint64).max, size=card, dtype=np.uint64, endpoint=True)
+            if np.unique(f).size == card:
+                break
+        out.append(f)
+    return out
+
+
+@dataclass
+class _Plan:
+    """The splits of one attribute in the groups that pass (one batch), ready to apply.
+
+    ``rows`` are the base classes that go one level down (of group ``parent``, from label
+    ``old`` to ``new``, into class ``cls``); ``rows3`` are the other base classes of those
+    groups (they keep their labels, in class ``cls3``). Per class: its group (``-1`` for a
+    class of no passing group), label on the attribute, tuple hash and size.
+    """
+
+    j: int
+    n_groups: int
+    rows: IntArray
+    parent: IntArray
+    old: IntArray
+    new: IntArray
+    cls: IntArray
+    rows3: IntArray
+    parent3: IntArray
+    cls3: IntArray
+    class_parent: IntArray
+    class_label: IntArray
+    class_hash: U64Array
+    class_size: IntArray
+
+
 class _Partial:
-    """State of the partial-domain search."""
+    """State of the partial-domain search, checked locally.
+
+    The released table is kept as groups (label tuples) of base classes: per group its
+    labels, a 64-bit hash of its label tuple (a sum of random numbers per label) and whether
+    it is suppressed, and per attribute how many base classes carry each label (so ``e`` is
+    updated by the difference of a split). A batch groups only the candidate base classes
+    by their tuple after the split, together with one row per group for its current tuple:
+    classes holding rows of two groups are merges (checked exactly on the labels), and the
+    classes of each candidate group are judged by the models on class statistics that hold
+    them and one class for every other record (so the whole table's distribution is the
+    same). Each table checked by :class:`_ReferencePartial` is checked here with the same
+    outcome; the count of tables checked is the same.
+    """
+
+    def __init__(
+        self,
+        evaluator: LatticeEvaluator,
+        levels: Sequence[int],
+        min_levels: Sequence[int],
+        order: Sequence[int],
+        score: Score,
+        priorities: npt.NDArray[np.float64],
+        base_counts: IntArray,
+        progress: Progress | None,
+    ) -> None:
+        self.evaluator = evaluator
+        self.index = _LabelIndex(evaluator)
+        n = evaluator.base.n_classes
+        self._levels = np.tile(np.asarray(levels, dtype=np.int64), (n, 1))
+        self.lo = np.asarray(min_levels, dtype=np.int64)
+        self.order = list(order)
+        self.score_fn = score
+        self.v = priorities
+        self.eb = base_counts
+        self.progress = progress
+        self.checked = 0
+        self.splits = 0
+        self.entangled = 0  # groups left alone because their labels would merge with another's
+        self._hash = _label_hashes(self.index.cards)
+        self._version = 0
+        self._dirty = True
+        self._memo: dict[int, tuple[int, bool, int]] = {}
+        self._table: _Table | None = self._check(self._levels)
+        if not self._table.ok:
+            raise PrivacyCheckError(
+                "The full-domain PrivacyFrost2 table fails its check before the partial-domain "
+                "step; nothing may be released."
+            )
+        self.s = self._score(self._table)
+        self._sync()
+
+    # ------------------------------------------------------------------ state
+    @property
+    def levels(self) -> IntArray:
+        """Level of each attribute in each base class."""
+        return self._levels
+
+    @levels.setter
+    def levels(self, value: IntArray) -> None:
+        self._levels = value
+        self._dirty = True
+
+    @property
+    def table(self) -> _Table:
+        """The released classes, numbered as :meth:`_LabelIndex.table` numbers them."""
+        if self._table is None:
+            self._table = self.index.table(self._levels)
+        return self._table
+
+    @table.setter
+    def table(self, value: _Table) -> None:
+        self._table = value
+        self._dirty = True
+
+    def _sync(self) -> None:
+        """Rebuild the group state from ``levels`` and ``table`` (after they were set)."""
+        if not self._dirty:
+            return
+        t = self.table
+        keys = self.index.keys(self._levels)
+        g = int(t.sizes.size)
+        self._gid = np.asarray(t.ids, dtype=np.int64).copy()
+        self._gviol = np.asarray(t.violating, dtype=bool).copy()
+        self._ok = bool(t.ok)
+        self._glab: list[IntArray] = []
+        self._ghash = np.zeros(g, dtype=np.uint64)
+        self._lcount: list[IntArray] = []
+        for k, card, f in zip(keys, self.index.cards, self._hash):
+            lab = np.zeros(g, dtype=np.int64)
+            lab[self._gid] = k
+            self._glab.append(lab)
+            self._ghash += f[lab]
+            self._lcount.append(np.bincount(k, minlength=card).astype(np.int64))
+        self._e = np.array([np.count_nonzero(c) for c in self._lcount], dtype=np.int64)
+        self._scratch = [np.zeros(card, dtype=np.int64) for card in self.index.cards]
+        self._owner = [np.zeros(card, dtype=np.int64) for card in self.index.cards]
+        self._dirty = False
+        self._version += 1
+
+    def _tick(self) -> None:
+        self.checked += 1
+        if self.progress is not None:
+            self.progress(1, None)
+
+    def _check(self, levels: IntArray) -> _Table:
+        self._tick()
+        return self.index.table(levels)
+
+    def _score(self, table: _Table) -> float:
+        return self.score_fn.score(table.counts, self.v, self.eb)
+
+    # ------------------------------------------------------------------ search
+    def run(self) -> None:
+        changed = True
+        while changed:
+            changed = False
+            for j in self.order:
+                while self._batch(j):
+                    changed = True
+
+    def _batch(self, j: int) -> bool:
+        """De-generalize attribute ``j`` in every group where that keeps the check."""
+        self._sync()
+        memo = self._memo.get(j)
+        if memo is not None and memo[0] == self._version:
+            # nothing changed since attribute j was last tried in vain: same outcome
+            if memo[1]:
+                self._tick()
+            self.entangled += memo[2]
+            return False
+        found = self._find(j)
+        if found is None:
+            return False
+        return self._apply_plan(found)
+
+    def _give_up(self, j: int, ticked: bool, entangled: int) -> None:
+        self._memo[j] = (self._version, ticked, entangled)
+
+    def _find(self, j: int) -> _Plan | None:
+        """The candidate splits of attribute ``j``: which groups pass, as a plan."""
+        ev = self.evaluator
+        n = ev.base.n_classes
+        gid, g = self._gid, int(self._gviol.size)
+        lv = self._levels[:, j]
+        cand = lv > self.lo[j]
+        cand &= ~self._gviol[gid]
+        ci = np.flatnonzero(cand)
+        if not ci.size:
+            self._give_up(j, False, 0)
+            return None
+        self._tick()  # the table with every candidate group split
+        g_ci = gid[ci]
+        new = self.index.tables[j].reshape(-1)[(lv[ci] - 1) * n + ci]
+        glab, f = self._glab[j], self._hash[j]
+        family = self._ghash - f[glab]  # the hash of a group's tuple without attribute j
+        keys = np.concatenate([family[g_ci] + f[new], self._ghash])
+        parents = np.concatenate([g_ci, np.arange(g, dtype=np.int64)])
+        labels = np.concatenate([new, glab])
+        cls, nc = _group_keys(keys)
+        multi = self._multi(cls, nc, parents)
+        if multi.any():  # merges, or hash collisions: regroup those rows by their labels
+            rx = np.flatnonzero(multi[cls])
+            codes = [lab[parents[rx]] for lab in self._glab]
+            codes[j] = labels[rx]
+            exact, nx = group_rows(codes, self.index.cards)
+            cls[rx] = nc + exact
+            nc += nx
+            multi = self._multi(cls, nc, parents)
+        c = ci.size
+        cls1, cls2 = cls[:c], cls[c:]
+        entangled = np.zeros(g, dtype=bool)
+        entangled[parents[multi[cls]]] = True
+        has_cand = np.zeros(g, dtype=bool)
+        has_cand[g_ci] = True
+        # the other base classes of these groups keep their labels (their group's tuple)
+        r3 = np.flatnonzero((has_cand | entangled)[gid] & ~cand)
+        cls3 = cls2[gid[r3]]
+        present = np.zeros(nc, dtype=bool)
+        present[cls1] = True
+        present[cls3] = True
+        pres = np.flatnonzero(present)
+        n_sub = int(pres.size)
+        dense = np.full(nc, -1, dtype=np.int64)
+        dense[pres] = np.arange(n_sub, dtype=np.int64)
+        ids = np.full(n, n_sub, dtype=np.int64)  # every other record: one class
+        ids[ci] = dense[cls1]
+        ids[r3] = dense[cls3]
+        sizes = np.bincount(ids, weights=ev.base.sizes, minlength=n_sub + 1).astype(np.int64)
+        if not sizes[n_sub]:
+            sizes = sizes[:n_sub]
+        stats = _class_stats(ev, ids, sizes, self.index._sparse)
+        bad = _violating(ev, stats)[:n_sub]
+        fails = np.zeros(g, dtype=bool)
+        fails[g_ci[bad[ids[ci]]]] = True
+        fails[gid[r3][bad[ids[r3]]]] = True
+        ok = has_cand & ~fails & ~self._gviol
+        n_ent = int((entangled & ok).sum())
+        self.entangled += n_ent
+        passing = ok & ~entangled
+        if not passing.any():
+            self._give_up(j, True, n_ent)
+            return None
+        sel = passing[g_ci]
+        sel3 = passing[gid[r3]]
+        rows3 = r3[sel3]
+        class_parent = np.full(nc, -1, dtype=np.int64)
+        class_parent[cls1[sel]] = g_ci[sel]
+        class_parent[cls3[sel3]] = gid[rows3]
+        class_label = np.empty(nc, dtype=np.int64)
+        class_label[cls] = labels
+        class_hash = np.empty(nc, dtype=np.uint64)
+        class_hash[cls] = keys
+        class_size = np.zeros(nc, dtype=np.int64)
+        class_size[pres] = sizes[:n_sub]
+        return _Plan(
+            j=j,
+            n_groups=g,
+            rows=ci[sel],
+            parent=g_ci[sel],
+            old=glab[g_ci[sel]],
+            new=new[sel],
+            cls=cls1[sel],
+            rows3=rows3,
+            parent3=gid[rows3],
+            cls3=cls3[sel3],
+            class_parent=class_parent,
+            class_label=class_label,
+            class_hash=class_hash,
+            class_size=class_size,
+        )
+
+    @staticmethod
+    def _multi(cls: IntArray, nc: int, parents: IntArray) -> BoolArray:
+        """Classes holding rows of more than one group."""
+        first = np.empty(nc, dtype=np.int64)
+        first[cls] = parents
+        multi = np.zeros(nc, dtype=bool)
+        multi[cls[first[cls] != parents]] = True
+        return multi
+
+    def _apply_plan(self, plan: _Plan) -> bool:
+        """Apply every passing split if the score does not drop; else bisect like the
+        reference does, in the order of its class numbering."""
+        groups = np.flatnonzero(np.bincount(plan.parent, minlength=plan.n_groups) > 0)
+        if self._try(plan, groups):
+            return True
+        if groups.size == 1:
+            return False
+        # the reference lists the groups by their class ids in its table
+        ref_id = np.empty(plan.n_groups, dtype=np.int64)
+        ref_id[self._gid] = self.table.ids
+        groups = groups[np.argsort(ref_id[groups], kind="stable")]
+        half = groups.size // 2
+        first = self._apply(plan, groups[:half])
+        second = self._apply(plan, groups[half:])
+        return first or second
+
+    def _apply(self, plan: _Plan, groups: IntArray) -> bool:
+        """Apply the splits of ``groups`` if the score does not drop; otherwise each half."""
+        if self._try(plan, groups):
+            return True
+        if groups.size == 1:
+            return False
+        half = groups.size // 2
+        first = self._apply(plan, groups[:half])
+        second = self._apply(plan, groups[half:])
+        return first or second
+
+    def _try(self, plan: _Plan, groups: IntArray) -> bool:
+        """Check the table with the splits of ``groups`` (one table checked) and keep it if it
+        passes with a score that does not drop."""
+        self._tick()
+        if not self._ok:  # the splits leave the suppressed classes as they are
+            return False
+        member = np.zeros(plan.n_groups, dtype=bool)
+        member[groups] = True
+        sel = member[plan.parent]
+        j = plan.j
+        e_j = self._count_after(j, plan.old[sel], plan.new[sel])
+        e = self._e.copy()
+        e[j] = e_j
+        s = self.score_fn.score(e, self.v, self.eb)
+        if s < self.s:
+            return False
+        self._commit(plan, member, sel)
+        self._e, self.s = e, s
+        self.splits += int(groups.size)
+        return True
+
+    def _count_after(self, j: int, old: IntArray, new: IntArray) -> int:
+        """``e`` of attribute ``j`` after base classes move from labels ``old`` to ``new``."""
+        scratch, owner, count = self._scratch[j], self._owner[j], self._lcount[j]
+        np.add.at(scratch, new, 1)
+        np.subtract.at(scratch, old, 1)
+        touched = np.concatenate([old, new])
+        pos = np.arange(touched.size, dtype=np.int64)
+        owner[touched] = pos
+        uniq = touched[owner[touched] == pos]
+        before = count[uniq]
+        after = before + scratch[uniq]
+        scratch[uniq] = 0
+        gained = int(np.count_nonzero((before == 0) & (after > 0)))
+        lost = int(np.count_nonzero((before > 0) & (after == 0)))
+        return int(self._e[j]) + gained - lost
+
+    def _commit(self, plan: _Plan, member: BoolArray, sel: BoolArray) -> None:
+        """Apply the splits of the groups in ``member``: levels, label counts and groups."""
+        j = plan.j
+        rows, new = plan.rows[sel], plan.new[sel]
+        self._levels[rows, j] -= 1
+        np.add.at(self._lcount[j], new, 1)
+        np.subtract.at(self._lcount[j], plan.old[sel], 1)
+        # each class of a split group becomes a group; one keeps the group's id
+        classes = np.flatnonzero(
+            (plan.class_parent >= 0) & member[np.maximum(plan.class_parent, 0)]
+        )
+        parent = plan.class_parent[classes]
+        keep = np.empty(plan.n_groups, dtype=np.int64)
+        keep[parent] = classes
+        kept = keep[parent] == classes
+        g = int(self._gviol.size)
+        extra = classes[~kept]
+        new_id = np.empty(plan.class_parent.size, dtype=np.int64)
+        new_id[classes[kept]] = parent[kept]
+        new_id[extra] = g + np.arange(extra.size, dtype=np.int64)
+        self._gid[rows] = new_id[plan.cls[sel]]
+        sel3 = member[plan.parent3]
+        self._gid[plan.rows3[sel3]] = new_id[plan.cls3[sel3]]
+        born = parent[~kept]
+        self._glab = [np.concatenate([lab, lab[born]]) for lab in self._glab]
+        self._glab[j][new_id[classes]] = plan.class_label[classes]
+        self._ghash = np.concatenate([self._ghash, self._ghash[born]])
+        self._ghash[new_id[classes]] = plan.class_hash[classes]
+        self._gviol = np.concatenate([self._gviol, np.zeros(extra.size, dtype=bool)])
+        self._table = None
+        self._version += 1
+
+    def result(self, evaluator: LatticeEvaluator) -> PartialDomainResult:
+        t = self.table
+        g = int(t.sizes.size)
+        m = self._levels.shape[1]
+        class_levels = np.full((g, m), -1, dtype=np.int64)
+        for j in range(m):
+            np.maximum.at(class_levels[:, j], t.ids, self._levels[:, j])
+        member = np.zeros(g, dtype=np.int64)  # any base class of each class: same labels
+        member[t.ids] = np.arange(t.ids.size, dtype=np.int64)
+        keys = self.index.keys(self._levels)
+        labels = tuple(self.index.values[j][keys[j][member]] for j in range(m))
+        return PartialDomainResult(
+            base_levels=self._levels,
+            class_of_base=t.ids,
+            class_sizes=t.sizes,
+            class_levels=class_levels,
+            class_labels=labels,
+            suppressed=t.violating,
+            score=self.s,
+            value_counts=tuple(int(x) for x in t.counts),
+            splits=self.splits,
+            tables_checked=self.checked,
+        )
+
+
+class _ReferencePartial:
+    """The straightforward partial-domain search: every table checked whole.
+
+    Kept as the reference of :class:`_Partial` (used by the tests only): it regroups all base
+    classes for every table it checks.
+    """
 
     def __init__(
         self,
@@ -546,6 +1013,35 @@ def partial_domain_degeneralization(
         np.asarray(priorities, dtype=np.float64),
         np.asarray(base_counts, dtype=np.int64),
         progress,
+    )
+    state.run()
+    return state.result(evaluator)
+
+
+def _reference_partial_domain(
+    evaluator: LatticeEvaluator,
+    levels: Sequence[int],
+    *,
+    min_levels: Sequence[int],
+    order: Sequence[int],
+    score: Score,
+    priorities: npt.ArrayLike,
+    base_counts: npt.ArrayLike,
+) -> PartialDomainResult:
+    """:func:`partial_domain_degeneralization` by :class:`_ReferencePartial` (for tests).
+
+    Every table is checked whole (all base classes regrouped by their labels); the result
+    must equal the fast step's.
+    """
+    state = _ReferencePartial(
+        evaluator,
+        levels,
+        min_levels,
+        order,
+        score,
+        np.asarray(priorities, dtype=np.float64),
+        np.asarray(base_counts, dtype=np.int64),
+        None,
     )
     state.run()
     return state.result(evaluator)
