@@ -283,3 +283,25 @@ def test_cli_privacyfrost2_json(data, tmp_path):
     doc = json.loads(res.output)
     assert doc["algorithm"] == "privacyfrost2" and doc["privacyfrost2"]["score"]["value"] > 0
     assert all(doc["checks"].values()) and out.exists()
+
+
+def test_inconsistent_hierarchy_file(data, tmp_path):
+    h = tmp_path / "sex.csv"
+    h.write_text("F;A;*\nM;A;**\n")
+    out = tmp_path / "o.csv"
+    with pytest.raises(HierarchyError, match="'A' at level 1 has 2 parents"):
+        anonymize(data, job(quasi_identifiers={"sex": {"hierarchy": str(h)}}), output=out)
+    assert not out.exists()
+
+
+def test_cli_bad_job_exits_non_zero_and_writes_nothing(data, tmp_path):
+    import yaml
+
+    job_file = tmp_path / "job.yaml"
+    job_file.write_text(yaml.safe_dump(job(metric="entropyy")))
+    out = tmp_path / "out.csv"
+    res = CliRunner().invoke(
+        app, ["anonymize", str(data), "--job", str(job_file), "--output", str(out)]
+    )
+    assert res.exit_code != 0 and "entropy" in res.output
+    assert not out.exists()
