@@ -148,6 +148,11 @@ def prepare(data: Any, job: JobSpec) -> Prepared:
     for m in models:
         for attr in m.sensitive_attributes:
             check_columns([attr], table.names, what=f"attribute of model {m.name!r}")
+        if m.min_class_size > table.n_rows:
+            raise ParameterError(
+                f"Model {m.name!r} needs classes of at least {m.min_class_size} rows, but the "
+                f"table has only {table.n_rows} rows. Nothing was written."
+            )
     metric_name, metric_params = job.metric
     metric = build_metric(metric_name, **metric_params)
     mins, maxs = [], []

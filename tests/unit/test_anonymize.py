@@ -135,7 +135,15 @@ def test_check_reports_violations(data):
         ),
         ({"quasi_identifiers": {"agee": {}}}, ColumnNotFoundError, "Did you mean 'age'"),
         ({"sensitive": ["illness"]}, ColumnNotFoundError, "illness"),
-        ({"models": [{"k_anonymity": {"k": 13}}]}, AnonlabError, "No transformation"),
+        ({"models": [{"k_anonymity": {"k": 13}}]}, ParameterError, "only 12 rows"),
+        (
+            {
+                "models": [{"k_anonymity": {"k": 5}}],
+                "quasi_identifiers": {"zip": {"mask": {"width": 4}, "max_level": 1}},
+            },
+            AnonlabError,
+            "No transformation",
+        ),
         ({"algorithm": "greedy"}, ParameterError, "Valid algorithms"),
         ({"quasi_identifiers": {"age": {"max_level": 9}}}, ParameterError, "max_level"),
     ],
@@ -304,4 +312,13 @@ def test_cli_bad_job_exits_non_zero_and_writes_nothing(data, tmp_path):
         app, ["anonymize", str(data), "--job", str(job_file), "--output", str(out)]
     )
     assert res.exit_code != 0 and "entropy" in res.output
+    assert not out.exists()
+
+
+def test_empty_table(tmp_path):
+    p = tmp_path / "empty.csv"
+    p.write_text("age,zip,sex,disease\n")
+    out = tmp_path / "out.csv"
+    with pytest.raises(AnonlabError, match="empty"):
+        anonymize(p, job(), output=out)
     assert not out.exists()
