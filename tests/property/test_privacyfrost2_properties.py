@@ -300,3 +300,47 @@ def test_partial_step_equals_the_reference_from_mixed_levels(
     assert (fast.splits, fast.checked, fast.entangled) == (ref.splits, ref.checked, ref.entangled)
     if ref.entangled:
         event("groups left alone (merges)")
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(vals, vals, vals, st.sampled_from(["p", "q", "r"])), min_size=20,
+                max_size=80), st.sampled_from(MODELS), st.sampled_from(SCORES), prio_st,
+       st.permutations(range(len(QIS))), st.data(), st.sampled_from([0.0, 0.2, 1.0]))  # fmt: skip
+def test_partial_step_remembered_verdicts_match_the_reference(
+    rows, models, score_fn, prio, order, data, supp
+):
+    """Many batches per attribute, from mixed levels (merges) and in any order: the verdicts
+    the local step remembers per group and attribute give the reference's every split, table
+    checked and group left alone."""
+    from anonlab.algorithms.privacyfrost2.partial import _Partial, _ReferencePartial
+
+    ev, _ = setup(rows, models, supp)
+    n = ev.base.n_classes
+    levels = np.array(
+        data.draw(
+            st.lists(st.tuples(*[st.integers(0, h) for h in HEIGHTS]), min_size=n, max_size=n)
+        ),
+        dtype=np.int64,
+    ).reshape(n, len(QIS))
+    lows = data.draw(st.tuples(*[st.integers(0, h) for h in HEIGHTS]))
+    root = HEIGHTS
+    if not ev.evaluate(root, with_loss=False).anonymous:
+        return
+    eb = np.array([ev.stats((0,), [j], with_keys=False).sizes.size for j in range(3)])
+    args = (ev, root, lows, list(order), score_fn, np.asarray(prio, dtype=float), eb, None)
+    fast, ref = _Partial(*args), _ReferencePartial(*args)
+    levels = np.maximum(levels, np.asarray(lows, dtype=np.int64)[None, :])
+    table = ref.index.table(levels)
+    if not table.ok:
+        return
+    for state in (fast, ref):
+        state.levels = levels.copy()
+        state.table = table
+        state.s = state._score(table)
+        state.run()
+    assert np.array_equal(fast.levels, ref.levels)
+    assert np.array_equal(fast.table.ids, ref.table.ids)
+    assert fast.s == ref.s
+    assert (fast.splits, fast.checked, fast.entangled) == (ref.splits, ref.checked, ref.entangled)
+    if fast.entangled:
+        event("groups left alone (merges)")

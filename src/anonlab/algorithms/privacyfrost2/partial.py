@@ -408,6 +408,33 @@ def _group_keys(key: U64Array) -> tuple[IntArray, int]:
     return ids, off + int(uniq.size)
 
 
+def _near(new: U64Array, *others: U64Array) -> tuple[BoolArray, ...]:
+    """Which keys of each of ``others`` may equal a key of ``new`` (a superset: exact keys
+    are compared later).
+
+    ``new`` is scattered into a bit table of ``>= 32`` slots per key by a multiplicative hash;
+    a key of ``others`` is near if its slot is taken. A large ``new`` marks everything.
+
+    Parameters
+    ----------
+    new : ndarray of uint64
+    *others : ndarray of uint64
+
+    Returns
+    -------
+    tuple of ndarray of bool
+        One mask per array of ``others``.
+    """
+    bits = max(int(32 * new.size).bit_length(), 6)
+    if bits > 20:
+        return tuple(np.ones(o.size, dtype=bool) for o in others)
+    shift = np.uint64(64 - bits)
+    mult = _MULTIPLIERS[0]
+    mark = np.zeros(1 << bits, dtype=bool)
+    mark[((new * mult) >> shift).astype(np.intp)] = True
+    return tuple(mark[((o * mult) >> shift).astype(np.intp)] for o in others)
+
+
 def _label_hashes(cards: Sequence[int]) -> list[U64Array]:
     """A random 64-bit number per label id of each attribute (distinct within an attribute)."""
     rng = np.random.default_rng(0x5F2)
@@ -487,9 +514,19 @@ class _Partial:
         self.splits = 0
         self.entangled = 0  # groups left alone because their labels would merge with another's
         self._hash = _label_hashes(self.index.cards)
+        self._total = int(np.asarray(evaluator.base.sizes).sum())
+        self._csr: dict[str, tuple[IntArray, npt.NDArray[np.float64]]] = {}
+        for name, (cls, val, cnt, nv) in self.index._sparse.items():  # cls is sorted
+            self._csr[name] = (
+                np.searchsorted(cls, np.arange(n + 1, dtype=np.int64)).astype(np.int64),
+                np.bincount(val, weights=cnt, minlength=nv).astype(np.float64),
+            )
         self._version = 0
         self._dirty = True
         self._memo: dict[int, tuple[int, bool, int]] = {}
+        # per attribute: the groups whose split failed the models when last judged, and
+        # their split classes (tuple hash, group, label), valid while a group is unchanged
+        self._failed: dict[int, tuple[int, IntArray, U64Array, IntArray, IntArray]] = {}
         self._table: _Table | None = self._check(self._levels)
         if not self._table.ok:
             raise PrivacyCheckError(
@@ -546,6 +583,8 @@ class _Partial:
         self._owner = [np.zeros(card, dtype=np.int64) for card in self.index.cards]
         self._dirty = False
         self._version += 1
+        self._stamp = np.full(g, self._version, dtype=np.int64)  # version of last change
+        self._failed = {}
 
     def _tick(self) -> None:
         self.checked += 1
@@ -594,34 +633,68 @@ class _Partial:
         lv = self._levels[:, j]
         cand = lv > self.lo[j]
         cand &= ~self._gviol[gid]
-        ci = np.flatnonzero(cand)
-        if not ci.size:
+        if not cand.any():
             self._give_up(j, False, 0)
             return None
         self._tick()  # the table with every candidate group split
-        g_ci = gid[ci]
-        new = self.index.tables[j].reshape(-1)[(lv[ci] - 1) * n + ci]
+        # groups unchanged since their split on j failed fail again: only their split
+        # classes take part (for the merges of other groups), not their base classes
+        skip = np.zeros(g, dtype=bool)
+        f_key = np.zeros(0, dtype=np.uint64)
+        f_par = f_lab = np.zeros(0, dtype=np.int64)
+        changed = np.ones(g, dtype=bool)
+        cached = self._failed.get(j)
+        if cached is not None:
+            ver, f_grp, f_key, f_par, f_lab = cached
+            skip[f_grp[self._stamp[f_grp] <= ver]] = True
+            live = skip[f_par]
+            f_key, f_par, f_lab = f_key[live], f_par[live], f_lab[live]
+            changed = self._stamp > ver
         glab, f = self._glab[j], self._hash[j]
         family = self._ghash - f[glab]  # the hash of a group's tuple without attribute j
-        keys = np.concatenate([family[g_ci] + f[new], self._ghash])
-        parents = np.concatenate([g_ci, np.arange(g, dtype=np.int64)])
-        labels = np.concatenate([new, glab])
-        cls, nc = _group_keys(keys)
-        multi = self._multi(cls, nc, parents)
-        if multi.any():  # merges, or hash collisions: regroup those rows by their labels
-            rx = np.flatnonzero(multi[cls])
-            codes = [lab[parents[rx]] for lab in self._glab]
-            codes[j] = labels[rx]
-            exact, nx = group_rows(codes, self.index.cards)
-            cls[rx] = nc + exact
-            nc += nx
+        table_j = self.index.tables[j].reshape(-1)
+        while True:
+            ci = np.flatnonzero(cand & ~skip[gid])
+            g_ci = gid[ci]
+            new = table_j[(lv[ci] - 1) * n + ci]
+            split_key = family[g_ci] + f[new]
+            # only keys equal to a new one (a split key, or a changed group's tuple) can
+            # share a class: no two of the others did when the cache was made
+            has_cand = np.zeros(g, dtype=bool)
+            has_cand[g_ci] = True
+            near_f, near_g = _near(
+                np.concatenate([split_key, self._ghash[changed]]), f_key, self._ghash
+            )
+            fx = np.flatnonzero(near_f)
+            gx = np.flatnonzero(has_cand | changed | near_g)
+            c, nf = ci.size, fx.size
+            keys = np.concatenate([split_key, f_key[fx], self._ghash[gx]])
+            parents = np.concatenate([g_ci, f_par[fx], gx])
+            labels = np.concatenate([new, f_lab[fx], glab[gx]])
+            cls, nc = _group_keys(keys)
             multi = self._multi(cls, nc, parents)
-        c = ci.size
-        cls1, cls2 = cls[:c], cls[c:]
+            if multi.any():  # merges, or hash collisions: regroup those rows by their labels
+                rx = np.flatnonzero(multi[cls])
+                codes = [lab[parents[rx]] for lab in self._glab]
+                codes[j] = labels[rx]
+                exact, nx = group_rows(codes, self.index.cards)
+                cls[rx] = nc + exact
+                nc += nx
+                multi = self._multi(cls, nc, parents)
+            # a skipped group sharing a class with another group is judged with it (its
+            # verdict then depends on the other group's records), as the whole check does
+            back = parents[multi[cls]]
+            back = back[skip[back]]
+            if not back.size:
+                break
+            skip[back] = False
+            live = skip[f_par]
+            f_key, f_par, f_lab = f_key[live], f_par[live], f_lab[live]
+        cls1 = cls[:c]
+        cls2 = np.full(g, -1, dtype=np.int64)  # the class of each grouped group's tuple
+        cls2[gx] = cls[c + nf :]
         entangled = np.zeros(g, dtype=bool)
         entangled[parents[multi[cls]]] = True
-        has_cand = np.zeros(g, dtype=bool)
-        has_cand[g_ci] = True
         # the other base classes of these groups keep their labels (their group's tuple)
         r3 = np.flatnonzero((has_cand | entangled)[gid] & ~cand)
         cls3 = cls2[gid[r3]]
@@ -632,18 +705,18 @@ class _Partial:
         n_sub = int(pres.size)
         dense = np.full(nc, -1, dtype=np.int64)
         dense[pres] = np.arange(n_sub, dtype=np.int64)
-        ids = np.full(n, n_sub, dtype=np.int64)  # every other record: one class
-        ids[ci] = dense[cls1]
-        ids[r3] = dense[cls3]
-        sizes = np.bincount(ids, weights=ev.base.sizes, minlength=n_sub + 1).astype(np.int64)
-        if not sizes[n_sub]:
-            sizes = sizes[:n_sub]
-        stats = _class_stats(ev, ids, sizes, self.index._sparse)
+        id1, id3 = dense[cls1], dense[cls3]
+        # the classes of these base classes, and every other record as one class
+        stats = self._local_stats(np.concatenate([ci, r3]), np.concatenate([id1, id3]), n_sub)
+        sizes = stats.sizes
         bad = _violating(ev, stats)[:n_sub]
         fails = np.zeros(g, dtype=bool)
-        fails[g_ci[bad[ids[ci]]]] = True
-        fails[gid[r3][bad[ids[r3]]]] = True
+        fails[g_ci[bad[id1]]] = True
+        fails[gid[r3][bad[id3]]] = True
         ok = has_cand & ~fails & ~self._gviol
+        self._remember(
+            j, skip, fails & ~entangled, g_ci, cls1, multi, keys, labels, f_key, f_par, f_lab
+        )
         n_ent = int((entangled & ok).sum())
         self.entangled += n_ent
         passing = ok & ~entangled
@@ -679,6 +752,120 @@ class _Partial:
             class_size=class_size,
         )
 
+    def _local_stats(self, rows: IntArray, ids: IntArray, n_sub: int) -> ClassStats:
+        """Class statistics of classes ``0..n_sub-1`` (base classes ``rows`` in ``ids``)
+        and one more class of every other record (left out when empty).
+
+        Equal to :func:`_class_stats` with every other base class in class ``n_sub``, but
+        the work is over ``rows`` only (the other class is the whole table minus them).
+
+        Parameters
+        ----------
+        rows, ids : ndarray of int64
+            Base classes and their classes.
+        n_sub : int
+            Number of classes of ``rows``.
+
+        Returns
+        -------
+        ClassStats
+        """
+        ev = self.evaluator
+        base = ev.base
+        inside = np.bincount(ids, weights=base.sizes[rows], minlength=n_sub).astype(np.int64)
+        rest = self._total - int(inside.sum())
+        sizes = np.append(inside, rest) if rest else inside
+        g = int(sizes.size)
+        hists = {}
+        for name, (_, val, cnt, nv) in self.index._sparse.items():
+            indptr, total = self._csr[name]
+            start = indptr[rows]
+            lens = indptr[rows + 1] - start
+            ends = np.cumsum(lens)
+            idx = np.repeat(start - ends + lens, lens) + np.arange(
+                int(ends[-1]) if ends.size else 0, dtype=np.int64
+            )
+            summed = np.bincount(
+                np.repeat(ids, lens) * nv + val[idx], weights=cnt[idx], minlength=n_sub * nv
+            ).reshape(n_sub, nv)
+            if rest:
+                summed = np.vstack([summed, total - summed.sum(axis=0)])
+            hists[name] = SensitiveHistogram(
+                base.sensitive[name].values, summed.astype(np.int64).reshape(g, nv)
+            )
+        return ClassStats(
+            columns=base.columns,
+            levels=tuple(-1 for _ in base.columns),  # mixed levels
+            sizes=sizes,
+            n_rows=base.n_rows,
+            sensitive=hists,
+        )
+
+    def _remember(
+        self,
+        j: int,
+        skip: BoolArray,
+        fails: BoolArray,
+        g_ci: IntArray,
+        cls1: IntArray,
+        multi: BoolArray,
+        keys: U64Array,
+        labels: IntArray,
+        f_key: U64Array,
+        f_par: IntArray,
+        f_lab: IntArray,
+    ) -> None:
+        """Remember the groups whose split on ``j`` fails on their own records.
+
+        Kept per group: the verdict (it holds while the group is unchanged) and its split
+        classes (tuple hash, group, label on ``j``; one entry per class), so that a later
+        batch on ``j`` still sees them merge with other groups' classes.
+
+        Parameters
+        ----------
+        j : int
+            The attribute.
+        skip : ndarray of bool
+            Groups skipped in this batch (their cached entries are ``f_key``, ...).
+        fails : ndarray of bool
+            Groups judged now whose split fails and shares no class with another group.
+        g_ci, cls1 : ndarray of int
+            Group and class of each candidate base class judged now.
+        multi : ndarray of bool
+            Classes holding rows of more than one group.
+        keys, labels : ndarray
+            Tuple hash and label on ``j`` of the rows grouped (candidates first).
+        f_key, f_par, f_lab : ndarray
+            The cached entries of the skipped groups.
+        """
+        rows = np.flatnonzero(fails[g_ci])
+        cl = cls1[rows]
+        first = np.empty(multi.size, dtype=np.int64)
+        first[cl] = rows
+        rows = rows[(first[cl] == rows) | multi[cl]]
+        self._failed[j] = (
+            self._version,
+            np.flatnonzero(skip | fails),
+            np.concatenate([f_key, keys[rows]]),
+            np.concatenate([f_par, g_ci[rows]]),
+            np.concatenate([f_lab, labels[rows]]),
+        )
+
+    def _ref_ids(self) -> IntArray:
+        """The class of each base class as :meth:`_LabelIndex.table` numbers them (only the
+        grouping: the classes are not judged)."""
+        if self._table is not None:
+            return self._table.ids
+        ids, _, _ = roll_up(
+            self.index.keys(self._levels),
+            self.index.cards,
+            self.evaluator.base.sizes,
+            need_ids=True,
+            need_codes=False,
+        )
+        assert ids is not None
+        return ids
+
     @staticmethod
     def _multi(cls: IntArray, nc: int, parents: IntArray) -> BoolArray:
         """Classes holding rows of more than one group."""
@@ -698,7 +885,7 @@ class _Partial:
             return False
         # the reference lists the groups by their class ids in its table
         ref_id = np.empty(plan.n_groups, dtype=np.int64)
-        ref_id[self._gid] = self.table.ids
+        ref_id[self._gid] = self._ref_ids()
         groups = groups[np.argsort(ref_id[groups], kind="stable")]
         half = groups.size // 2
         first = self._apply(plan, groups[:half])
@@ -784,6 +971,8 @@ class _Partial:
         self._gviol = np.concatenate([self._gviol, np.zeros(extra.size, dtype=bool)])
         self._table = None
         self._version += 1
+        self._stamp = np.concatenate([self._stamp, np.zeros(extra.size, dtype=np.int64)])
+        self._stamp[new_id[classes]] = self._version
 
     def result(self, evaluator: LatticeEvaluator) -> PartialDomainResult:
         t = self.table
