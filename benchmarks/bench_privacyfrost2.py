@@ -48,7 +48,7 @@ from common import ADULT_NAMES, best_of, print_table  # noqa: E402
 
 from anonlab import CsvOptions, anonymize, read_table  # noqa: E402
 from anonlab.algorithms.global_recoding.optimal import ANON, Tagger  # noqa: E402
-from anonlab.algorithms.privacyfrost2 import build_score, privacyfrost2  # noqa: E402
+from anonlab.algorithms.global_recoding.privacyfrost2 import build_score, privacyfrost2  # noqa: E402
 from anonlab.anonymization import build_evaluator, load_job, prepare  # noqa: E402
 from anonlab.data.builders import flat_hierarchy, interval_hierarchy  # noqa: E402
 from anonlab.data.hierarchy import Hierarchy  # noqa: E402

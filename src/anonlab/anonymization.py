@@ -28,7 +28,7 @@ from anonlab.algorithms.global_recoding import (
     incognito_search,
     optimal_search,
 )
-from anonlab.algorithms.privacyfrost2 import (
+from anonlab.algorithms.global_recoding.privacyfrost2 import (
     PreSampling,
     build_score,
     privacyfrost2,
@@ -560,24 +560,22 @@ def _anonymize_privacyfrost2(
     row_class = base.row_class
     table = p.table
     keep_rows = np.ones(table.n_rows, dtype=bool) if res.kept is None else res.kept[row_class]
+    rows = np.flatnonzero(keep_rows)
+    generalized_qis: dict[str, EncodedColumn] = {}
     if res.partial is not None:
         base_labels = released_labels(evaluator, res.partial.base_levels)
-        qi_labels = {q: base_labels[j][row_class] for j, q in enumerate(p.qis)}
+        for j, q in enumerate(p.qis):
+            generalized_qis[q] = EncodedColumn.from_values(q, base_labels[j][row_class][rows])
         what = "the partial-domain table"
     else:
-        qi_labels = {}
         for q, lv in zip(p.qis, res.levels):
-            col = table.column(q)
-            mapping, labels = p.hierarchies[q].generalization(col.categories, lv)
-            qi_labels[q] = labels[mapping][col.codes]
+            col = generalize_column(table.column(q), p.hierarchies[q], lv)
+            generalized_qis[q] = col.take(rows)
         what = f"{res.transformation}"
-    rows = np.flatnonzero(keep_rows)
-    gen_cols = []
-    for col in table.columns:
-        if col.name in qi_labels:
-            gen_cols.append(EncodedColumn.from_values(col.name, qi_labels[col.name][rows]))
-        else:
-            gen_cols.append(col.take(rows))
+    gen_cols = [
+        generalized_qis[col.name] if col.name in generalized_qis else col.take(rows)
+        for col in table.columns
+    ]
     generalized = EncodedTable(tuple(gen_cols), table.schema, table.source)
     mask = p.job.output.get("suppressed", "remove") == "mask"
     columns, suppressed, checks = verify_release(p, generalized, what, mask_suppressed=mask)

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from anonlab import EncodedTable, taxonomy_hierarchy
 from anonlab.algorithms.global_recoding import Lattice, LatticeEvaluator
-from anonlab.algorithms.privacyfrost2 import (
+from anonlab.algorithms.global_recoding.privacyfrost2 import (
     PreSampling,
     Score,
     build_score,
@@ -237,7 +237,7 @@ def test_presampling_removes_exactly_the_isolated_records(rows, thresholds, k_pr
        st.permutations(range(len(QIS))), st.sampled_from([0.0, 0.1, 0.25]))  # fmt: skip
 def test_partial_step_equals_the_reference(rows, models, score_fn, prio, start, lows, order, supp):
     """The local partial-domain step returns what checking every table whole returns."""
-    from anonlab.algorithms.privacyfrost2.partial import (
+    from anonlab.algorithms.global_recoding.privacyfrost2.partial import (
         _reference_partial_domain,
         partial_domain_degeneralization,
     )
@@ -270,7 +270,7 @@ def test_partial_step_equals_the_reference_from_mixed_levels(
     """From tables whose groups sit on different levels (labels of two groups can then
     coincide after a split: merges), the local step and the reference agree on every split,
     every table checked and every group left alone."""
-    from anonlab.algorithms.privacyfrost2.partial import _Partial, _ReferencePartial
+    from anonlab.algorithms.global_recoding.privacyfrost2.partial import _Partial, _ReferencePartial
 
     ev, _ = setup(rows, models, supp)
     n = ev.base.n_classes
@@ -312,7 +312,7 @@ def test_partial_step_remembered_verdicts_match_the_reference(
     """Many batches per attribute, from mixed levels (merges) and in any order: the verdicts
     the local step remembers per group and attribute give the reference's every split, table
     checked and group left alone."""
-    from anonlab.algorithms.privacyfrost2.partial import _Partial, _ReferencePartial
+    from anonlab.algorithms.global_recoding.privacyfrost2.partial import _Partial, _ReferencePartial
 
     ev, _ = setup(rows, models, supp)
     n = ev.base.n_classes

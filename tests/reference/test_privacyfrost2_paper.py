@@ -15,7 +15,12 @@ import pytest
 
 from anonlab import EncodedTable, taxonomy_hierarchy
 from anonlab.algorithms.global_recoding import Lattice, LatticeEvaluator
-from anonlab.algorithms.privacyfrost2 import BasicScore, build_score, privacyfrost2, released_labels
+from anonlab.algorithms.global_recoding.privacyfrost2 import (
+    BasicScore,
+    build_score,
+    privacyfrost2,
+    released_labels,
+)
 from anonlab.engines import get_engine
 from anonlab.metrics import build_metric
 from anonlab.metrics.base import MetricContext

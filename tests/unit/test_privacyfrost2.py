@@ -11,7 +11,7 @@ import pytest
 
 from anonlab import EncodedTable, taxonomy_hierarchy
 from anonlab.algorithms.global_recoding import Lattice, LatticeEvaluator
-from anonlab.algorithms.privacyfrost2 import (
+from anonlab.algorithms.global_recoding.privacyfrost2 import (
     SCORES,
     BasicScore,
     EtaScore,
@@ -494,7 +494,7 @@ def test_lattice_must_match_the_evaluator():
 def test_partial_step_leaves_groups_whose_labels_would_merge():
     # "z" is its own parent in "a": a group at "*" split on "a" shows "z", the label of a
     # group already at level 0; such a split would merge two groups and is not made
-    from anonlab.algorithms.privacyfrost2.partial import _Partial
+    from anonlab.algorithms.global_recoding.privacyfrost2.partial import _Partial
 
     h = {
         "a": taxonomy_hierarchy({"x": ["xy"], "y": ["xy"], "z": ["z"]}, attribute="a"),

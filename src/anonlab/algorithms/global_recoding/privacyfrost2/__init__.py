@@ -9,21 +9,24 @@ Entry point: :func:`privacyfrost2`. Pre-sampling (section 5.1): :class:`PreSampl
 :func:`presample`, :func:`restrict_evaluator`. Scores: :func:`build_score`.
 """
 
-from anonlab.algorithms.privacyfrost2._common import from_paper_levels, to_paper_levels
-from anonlab.algorithms.privacyfrost2.partial import (
+from anonlab.algorithms.global_recoding.privacyfrost2._common import (
+    from_paper_levels,
+    to_paper_levels,
+)
+from anonlab.algorithms.global_recoding.privacyfrost2.partial import (
     PartialDomainResult,
     partial_domain_degeneralization,
     released_labels,
     verify_release,
 )
-from anonlab.algorithms.privacyfrost2.presampling import (
+from anonlab.algorithms.global_recoding.privacyfrost2.presampling import (
     PreSample,
     PreSampling,
     presample,
     restrict_base,
     restrict_evaluator,
 )
-from anonlab.algorithms.privacyfrost2.scoring import (
+from anonlab.algorithms.global_recoding.privacyfrost2.scoring import (
     SCORES,
     BasicScore,
     EtaScore,
@@ -31,7 +34,10 @@ from anonlab.algorithms.privacyfrost2.scoring import (
     Score,
     build_score,
 )
-from anonlab.algorithms.privacyfrost2.search import PrivacyFrost2Result, privacyfrost2
+from anonlab.algorithms.global_recoding.privacyfrost2.search import (
+    PrivacyFrost2Result,
+    privacyfrost2,
+)
 
 __all__ = [
     "SCORES",

@@ -31,8 +31,8 @@ import numpy.typing as npt
 
 from anonlab._progress import Progress
 from anonlab.algorithms.global_recoding.lattice import LatticeEvaluator, group_rows, roll_up
-from anonlab.algorithms.privacyfrost2._common import base_codes, hierarchies_of
-from anonlab.algorithms.privacyfrost2.scoring import Score
+from anonlab.algorithms.global_recoding.privacyfrost2._common import base_codes, hierarchies_of
+from anonlab.algorithms.global_recoding.privacyfrost2.scoring import Score
 from anonlab.data.stats import ClassStats, SensitiveHistogram
 from anonlab.exceptions import ParameterError, PrivacyCheckError
 
@@ -294,7 +294,7 @@ class PartialDomainResult:
     """The table after partial-domain de-generalization (PrivacyFrost2 section 5.4, step 4).
 
     Arrays are indexed by the base classes of the evaluator passed to
-    :func:`~anonlab.algorithms.privacyfrost2.privacyfrost2` (records removed by
+    :func:`~anonlab.algorithms.global_recoding.privacyfrost2.privacyfrost2` (records removed by
     pre-sampling have level ``-1`` and class ``-1``).
 
     Attributes

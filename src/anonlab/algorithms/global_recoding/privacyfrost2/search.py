@@ -17,7 +17,7 @@ the user's requirements (attribute priorities ``v`` and minimum levels ``w^M``).
 5. optional partial-domain de-generalization (5.4, step 4, :mod:`.partial`).
 
 Levels are anonlab's (0 = original values, ``height`` = root); see
-:func:`~anonlab.algorithms.privacyfrost2.to_paper_levels` for the paper's levels, which count
+:func:`~anonlab.algorithms.global_recoding.privacyfrost2.to_paper_levels` for the paper's levels, which count
 from the root. ``Check_{k,l,c,t}`` is "every model of the evaluator holds on every class that
 is not suppressed, and the suppressed records fit the limit" (``NodeResult.anonymous``).
 
@@ -54,19 +54,23 @@ import numpy.typing as npt
 from anonlab._progress import Progress
 from anonlab._validation import check_int
 from anonlab.algorithms.global_recoding.lattice import Lattice, LatticeEvaluator
-from anonlab.algorithms.privacyfrost2._common import hierarchies_of, per_attribute, to_paper_levels
-from anonlab.algorithms.privacyfrost2.partial import (
+from anonlab.algorithms.global_recoding.privacyfrost2._common import (
+    hierarchies_of,
+    per_attribute,
+    to_paper_levels,
+)
+from anonlab.algorithms.global_recoding.privacyfrost2.partial import (
     PartialDomainResult,
     partial_domain_degeneralization,
     verify_release,
 )
-from anonlab.algorithms.privacyfrost2.presampling import (
+from anonlab.algorithms.global_recoding.privacyfrost2.presampling import (
     PreSample,
     PreSampling,
     presample,
     restrict_evaluator,
 )
-from anonlab.algorithms.privacyfrost2.scoring import Score, build_score
+from anonlab.algorithms.global_recoding.privacyfrost2.scoring import Score, build_score
 from anonlab.exceptions import InputError, ParameterError
 
 __all__ = ["PrivacyFrost2Result", "privacyfrost2"]
