@@ -29,10 +29,11 @@ from anonlab.algorithms.global_recoding import (
     optimal_search,
 )
 from anonlab.algorithms.global_recoding.privacyfrost2 import (
+    DEFAULT_RESTARTS,
     PreSampling,
     build_score,
     privacyfrost2,
-    released_labels,
+    released_codes,
 )
 from anonlab.data.builders import (
     date_hierarchy,
@@ -96,9 +97,9 @@ class Prepared:
 
 
 def _hierarchy_for(spec: Any, table: EncodedTable) -> Hierarchy:
-    values = [v for v in table.column(spec.name).categories if v is not None]
     if spec.hierarchy is not None:
         return read_hierarchy(spec.hierarchy, attribute=spec.name)
+    values = [v for v in table.column(spec.name).categories if v is not None]
     if spec.builder is None:
         return flat_hierarchy(values, attribute=spec.name)
     kind, params = spec.builder
@@ -467,17 +468,20 @@ def anonymize(
     )
 
 
-PF2_KEYS = ("score", "d", "p", "partial_domain", "presampling")
+#: Keys of a job's ``privacyfrost2:`` section (``restarts`` is anonlab's extension of the
+#: paper's search; 0 = the paper's procedure).
+PF2_KEYS = ("score", "d", "p", "partial_domain", "presampling", "restarts")
 
 
 def _pf2_options(p: Prepared) -> dict[str, Any]:
     """Validate the ``privacyfrost2:`` section of a job (before any work)."""
+    keys = PF2_KEYS
     opts = dict(p.job.privacyfrost2)
-    unknown = [k for k in opts if k not in PF2_KEYS]
+    unknown = [k for k in opts if k not in keys]
     if unknown:
         raise ParameterError(
             f"Unknown key {unknown[0]!r} under 'privacyfrost2'."
-            f"{did_you_mean(str(unknown[0]), PF2_KEYS)} Valid keys: {', '.join(PF2_KEYS)}."
+            f"{did_you_mean(str(unknown[0]), keys)} Valid keys: {', '.join(keys)}."
         )
     name = str(opts.get("score", "basic"))
     params = {"d": opts["d"]} if "d" in opts else {}
@@ -487,6 +491,12 @@ def _pf2_options(p: Prepared) -> dict[str, Any]:
     pf2_p = opts.get("p", 0)
     if isinstance(pf2_p, bool) or not isinstance(pf2_p, int) or pf2_p < 0:
         raise ParameterError(f"'privacyfrost2.p' must be an integer >= 0. Got {pf2_p!r}.")
+    restarts = opts.get("restarts", DEFAULT_RESTARTS)
+    if isinstance(restarts, bool) or not isinstance(restarts, int) or restarts < 0:
+        raise ParameterError(
+            "'privacyfrost2.restarts' must be an integer >= 0 (0 = the paper's search). "
+            f"Got {restarts!r}."
+        )
     partial = opts.get("partial_domain", False)
     if not isinstance(partial, bool):
         raise ParameterError(
@@ -520,6 +530,7 @@ def _pf2_options(p: Prepared) -> dict[str, Any]:
     return {
         "score": score,
         "p": pf2_p,
+        "restarts": restarts,
         "partial_domain": partial,
         "presampling": presampling,
         "priorities": priorities,
@@ -550,9 +561,11 @@ def _anonymize_privacyfrost2(
         priorities=opts["priorities"],
         score=opts["score"],
         p=opts["p"],
+        restarts=opts["restarts"],
         partial_domain=opts["partial_domain"],
         presampling=opts["presampling"],
         progress=progress,
+        recheck=False,  # the released table is re-checked below by an independent engine
     )
     elapsed = time.perf_counter() - t0
     base = evaluator.base
@@ -561,19 +574,30 @@ def _anonymize_privacyfrost2(
     table = p.table
     keep_rows = np.ones(table.n_rows, dtype=bool) if res.kept is None else res.kept[row_class]
     rows = np.flatnonzero(keep_rows)
+    every_row = rows.size == table.n_rows
+
+    def _take(col: EncodedColumn) -> EncodedColumn:
+        return col if every_row else col.take(rows)
+
     generalized_qis: dict[str, EncodedColumn] = {}
     if res.partial is not None:
-        base_labels = released_labels(evaluator, res.partial.base_levels)
-        for j, q in enumerate(p.qis):
-            generalized_qis[q] = EncodedColumn.from_values(q, base_labels[j][row_class][rows])
+        part = res.partial
+        if part.label_codes is not None and part.label_values is not None:
+            released = tuple(zip(part.label_codes, part.label_values))
+        else:
+            released = released_codes(evaluator, part.base_levels)
+        for q, (codes, cats) in zip(p.qis, released):
+            generalized_qis[q] = EncodedColumn(q, codes[row_class].astype(np.int32), cats).take(
+                rows  # drops the labels no record carries
+            )
         what = "the partial-domain table"
     else:
         for q, lv in zip(p.qis, res.levels):
             col = generalize_column(table.column(q), p.hierarchies[q], lv)
-            generalized_qis[q] = col.take(rows)
+            generalized_qis[q] = _take(col)
         what = f"{res.transformation}"
     gen_cols = [
-        generalized_qis[col.name] if col.name in generalized_qis else col.take(rows)
+        generalized_qis[col.name] if col.name in generalized_qis else _take(col)
         for col in table.columns
     ]
     generalized = EncodedTable(tuple(gen_cols), table.schema, table.source)
@@ -592,6 +616,12 @@ def _anonymize_privacyfrost2(
         "tables_checked": res.tables_checked,
         "tables_scored": res.tables_scored,
         "skipped_by_bound": res.skipped_by_bound,
+        "restarts": {
+            "allowed": res.restarts,
+            "run": res.restarts_run,
+            "paper_score": res.score_before_restarts,
+            "paper_levels": dict(zip(p.qis, map(int, res.levels_before_restarts))),
+        },
         "presampled_rows": int(table.n_rows - rows.size),
     }
     if res.partial is not None:

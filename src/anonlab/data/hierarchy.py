@@ -7,6 +7,7 @@ higher level a coarser label. Generalizing a column to a level is an array looku
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import repeat
 
 import numpy as np
 import numpy.typing as npt
@@ -37,10 +38,18 @@ class Hierarchy:
         If the rows are empty or ragged, a value is listed twice, a label is empty, or a label
         has two parents on the next level (levels must only coarsen).
 
+    See Also
+    --------
+    Hierarchy.from_codes : build one from integer codes per level (no Python loop over rows).
+
     Notes
     -----
     A null in the data is a value of its own: it stays null at every level (it forms its own
     equivalence class) unless the hierarchy lists it explicitly.
+
+    Internally each level is stored as integer codes (one per row) into its distinct labels,
+    sorted by code point; the labels of a level, as :meth:`level_labels` and
+    :meth:`generalization` return them, come in that order.
     """
 
     def __init__(
@@ -56,12 +65,14 @@ class Hierarchy:
         if not rows:
             raise HierarchyError(f"The hierarchy{self._where()} is empty.")
         width = len(rows[0])
-        for i, row in enumerate(rows):
-            if len(row) != width:
-                raise HierarchyError(
-                    f"Malformed hierarchy{self._where()}: row {i + 1} ({row[0]!r}) has "
-                    f"{len(row)} levels, the first row has {width}."
-                )
+        lengths = np.fromiter(map(len, rows), dtype=np.int64, count=len(rows))
+        ragged = np.flatnonzero(lengths != width)
+        if ragged.size:
+            i = int(ragged[0])
+            raise HierarchyError(
+                f"Malformed hierarchy{self._where()}: row {i + 1} ({rows[i][0]!r}) has "
+                f"{len(rows[i])} levels, the first row has {width}."
+            )
         table = np.array(rows, dtype=object).reshape(len(rows), width)
         empty = np.argwhere((table == "") | (table == None))  # noqa: E711 - elementwise
         if empty.size:
@@ -69,35 +80,120 @@ class Hierarchy:
             raise HierarchyError(
                 f"Malformed hierarchy{self._where()}: empty label at row {r + 1}, level {c}."
             )
-        table = table.astype(str).astype(object)
-        leaves = table[:, 0]
-        uniq, counts = np.unique(leaves.astype(str), return_counts=True)
-        if (counts > 1).any():
-            raise HierarchyError(
-                f"Malformed hierarchy{self._where()}: value {uniq[counts > 1][0]!r} is listed "
-                f"{int(counts[counts > 1][0])} times."
-            )
+        text = table.astype(str)
         codes = np.empty((width, len(rows)), dtype=np.int32)
         labels: list[npt.NDArray[np.object_]] = []
         for j in range(width):
-            lab, inv = np.unique(table[:, j].astype(str), return_inverse=True)
-            codes[j] = inv
+            lab, inv = np.unique(text[:, j], return_inverse=True)
+            codes[j] = inv.reshape(-1)
             labels.append(lab.astype(object))
-        for j in range(width - 1):
-            pairs = np.unique(codes[j].astype(np.int64) * len(rows) + codes[j + 1])
-            if pairs.size != labels[j].size:
-                child = pairs // len(rows)
-                bad = int(child[np.flatnonzero(np.diff(child) == 0)[0]])
-                parents = labels[j + 1][pairs[child == bad] % len(rows)]
+        self._setup(codes, labels)
+
+    @classmethod
+    def from_codes(
+        cls,
+        codes: Sequence[npt.ArrayLike] | npt.ArrayLike,
+        labels: Sequence[npt.ArrayLike],
+        *,
+        attribute: str | None = None,
+        source: str | None = None,
+    ) -> Hierarchy:
+        """Build a hierarchy from integer codes per level, without a Python loop over rows.
+
+        Row ``i`` of the hierarchy is ``labels[0][codes[0][i]], labels[1][codes[1][i]], ...``;
+        the result equals ``Hierarchy(rows)`` of those rows (same labels, order and errors).
+
+        Parameters
+        ----------
+        codes : sequence of array_like of int, or a 2-D array (levels x rows)
+            One code per row for each level, ``0 <= code < len(labels[level])``.
+        labels : sequence of array_like of str
+            The labels each level's codes index. Fastest when they are distinct and sorted
+            (by code point); otherwise they are sorted here and repeated labels merged.
+        attribute : str, optional
+            The attribute the hierarchy belongs to, named in error messages.
+        source : str, optional
+            The file the hierarchy came from, named in error messages.
+
+        Returns
+        -------
+        Hierarchy
+
+        Raises
+        ------
+        HierarchyError
+            As :class:`Hierarchy` does (empty, repeated value, empty label, two parents),
+            and if codes and labels do not fit together.
+        """
+        self = cls.__new__(cls)
+        self.attribute = attribute
+        self.source = source
+        levels = [np.asarray(c).reshape(-1) for c in codes]  # type: ignore[union-attr]
+        labs = [np.asarray(lab, dtype=object).reshape(-1) for lab in labels]
+        if not levels or levels[0].size == 0:
+            raise HierarchyError(f"The hierarchy{self._where()} is empty.")
+        n = levels[0].size
+        if len(labs) != len(levels) or any(c.size != n for c in levels):
+            raise HierarchyError(
+                f"Malformed hierarchy{self._where()}: {len(levels)} levels of codes "
+                f"(lengths {sorted({c.size for c in levels})}) for {len(labs)} levels of labels."
+            )
+        for j, (c, lab) in enumerate(zip(levels, labs)):
+            if c.dtype.kind not in "iu" or int(c.min()) < 0 or int(c.max()) >= lab.size:
                 raise HierarchyError(
-                    f"Inconsistent hierarchy{self._where()}: {labels[j][bad]!r} at level {j} "
-                    f"has {parents.size} parents at level {j + 1} "
-                    f"({', '.join(map(repr, parents[:3]))}); each label needs exactly one."
+                    f"Malformed hierarchy{self._where()}: codes of level {j} must be integers "
+                    f"in [0, {lab.size})."
                 )
-        self._table = table
+        out = np.empty((len(levels), n), dtype=np.int32)
+        empties: list[npt.NDArray[np.bool_] | None] = []
+        for j, (c, lab) in enumerate(zip(levels, labs)):
+            lab, out[j], empty = _sorted_level(c, lab)
+            labs[j] = lab
+            empties.append(empty)
+        if any(e is not None for e in empties):
+            per_level = np.zeros((n, len(levels)), dtype=bool)
+            for j, e in enumerate(empties):
+                if e is not None:
+                    per_level[:, j] = e[levels[j]]
+            r, c = np.argwhere(per_level)[0]
+            raise HierarchyError(
+                f"Malformed hierarchy{self._where()}: empty label at row {r + 1}, level {c}."
+            )
+        self._setup(out, labs)
+        return self
+
+    def _setup(self, codes: npt.NDArray[np.int32], labels: list[npt.NDArray[np.object_]]) -> None:
+        """Check values and parents, then store ``codes`` (levels x rows) and sorted ``labels``."""
+        n = codes.shape[1]
+        counts = np.bincount(codes[0], minlength=labels[0].size)
+        if (counts > 1).any():
+            first = int(np.argmax(counts > 1))
+            raise HierarchyError(
+                f"Malformed hierarchy{self._where()}: value {labels[0][first]!r} is listed "
+                f"{int(counts[first])} times."
+            )
+        for j in range(codes.shape[0] - 1):
+            parent = np.empty(labels[j].size, dtype=np.int32)
+            parent[codes[j]] = codes[j + 1]
+            if np.array_equal(parent[codes[j]], codes[j + 1]):
+                continue
+            pairs = np.unique(codes[j].astype(np.int64) * n + codes[j + 1])
+            child = pairs // n
+            bad = int(child[np.flatnonzero(np.diff(child) == 0)[0]])
+            parents = labels[j + 1][pairs[child == bad] % n]
+            raise HierarchyError(
+                f"Inconsistent hierarchy{self._where()}: {labels[j][bad]!r} at level {j} "
+                f"has {parents.size} parents at level {j + 1} "
+                f"({', '.join(map(repr, parents[:3]))}); each label needs exactly one."
+            )
+        # leaf_row[k] is the row of the k-th (sorted) value
+        leaf_row = np.empty(n, dtype=np.int64)
+        leaf_row[codes[0]] = np.arange(n, dtype=np.int64)
         self._codes = codes
         self._labels = labels
-        self._leaf_lookup = {v: i for i, v in enumerate(leaves)}
+        self._leaf_row = leaf_row
+        self._leaves: npt.NDArray[np.object_] | None = None
+        self._leaf_lookup: dict[object, int] | None = None
         self._last_leaf_index: tuple[object, npt.NDArray[np.int64]] | None = None
 
     # ---------------------------------------------------------------- properties
@@ -122,11 +218,21 @@ class Hierarchy:
     @property
     def leaves(self) -> npt.NDArray[np.object_]:
         """The original values, in file order."""
-        return self._table[:, 0].copy()
+        return self._file_leaves().copy()
+
+    def _file_leaves(self) -> npt.NDArray[np.object_]:
+        if self._leaves is None:
+            self._leaves = self._labels[0][self._codes[0]]
+            self._leaves.setflags(write=False)
+        return self._leaves
+
+    def _as_table(self) -> npt.NDArray[np.object_]:
+        """The labels as an object array, one row per value and one column per level."""
+        return np.stack([lab[c] for lab, c in zip(self._labels, self._codes)], axis=1)
 
     def rows(self) -> list[list[str]]:
         """Return the hierarchy as rows (value, level 1, ..., level h)."""
-        return [list(map(str, r)) for r in self._table]
+        return [list(map(str, r)) for r in self._as_table()]
 
     def level_labels(self, level: int) -> npt.NDArray[np.object_]:
         """Distinct labels at ``level``."""
@@ -150,11 +256,12 @@ class Hierarchy:
         if last is not None and last[0] is categories:
             return last[1]
         cats = np.asarray(categories, dtype=object)
-        out = np.fromiter(
-            (-1 if c is None else self._leaf_lookup.get(str(c), -2) for c in cats),
-            dtype=np.int64,
-            count=cats.size,
-        )
+        null = np.asarray(cats == None, dtype=bool)  # noqa: E711 - elementwise
+        if null.any():
+            out = np.full(cats.size, -1, dtype=np.int64)
+            out[~null] = self._rows_of(cats[~null])
+        else:
+            out = self._rows_of(cats)
         missing = cats[out == -2]
         if missing.size:
             more = f" and {missing.size - 1} more" if missing.size > 1 else ""
@@ -167,6 +274,24 @@ class Hierarchy:
             out.setflags(write=False)
             # the same domain array is generalized to every level in turn: remember it
             self._last_leaf_index = (categories, out)
+        return out
+
+    def _rows_of(self, values: npt.NDArray[np.object_]) -> npt.NDArray[np.int64]:
+        """Rows of non-null ``values`` in the hierarchy, ``-2`` for a value it lacks."""
+        n = self._leaf_row.size
+        if values.size == n:
+            # the usual cases: a column's labels are the values in file or in sorted order
+            if bool(np.all(values == self._file_leaves())):
+                return np.arange(n, dtype=np.int64)
+            if bool(np.all(values == self._labels[0])):
+                return self._leaf_row.copy()
+        if self._leaf_lookup is None:
+            self._leaf_lookup = dict(zip(self._labels[0].tolist(), self._leaf_row.tolist()))
+        lookup = self._leaf_lookup
+        out = np.fromiter(map(lookup.get, values, repeat(-2)), dtype=np.int64, count=values.size)
+        miss = np.flatnonzero(out == -2)
+        if miss.size:  # a label that is not a str (an int, say) is looked up as text
+            out[miss] = [lookup.get(str(v), -2) for v in values[miss]]
         return out
 
     def generalization(
@@ -209,11 +334,41 @@ class Hierarchy:
 
     def __repr__(self) -> str:
         return (
-            f"Hierarchy(attribute={self.attribute!r}, values={self._table.shape[0]}, "
+            f"Hierarchy(attribute={self.attribute!r}, values={self._codes.shape[1]}, "
             f"height={self.height})"
         )
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Hierarchy) and np.array_equal(self._table, other._table)
+        # labels are sorted and distinct per level: equal tables have equal codes and labels
+        return (
+            isinstance(other, Hierarchy)
+            and self._codes.shape == other._codes.shape
+            and all(np.array_equal(a, b) for a, b in zip(self._labels, other._labels))
+            and np.array_equal(self._codes, other._codes)
+        )
 
     __hash__ = None  # type: ignore[assignment]
+
+
+def _sorted_level(
+    codes: npt.NDArray[np.integer], labels: npt.NDArray[np.object_]
+) -> tuple[npt.NDArray[np.object_], npt.NDArray[np.int32], npt.NDArray[np.bool_] | None]:
+    """Sort one level's labels and remap its codes.
+
+    Returns the distinct labels as str in code-point order, the codes into them, and, when some
+    label is empty (``""`` or None), a mask of the empty ones among ``labels`` (the other two
+    results are then not meaningful). Labels already sorted and distinct cost one comparison
+    of neighbours; others are converted to str and sorted with :func:`numpy.unique`.
+    """
+    try:
+        # strictly increasing labels whose first is ``> ""`` are distinct non-empty str (a
+        # label not a str makes a comparison with a str raise TypeError)
+        if labels.size and labels[0] > "" and bool(np.all(labels[:-1] < labels[1:])):
+            return labels, codes.astype(np.int32, copy=False), None
+    except TypeError:
+        pass
+    empty = np.asarray((labels == "") | (labels == None), dtype=bool)  # noqa: E711 - elementwise
+    if empty.any():
+        return labels, codes.astype(np.int32, copy=False), empty
+    uniq, inv = np.unique(labels.astype(str), return_inverse=True)
+    return uniq.astype(object), inv.reshape(-1).astype(np.int32)[codes], None

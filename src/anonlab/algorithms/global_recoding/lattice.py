@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from anonlab.data.grouping import group_rows
+from anonlab.data.grouping import hashed_groups as _hashed_groups
 from anonlab.data.hierarchy import Hierarchy
 from anonlab.data.stats import ClassStats, SensitiveHistogram
 from anonlab.exceptions import ParameterError
@@ -32,110 +34,6 @@ __all__ = [
 ]
 
 Node = tuple[int, ...]
-
-
-def group_rows(
-    codes: Sequence[npt.NDArray[np.integer]], cards: Sequence[int]
-) -> tuple[npt.NDArray[np.int64], int]:
-    """Dense group ids of the rows of several integer columns.
-
-    Columns are combined into one mixed-radix key while its space fits 62 bits, and the key
-    is made dense (a counting pass when the space is small, hashed grouping otherwise)
-    whenever the next column would overflow it.
-
-    Parameters
-    ----------
-    codes : sequence of ndarray
-        One code array per column, all of the same length.
-    cards : sequence of int
-        The number of distinct codes per column (codes are in ``0..card-1``).
-
-    Returns
-    -------
-    ids : ndarray of int64
-        Group id per row, ``0..n_groups-1``.
-    n_groups : int
-    """
-    n = len(codes[0]) if codes else 0
-    if n == 0:
-        return np.zeros(0, dtype=np.int64), 0
-    key = np.zeros(n, dtype=np.int64)
-    space = 1
-    for col, card in zip(codes, cards):
-        card = int(card)
-        if card <= 1:
-            continue
-        if space * card >= 2**62:
-            key, space = _densify(key, space)
-        key = key * card + np.asarray(col, dtype=np.int64)
-        space *= card
-    return _densify(key, space)
-
-
-def _densify(key: npt.NDArray[np.int64], space: int) -> tuple[npt.NDArray[np.int64], int]:
-    """Map keys in ``0..space-1`` to dense ids ``0..g-1`` (equal keys, equal ids)."""
-    n = key.size
-    if space <= max(4 * n, 1 << 16):
-        present = np.zeros(space, dtype=bool)
-        present[key] = True
-        dense = np.cumsum(present, dtype=np.int64) - 1
-        return dense[key], int(dense[-1] + 1)
-    ids, sizes = _hashed_groups(key, None, need_ids=True)
-    assert ids is not None
-    return ids, int(sizes.size)
-
-
-_GOLDEN = np.int64(-7046029254386353131)  # 0x9E3779B97F4A7C15, Fibonacci hashing
-
-
-def _hashed_groups(
-    key: npt.NDArray[np.int64],
-    weights: npt.NDArray[np.int64] | None,
-    *,
-    need_ids: bool = False,
-    bits: int | None = None,
-) -> tuple[npt.NDArray[np.int64] | None, npt.NDArray[np.int64]]:
-    """Group equal keys: (group of each element or None, summed weights per group); exact.
-
-    Keys are hashed into ``M >= 2 n`` buckets and weights summed per bucket with one
-    ``bincount``. A bucket is exact when all its keys are equal: after scattering the keys
-    into their buckets (the last write wins), an element whose bucket holds another key
-    marks its bucket as colliding. Only the elements of colliding buckets are sorted. This
-    avoids sorting all keys, the cost of a lattice node's check. Groups come in no
-    particular order. ``weights`` None counts elements. ``bits`` (the log2 of the number of
-    buckets) is for tests.
-    """
-    n = key.size
-    if bits is None:
-        bits = max(int(2 * n - 1).bit_length(), 10)
-    m = 1 << bits
-    bucket = ((key * _GOLDEN) >> np.int64(64 - bits)) & np.int64(m - 1)
-    totals = np.bincount(bucket, weights=weights, minlength=m)
-    seen = np.empty(m, dtype=np.int64)  # only written positions are read
-    seen[bucket] = key
-    collide = np.zeros(m, dtype=bool)
-    collide[bucket[seen[bucket] != key]] = True
-    clean = totals > 0
-    clean &= ~collide
-    sizes = totals[clean].astype(np.int64)
-    ids: npt.NDArray[np.int64] | None = None
-    if need_ids:
-        dense = np.full(m, -1, dtype=np.int64)
-        dense[clean] = np.arange(sizes.size, dtype=np.int64)
-        ids = dense[bucket]
-    if not collide.any():
-        return ids, sizes
-    rest = np.flatnonzero(collide[bucket])
-    rk = key[rest]
-    order = np.argsort(rk, kind="stable")
-    rk = rk[order]
-    flags = np.r_[True, rk[1:] != rk[:-1]]
-    starts = np.flatnonzero(flags)
-    w_rest = np.ones(rest.size, dtype=np.int64) if weights is None else weights[rest][order]
-    more = np.add.reduceat(w_rest, starts).astype(np.int64)
-    if ids is not None:
-        ids[rest[order]] = sizes.size + np.cumsum(flags) - 1
-    return ids, np.concatenate([sizes, more])
 
 
 def roll_up(

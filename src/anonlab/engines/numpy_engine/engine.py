@@ -1,10 +1,18 @@
 """Class statistics in memory, by vectorised partition refinement over integer codes.
 
-The classes of columns ``(a, b, c)`` are computed from the cached classes of ``(a, b)``:
-``key = class_ab * card(c) + code(c)`` is compacted to dense class ids either by a counting
-pass (``np.bincount``) when the key space is small or by a sort otherwise. Subset searches visit
-subsets in an order where a prefix was usually just computed, so most evaluations cost one
-refinement step over the rows.
+The classes of columns ``(a, b, c, d)`` are computed from the cached classes of a prefix,
+say ``(a, b)``: the remaining columns are packed with the class id into one mixed-radix key
+``(class_ab * card(c) + code(c)) * card(d) + code(d)`` while it fits 62 bits, and the key is
+compacted to dense class ids by a counting pass (``np.bincount``) when the key space is small,
+else by one sort, or by hashed grouping when the keys look few
+(:func:`anonlab.data.grouping.refine_steps`); rows already alone in their class are left out
+of sorts. A table with many columns thus costs a few passes over the rows, not one per column.
+Subset searches visit subsets in an order where a prefix was usually just computed, so most
+evaluations cost one pass.
+
+Classes are numbered in the lexicographic order of their codes, the columns taken in table
+order (as ``np.unique(..., axis=0)`` numbers distinct rows): ``sizes``, ``keys`` and
+``row_class`` follow that numbering.
 """
 
 from __future__ import annotations
@@ -15,6 +23,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import numpy.typing as npt
 
+from anonlab.data.grouping import refine_steps
 from anonlab.data.hierarchy import Hierarchy
 from anonlab.data.stats import ClassStats, SensitiveHistogram
 from anonlab.data.table import EncodedTable
@@ -113,43 +122,13 @@ class NumpyEngine(Engine):
             sizes = np.array([n], dtype=np.int64) if n else np.zeros(0, dtype=np.int64)
         else:
             ids, sizes = self._cache[key[:start]]
-        for j in range(start, len(key)):
-            codes, labels = self.generalized(*key[j])
-            ids, sizes = self._refine(ids, sizes.size, codes, labels.size)
-            if j < len(key) - 1:
-                self._store(key[: j + 1], ids, sizes)
+        rest = key[start:]
+        gen = [self.generalized(*c) for c in rest]
+        steps = refine_steps(ids, sizes, [c for c, _ in gen], [lab.size for _, lab in gen])
+        for done, ids, sizes in steps:
+            self._store(key[: start + done], ids, sizes)
         self._store(key, ids, sizes)
         return ids, sizes
-
-    def _refine(
-        self,
-        ids: npt.NDArray[np.integer],
-        n_classes: int,
-        codes: npt.NDArray[np.int32],
-        card: int,
-    ) -> tuple[npt.NDArray[np.integer], npt.NDArray[np.int64]]:
-        n = ids.size
-        if n == 0:
-            return ids, np.zeros(0, dtype=np.int64)
-        space = n_classes * card
-        if space <= max(4 * n, 1 << 16):
-            key = ids.astype(np.int64) * card + codes if card > 1 else ids.astype(np.int64)
-            counts = np.bincount(key, minlength=space)
-            present = counts > 0
-            dense = np.cumsum(present, dtype=np.int64) - 1
-            new_ids: npt.NDArray[np.integer] = dense[key].astype(self._id_dtype)
-            return new_ids, counts[present].astype(np.int64)
-        key = ids.astype(np.int64) * card + codes
-        order = np.argsort(key, kind="stable")
-        ks = key[order]
-        boundary = np.empty(n, dtype=bool)
-        boundary[0] = True
-        np.not_equal(ks[1:], ks[:-1], out=boundary[1:])
-        starts = np.flatnonzero(boundary)
-        sizes = np.diff(np.append(starts, n)).astype(np.int64)
-        sorted_ids: npt.NDArray[np.integer] = np.empty(n, dtype=self._id_dtype)
-        sorted_ids[order] = (np.cumsum(boundary) - 1).astype(self._id_dtype)
-        return sorted_ids, sizes
 
     def _store(self, key: _Key, ids: npt.NDArray[np.integer], sizes: npt.NDArray[np.int64]) -> None:
         self._cache[key] = (ids, sizes)
@@ -183,27 +162,34 @@ class NumpyEngine(Engine):
             self.table.column(s)
         ids, sizes = self._partition(key)
         n_cls = sizes.size
-        # first row of each class gives its key
-        first = np.full(n_cls, -1, dtype=np.int64)
-        if n_cls:
-            _, first_idx = np.unique(ids, return_index=True)
-            first = first_idx.astype(np.int64)
+        # any row of a class gives its key (its rows share their codes): one scatter, no sort
+        first = np.empty(n_cls, dtype=np.int64)
+        first[ids] = np.arange(ids.size, dtype=np.int64)
         pos = {c: i for i, (c, _) in enumerate(key)}
-        keys = np.empty((n_cls, len(columns)), dtype=np.int32)
+        # a large key table is filled column by column in a (columns, classes) array and laid
+        # out row-major once: writing its columns in place would touch every row each time
+        by_column = n_cls * len(columns) > 1 << 21
+        keys = np.empty((len(columns), n_cls) if by_column else (n_cls, len(columns)), np.int32)
         domains = []
         out_levels = []
         for j, col in enumerate(columns):
             codes, labels = self.generalized(*key[pos[col]])
-            keys[:, j] = codes[first]
+            values = _narrow(codes, labels.size, n_cls)[first]
+            if by_column:
+                keys[j] = values
+            else:
+                keys[:, j] = values
             domains.append(labels)
             out_levels.append(key[pos[col]][1])
+        if by_column:
+            keys = np.ascontiguousarray(keys.T)
         hists = {}
         for s in sensitive:
             scol = self.table.column(s)
             nv = scol.cardinality
             flat = ids.astype(np.int64) * nv + scol.codes
             counts = np.bincount(flat, minlength=n_cls * nv).reshape(n_cls, nv)
-            hists[s] = SensitiveHistogram(scol.categories, counts.astype(np.int64))
+            hists[s] = SensitiveHistogram(scol.categories, counts.astype(np.int64, copy=False))
         return ClassStats(
             columns=tuple(columns),
             levels=tuple(out_levels),
@@ -222,3 +208,18 @@ class NumpyEngine(Engine):
         ids, sizes = self._partition(self._key(columns, levels))
         small = sizes < k
         return np.flatnonzero(small[ids]).astype(np.int64)
+
+
+def _narrow(codes: npt.NDArray[np.int32], card: int, n_reads: int) -> npt.NDArray[np.integer]:
+    """The codes in the smallest integer type, when many random reads of them are coming.
+
+    Reading one code per class from a column much larger than the processor's cache is faster
+    from a copy of 1 or 2 bytes per code; for few reads or a small column the copy costs more.
+    """
+    if codes.nbytes < 1 << 18 or 4 * n_reads < codes.size:
+        return codes
+    if card <= 1 << 8:
+        return codes.astype(np.uint8)
+    if card <= 1 << 16:
+        return codes.astype(np.uint16)
+    return codes

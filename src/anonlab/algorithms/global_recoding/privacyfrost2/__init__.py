@@ -16,6 +16,7 @@ from anonlab.algorithms.global_recoding.privacyfrost2._common import (
 from anonlab.algorithms.global_recoding.privacyfrost2.partial import (
     PartialDomainResult,
     partial_domain_degeneralization,
+    released_codes,
     released_labels,
     verify_release,
 )
@@ -35,11 +36,13 @@ from anonlab.algorithms.global_recoding.privacyfrost2.scoring import (
     build_score,
 )
 from anonlab.algorithms.global_recoding.privacyfrost2.search import (
+    DEFAULT_RESTARTS,
     PrivacyFrost2Result,
     privacyfrost2,
 )
 
 __all__ = [
+    "DEFAULT_RESTARTS",
     "SCORES",
     "BasicScore",
     "EtaScore",
@@ -54,6 +57,7 @@ __all__ = [
     "partial_domain_degeneralization",
     "presample",
     "privacyfrost2",
+    "released_codes",
     "released_labels",
     "restrict_base",
     "restrict_evaluator",

@@ -33,12 +33,15 @@ from anonlab._progress import Progress
 from anonlab.algorithms.global_recoding.lattice import LatticeEvaluator, group_rows, roll_up
 from anonlab.algorithms.global_recoding.privacyfrost2._common import base_codes, hierarchies_of
 from anonlab.algorithms.global_recoding.privacyfrost2.scoring import Score
+from anonlab.data.grouping import factorize_keys
+from anonlab.data.labels import factorize
 from anonlab.data.stats import ClassStats, SensitiveHistogram
 from anonlab.exceptions import ParameterError, PrivacyCheckError
 
 __all__ = [
     "PartialDomainResult",
     "partial_domain_degeneralization",
+    "released_codes",
     "released_labels",
     "verify_release",
 ]
@@ -46,10 +49,6 @@ __all__ = [
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 U64Array = npt.NDArray[np.uint64]
-
-
-def _label_key(label: object) -> tuple[bool, str]:
-    return (label is None, "" if label is None else str(label))
 
 
 def _check_levels(evaluator: LatticeEvaluator, base_levels: npt.ArrayLike) -> IntArray:
@@ -69,6 +68,53 @@ def _check_levels(evaluator: LatticeEvaluator, base_levels: npt.ArrayLike) -> In
             "every attribute for a base class removed by pre-sampling)."
         )
     return lv
+
+
+def released_codes(
+    evaluator: LatticeEvaluator, base_levels: npt.ArrayLike
+) -> tuple[tuple[IntArray, npt.NDArray[np.object_]], ...]:
+    """The released label of every base class as a code into that attribute's labels.
+
+    Equal labels on different levels (a label repeated up a hierarchy) share one code; a null
+    stays null (``None``, the last label). The work is over the distinct labels of the levels
+    used and one lookup per base class (no string work per base class).
+
+    Parameters
+    ----------
+    evaluator : LatticeEvaluator
+        The evaluator whose base classes ``base_levels`` describes.
+    base_levels : array_like of int, shape (n_base_classes, n_attributes)
+        The level of each attribute in each base class (anonlab levels); a row of ``-1``
+        marks a base class removed by pre-sampling (its code is ``-1``).
+
+    Returns
+    -------
+    tuple of (codes, labels)
+        Per attribute: ``codes`` (int64, one per base class, ``-1`` for a removed one) into
+        ``labels`` (distinct labels, naturally ordered, a null as ``None`` last). Labels no
+        base class uses may be listed.
+    """
+    lv = _check_levels(evaluator, base_levels)
+    out = []
+    for j, h in enumerate(hierarchies_of(evaluator)):
+        col = lv[:, j]
+        codes = np.full(lv.shape[0], -1, dtype=np.int64)
+        parts: list[npt.NDArray[np.object_]] = []
+        offset = 0
+        for level in np.unique(col[col >= 0]):
+            rows = col == level
+            lcodes, labels = base_codes(evaluator, j, int(level), h)
+            codes[rows] = lcodes[rows] + offset
+            parts.append(labels)
+            offset += labels.size
+        if parts:
+            fcodes, cats = factorize(np.concatenate(parts))
+            keep = codes >= 0
+            codes[keep] = fcodes.astype(np.int64)[codes[keep]]
+        else:
+            cats = np.zeros(0, dtype=object)
+        out.append((codes, cats))
+    return tuple(out)
 
 
 def released_labels(
@@ -92,14 +138,11 @@ def released_labels(
         rows are ``labels[j][base.row_class]`` when the base statistics have ``row_class``
         (computed with ``with_rows=True``).
     """
-    lv = _check_levels(evaluator, base_levels)
     out = []
-    for j, h in enumerate(hierarchies_of(evaluator)):
-        col = np.full(lv.shape[0], None, dtype=object)
-        for level in np.unique(lv[:, j][lv[:, j] >= 0]):
-            rows = lv[:, j] == level
-            codes, labels = base_codes(evaluator, j, int(level), h)
-            col[rows] = labels[codes[rows]]
+    for codes, cats in released_codes(evaluator, base_levels):
+        col = np.full(codes.size, None, dtype=object)
+        keep = codes >= 0
+        col[keep] = cats[codes[keep]]
         out.append(col)
     return tuple(out)
 
@@ -192,15 +235,9 @@ def verify_release(evaluator: LatticeEvaluator, base_levels: npt.ArrayLike) -> C
             "verify_release needs a level for every base class; check the records kept by "
             "pre-sampling on restrict_evaluator(evaluator, keep) with base_levels[keep]."
         )
-    labels = released_labels(evaluator, base_levels)
-    codes: list[IntArray] = []
-    cards: list[int] = []
-    for col in labels:  # factorize the label strings, a null apart (vectorised)
-        null = np.asarray(col == None, dtype=bool)  # noqa: E711 - elementwise
-        text = np.where(null, "", col).astype(str)
-        uniq, inv = np.unique(text, return_inverse=True)
-        codes += [inv.reshape(-1).astype(np.int64), null.astype(np.int64)]
-        cards += [max(int(uniq.size), 1), 2]
+    released = released_codes(evaluator, base_levels)
+    codes = [c for c, _ in released]  # equal labels share a code, on any level
+    cards = [max(int(cats.size), 1) for _, cats in released]
     base = evaluator.base
     ids, g = group_rows(codes, cards)
     sizes = np.bincount(ids, weights=base.sizes, minlength=g).astype(np.int64)
@@ -236,42 +273,74 @@ class _Table:
 
 
 class _LabelIndex:
-    """Global label ids of every (attribute, level, base class), for fast grouping by labels."""
+    """Global label ids of every (attribute, level, base class), for fast grouping by labels.
+
+    Per attribute, a small table gives the label id of each (level, domain value); the ids of
+    the base classes on one level are gathered from it when first asked for and kept.
+    """
 
     def __init__(self, evaluator: LatticeEvaluator) -> None:
         self.evaluator = evaluator
-        n = evaluator.base.n_classes
-        self.tables: list[IntArray] = []
+        base = evaluator.base
+        assert base.keys is not None and base.domains is not None
+        n = base.n_classes
         self.values: list[npt.NDArray[np.object_]] = []
         self.cards: list[int] = []
+        self._dom: list[IntArray] = []  # (height + 1, domain size): label id per level
+        self._codes: list[IntArray] = []  # domain code of each base class
+        self._level_ids: dict[tuple[int, int], IntArray] = {}
+        keys_t = np.ascontiguousarray(np.asarray(base.keys).T, dtype=np.int64)
         for j, h in enumerate(hierarchies_of(evaluator)):
-            index: dict[tuple[bool, str], int] = {}
-            values: list[object] = []
-            table = np.empty((h.height + 1, n), dtype=np.int64)
+            maps: list[IntArray] = []
+            parts: list[npt.NDArray[np.object_]] = []
+            offset = 0
             for level in range(h.height + 1):
-                codes, labels = base_codes(evaluator, j, level, h)
-                ids = np.empty(labels.size, dtype=np.int64)
-                for c, lab in enumerate(labels):  # loop over labels, not rows
-                    key = _label_key(lab)
-                    if key not in index:
-                        index[key] = len(values)
-                        values.append(lab)
-                    ids[c] = index[key]
-                table[level] = ids[codes]
-            self.tables.append(table)
-            arr = np.empty(len(values), dtype=object)
-            arr[:] = values
-            self.values.append(arr)
-            self.cards.append(max(len(values), 1))
-        self._cols = np.arange(n, dtype=np.int64)
+                mapping, labels = h.generalization(base.domains[j], level)
+                maps.append(mapping.astype(np.int64) + offset)
+                parts.append(labels)
+                offset += labels.size
+            # one id per distinct label, on any level (a null is a label of its own)
+            ids, values = factorize(np.concatenate(parts))
+            self._dom.append(ids.astype(np.int64)[np.stack(maps)])
+            self._codes.append(keys_t[j] if n else np.zeros(0, dtype=np.int64))
+            self.values.append(values)
+            self.cards.append(max(int(values.size), 1))
         self._sparse = _sparse(evaluator)
+
+    def level_ids(self, j: int, level: int) -> IntArray:
+        """Label ids of attribute ``j`` at ``level`` for every base class (kept; read-only)."""
+        hit = self._level_ids.get((j, level))
+        if hit is None:
+            hit = self._dom[j][level][self._codes[j]]
+            hit.setflags(write=False)
+            self._level_ids[(j, level)] = hit
+        return hit
+
+    def ids_at(self, j: int, levels: IntArray, rows: IntArray) -> IntArray:
+        """Label ids of attribute ``j`` of base classes ``rows`` at ``levels`` (one each)."""
+        if not rows.size:
+            return np.zeros(0, dtype=np.int64)
+        lo = int(levels.min())
+        if lo == int(levels.max()):
+            return self.level_ids(j, lo)[rows]
+        dom = self._dom[j]
+        out: IntArray = dom.reshape(-1)[levels * dom.shape[1] + self._codes[j][rows]]
+        return out
 
     def keys(self, levels: IntArray) -> list[IntArray]:
         """Label id per base class, per attribute."""
-        n = self._cols.size
-        return [
-            np.take(t.reshape(-1), levels[:, j] * n + self._cols) for j, t in enumerate(self.tables)
-        ]
+        out = []
+        for j, dom in enumerate(self._dom):
+            lv = levels[:, j]
+            if not lv.size:
+                out.append(np.zeros(0, dtype=np.int64))
+                continue
+            lo = int(lv.min())
+            if lo == int(lv.max()):  # one level for every base class
+                out.append(self.level_ids(j, lo))
+            else:
+                out.append(dom.reshape(-1)[lv * dom.shape[1] + self._codes[j]])
+        return out
 
     def table(self, levels: IntArray) -> _Table:
         """Group by labels and judge the classes (the check of a partial-domain table)."""
@@ -319,6 +388,12 @@ class PartialDomainResult:
         Group de-generalizations kept.
     tables_checked : int
         Tables checked during this step.
+    label_codes : tuple of ndarray of int64, optional
+        Per attribute, the released label of each base class as a code into
+        ``label_values`` (``-1`` for a base class removed by pre-sampling): what
+        :func:`released_codes` computes, kept from the search.
+    label_values : tuple of ndarray of object, optional
+        Per attribute, the labels the codes index (naturally ordered, a null last).
     """
 
     base_levels: IntArray = field(repr=False)
@@ -331,6 +406,8 @@ class PartialDomainResult:
     value_counts: tuple[int, ...]
     splits: int
     tables_checked: int
+    label_codes: tuple[IntArray, ...] | None = field(default=None, repr=False)
+    label_values: tuple[npt.NDArray[np.object_], ...] | None = field(default=None, repr=False)
 
     @property
     def n_classes(self) -> int:
@@ -354,58 +431,6 @@ _MULTIPLIERS = (
     np.uint64(0x165667B19E3779F9),
     np.uint64(0xD6E8FEB86659FD93),
 )
-
-
-def _group_keys(key: U64Array) -> tuple[IntArray, int]:
-    """Dense ids of equal 64-bit keys (exact), in no particular order.
-
-    Each round scatters the keys into ``>= 2 r`` buckets by a multiplicative hash; a bucket
-    whose keys are all equal gets an id, and only the keys of buckets holding two different
-    keys go to the next round (with another multiplier). What little remains is sorted.
-    This costs a few passes over the keys instead of a sort of all of them.
-
-    Parameters
-    ----------
-    key : ndarray of uint64
-
-    Returns
-    -------
-    ids : ndarray of int64
-        ``0..n_groups-1``; equal keys share an id, different keys never do.
-    n_groups : int
-    """
-    ids = np.empty(key.size, dtype=np.int64)
-    rest: IntArray | None = None
-    k = key
-    off = 0
-    for mult in _MULTIPLIERS:
-        if k.size <= 32:
-            break
-        bits = max(int(2 * k.size - 1).bit_length(), 4)
-        m = 1 << bits
-        bucket = ((k * mult) >> np.uint64(64 - bits)).astype(np.intp)
-        slot = np.empty(m, dtype=np.uint64)
-        slot[bucket] = k  # the last write wins: a bucket of one key holds it everywhere
-        used = np.zeros(m, dtype=bool)
-        used[bucket] = True
-        used[bucket[slot[bucket] != k]] = False  # two keys in one bucket: next round
-        clean = used[bucket]
-        present = np.flatnonzero(used)
-        rank = np.empty(m, dtype=np.int64)
-        rank[present] = np.arange(off, off + present.size, dtype=np.int64)
-        pos = np.flatnonzero(clean) if rest is None else rest[clean]
-        ids[pos] = rank[bucket[clean]]
-        off += int(present.size)
-        dirty = ~clean
-        rest = np.flatnonzero(dirty) if rest is None else rest[dirty]
-        if not rest.size:
-            return ids, off
-        k = key[rest]
-    if rest is None:
-        rest = np.arange(key.size, dtype=np.int64)
-    uniq, inv = np.unique(k, return_inverse=True)
-    ids[rest] = off + inv.reshape(-1).astype(np.int64)
-    return ids, off + int(uniq.size)
 
 
 def _near(new: U64Array, *others: U64Array) -> tuple[BoolArray, ...]:
@@ -446,6 +471,13 @@ def _label_hashes(cards: Sequence[int]) -> list[U64Array]:
                 break
         out.append(f)
     return out
+
+
+def _first_member(gid: IntArray, g: int) -> IntArray:
+    """The first base class (lowest index) of each of the ``g`` groups of ``gid``."""
+    first = np.full(g, gid.size, dtype=np.int64)
+    np.minimum.at(first, gid, np.arange(gid.size, dtype=np.int64))
+    return first
 
 
 @dataclass
@@ -503,7 +535,9 @@ class _Partial:
         self.evaluator = evaluator
         self.index = _LabelIndex(evaluator)
         n = evaluator.base.n_classes
-        self._levels = np.tile(np.asarray(levels, dtype=np.int64), (n, 1))
+        # column-major: the search reads and changes one attribute's levels at a time
+        self._levels = np.empty((n, len(levels)), dtype=np.int64, order="F")
+        self._levels[...] = np.asarray(levels, dtype=np.int64)
         self.lo = np.asarray(min_levels, dtype=np.int64)
         self.order = list(order)
         self.score_fn = score
@@ -516,10 +550,20 @@ class _Partial:
         self._hash = _label_hashes(self.index.cards)
         self._total = int(np.asarray(evaluator.base.sizes).sum())
         self._csr: dict[str, tuple[IntArray, npt.NDArray[np.float64]]] = {}
+        # base classes with a single sensitive value (most, when records are near unique):
+        # that value and its count, read without the CSR expansion
+        self._single: dict[str, tuple[BoolArray, IntArray, npt.NDArray[np.float64]]] = {}
         for name, (cls, val, cnt, nv) in self.index._sparse.items():  # cls is sorted
+            indptr = np.searchsorted(cls, np.arange(n + 1, dtype=np.int64)).astype(np.int64)
             self._csr[name] = (
-                np.searchsorted(cls, np.arange(n + 1, dtype=np.int64)).astype(np.int64),
+                indptr,
                 np.bincount(val, weights=cnt, minlength=nv).astype(np.float64),
+            )
+            first = np.minimum(indptr[:-1], max(val.size - 1, 0))
+            self._single[name] = (
+                np.diff(indptr) == 1,
+                val[first] if val.size else np.zeros(n, dtype=np.int64),
+                cnt[first] if cnt.size else np.zeros(n, dtype=np.float64),
             )
         self._version = 0
         self._dirty = True
@@ -544,7 +588,7 @@ class _Partial:
 
     @levels.setter
     def levels(self, value: IntArray) -> None:
-        self._levels = value
+        self._levels = np.asfortranarray(value)
         self._dirty = True
 
     @property
@@ -569,11 +613,13 @@ class _Partial:
         self._gid = np.asarray(t.ids, dtype=np.int64).copy()
         self._gviol = np.asarray(t.violating, dtype=bool).copy()
         self._ok = bool(t.ok)
+        # label of each group per attribute: rows of one array with room to grow
+        self._gl = np.zeros((len(keys), max(2 * g, 16)), dtype=np.int64)
         self._glab: list[IntArray] = []
         self._ghash = np.zeros(g, dtype=np.uint64)
         self._lcount: list[IntArray] = []
-        for k, card, f in zip(keys, self.index.cards, self._hash):
-            lab = np.zeros(g, dtype=np.int64)
+        for j, (k, card, f) in enumerate(zip(keys, self.index.cards, self._hash)):
+            lab = self._gl[j, :g]
             lab[self._gid] = k
             self._glab.append(lab)
             self._ghash += f[lab]
@@ -628,7 +674,6 @@ class _Partial:
     def _find(self, j: int) -> _Plan | None:
         """The candidate splits of attribute ``j``: which groups pass, as a plan."""
         ev = self.evaluator
-        n = ev.base.n_classes
         gid, g = self._gid, int(self._gviol.size)
         lv = self._levels[:, j]
         cand = lv > self.lo[j]
@@ -652,11 +697,10 @@ class _Partial:
             changed = self._stamp > ver
         glab, f = self._glab[j], self._hash[j]
         family = self._ghash - f[glab]  # the hash of a group's tuple without attribute j
-        table_j = self.index.tables[j].reshape(-1)
         while True:
             ci = np.flatnonzero(cand & ~skip[gid])
             g_ci = gid[ci]
-            new = table_j[(lv[ci] - 1) * n + ci]
+            new = self.index.ids_at(j, lv[ci] - 1, ci)
             split_key = family[g_ci] + f[new]
             # only keys equal to a new one (a split key, or a changed group's tuple) can
             # share a class: no two of the others did when the cache was made
@@ -671,7 +715,7 @@ class _Partial:
             keys = np.concatenate([split_key, f_key[fx], self._ghash[gx]])
             parents = np.concatenate([g_ci, f_par[fx], gx])
             labels = np.concatenate([new, f_lab[fx], glab[gx]])
-            cls, nc = _group_keys(keys)
+            cls, nc = factorize_keys(keys)
             multi = self._multi(cls, nc, parents)
             if multi.any():  # merges, or hash collisions: regroup those rows by their labels
                 rx = np.flatnonzero(multi[cls])
@@ -706,13 +750,27 @@ class _Partial:
         dense = np.full(nc, -1, dtype=np.int64)
         dense[pres] = np.arange(n_sub, dtype=np.int64)
         id1, id3 = dense[cls1], dense[cls3]
-        # the classes of these base classes, and every other record as one class
-        stats = self._local_stats(np.concatenate([ci, r3]), np.concatenate([id1, id3]), n_sub)
-        sizes = stats.sizes
-        bad = _violating(ev, stats)[:n_sub]
+        rows_all = np.concatenate([ci, r3])
+        ids_all = np.concatenate([id1, id3])
+        grp_all = np.concatenate([g_ci, gid[r3]])
+        sizes = np.bincount(ids_all, weights=ev.base.sizes[rows_all], minlength=n_sub).astype(
+            np.int64
+        )
+        # a class below the minimal class size fails every model: its groups fail without
+        # statistics; the models judge the classes that hold records of the other groups
+        bad = sizes < ev.mcs
         fails = np.zeros(g, dtype=bool)
-        fails[g_ci[bad[id1]]] = True
-        fails[gid[r3][bad[id3]]] = True
+        fails[grp_all[bad[ids_all]]] = True
+        live = np.zeros(n_sub, dtype=bool)
+        live[ids_all[~fails[grp_all]]] = True
+        if live.any():
+            keep = live[ids_all]
+            n_live = int(np.count_nonzero(live))
+            remap = np.cumsum(live, dtype=np.int64) - 1
+            # the classes of these base classes, and every other record as one class
+            stats = self._local_stats(rows_all[keep], remap[ids_all[keep]], n_live)
+            bad[live] |= _violating(ev, stats)[:n_live]
+            fails[grp_all[bad[ids_all]]] = True
         ok = has_cand & ~fails & ~self._gviol
         self._remember(
             j, skip, fails & ~entangled, g_ci, cls1, multi, keys, labels, f_key, f_par, f_lab
@@ -724,11 +782,12 @@ class _Partial:
             self._give_up(j, True, n_ent)
             return None
         sel = passing[g_ci]
-        sel3 = passing[gid[r3]]
+        g3 = grp_all[c:]
+        sel3 = passing[g3]
         rows3 = r3[sel3]
         class_parent = np.full(nc, -1, dtype=np.int64)
         class_parent[cls1[sel]] = g_ci[sel]
-        class_parent[cls3[sel3]] = gid[rows3]
+        class_parent[cls3[sel3]] = g3[sel3]
         class_label = np.empty(nc, dtype=np.int64)
         class_label[cls] = labels
         class_hash = np.empty(nc, dtype=np.uint64)
@@ -744,7 +803,7 @@ class _Partial:
             new=new[sel],
             cls=cls1[sel],
             rows3=rows3,
-            parent3=gid[rows3],
+            parent3=g3[sel3],
             cls3=cls3[sel3],
             class_parent=class_parent,
             class_label=class_label,
@@ -779,15 +838,24 @@ class _Partial:
         hists = {}
         for name, (_, val, cnt, nv) in self.index._sparse.items():
             indptr, total = self._csr[name]
-            start = indptr[rows]
-            lens = indptr[rows + 1] - start
-            ends = np.cumsum(lens)
-            idx = np.repeat(start - ends + lens, lens) + np.arange(
-                int(ends[-1]) if ends.size else 0, dtype=np.int64
+            single, val1, cnt1 = self._single[name]
+            one = single[rows]
+            r1, i1 = (rows, ids) if one.all() else (rows[one], ids[one])
+            summed = np.bincount(i1 * nv + val1[r1], weights=cnt1[r1], minlength=n_sub * nv).astype(
+                np.float64, copy=False
             )
-            summed = np.bincount(
-                np.repeat(ids, lens) * nv + val[idx], weights=cnt[idx], minlength=n_sub * nv
-            ).reshape(n_sub, nv)
+            if r1.size < rows.size:  # the others through the CSR arrays
+                rm, im = rows[~one], ids[~one]
+                start = indptr[rm]
+                lens = indptr[rm + 1] - start
+                ends = np.cumsum(lens)
+                idx = np.repeat(start - ends + lens, lens) + np.arange(
+                    int(ends[-1]) if ends.size else 0, dtype=np.int64
+                )
+                summed += np.bincount(
+                    np.repeat(im, lens) * nv + val[idx], weights=cnt[idx], minlength=n_sub * nv
+                )
+            summed = summed.reshape(n_sub, nv)
             if rest:
                 summed = np.vstack([summed, total - summed.sum(axis=0)])
             hists[name] = SensitiveHistogram(
@@ -851,21 +919,6 @@ class _Partial:
             np.concatenate([f_lab, labels[rows]]),
         )
 
-    def _ref_ids(self) -> IntArray:
-        """The class of each base class as :meth:`_LabelIndex.table` numbers them (only the
-        grouping: the classes are not judged)."""
-        if self._table is not None:
-            return self._table.ids
-        ids, _, _ = roll_up(
-            self.index.keys(self._levels),
-            self.index.cards,
-            self.evaluator.base.sizes,
-            need_ids=True,
-            need_codes=False,
-        )
-        assert ids is not None
-        return ids
-
     @staticmethod
     def _multi(cls: IntArray, nc: int, parents: IntArray) -> BoolArray:
         """Classes holding rows of more than one group."""
@@ -883,10 +936,8 @@ class _Partial:
             return True
         if groups.size == 1:
             return False
-        # the reference lists the groups by their class ids in its table
-        ref_id = np.empty(plan.n_groups, dtype=np.int64)
-        ref_id[self._gid] = self._ref_ids()
-        groups = groups[np.argsort(ref_id[groups], kind="stable")]
+        # halves in table order: groups by their first base class, as the reference does
+        groups = groups[np.argsort(_first_member(self._gid, plan.n_groups)[groups])]
         half = groups.size // 2
         first = self._apply(plan, groups[:half])
         second = self._apply(plan, groups[half:])
@@ -960,11 +1011,18 @@ class _Partial:
         new_id = np.empty(plan.class_parent.size, dtype=np.int64)
         new_id[classes[kept]] = parent[kept]
         new_id[extra] = g + np.arange(extra.size, dtype=np.int64)
-        self._gid[rows] = new_id[plan.cls[sel]]
         sel3 = member[plan.parent3]
-        self._gid[plan.rows3[sel3]] = new_id[plan.cls3[sel3]]
+        rows3 = plan.rows3[sel3]
+        self._gid[rows] = new_id[plan.cls[sel]]
+        self._gid[rows3] = new_id[plan.cls3[sel3]]
         born = parent[~kept]
-        self._glab = [np.concatenate([lab, lab[born]]) for lab in self._glab]
+        g_new = g + int(born.size)
+        if g_new > self._gl.shape[1]:
+            grown = np.zeros((self._gl.shape[0], 2 * g_new), dtype=np.int64)
+            grown[:, :g] = self._gl[:, :g]
+            self._gl = grown
+        self._gl[:, g:g_new] = self._gl[:, born]
+        self._glab = [row[:g_new] for row in self._gl]
         self._glab[j][new_id[classes]] = plan.class_label[classes]
         self._ghash = np.concatenate([self._ghash, self._ghash[born]])
         self._ghash[new_id[classes]] = plan.class_hash[classes]
@@ -996,6 +1054,8 @@ class _Partial:
             value_counts=tuple(int(x) for x in t.counts),
             splits=self.splits,
             tables_checked=self.checked,
+            label_codes=tuple(np.asarray(k, dtype=np.int64) for k in keys),
+            label_values=tuple(self.index.values),
         )
 
 
@@ -1086,6 +1146,7 @@ class _ReferencePartial:
         passing = np.flatnonzero(has_cand & ~fails & ~entangled & ~cur.violating)
         if not passing.size:
             return False
+        passing = passing[np.argsort(_first_member(gid, g)[passing])]  # table order
         return self._apply(j, passing, gid, cand)
 
     def _apply(self, j: int, groups: IntArray, gid: IntArray, cand: BoolArray) -> bool:

@@ -1,0 +1,443 @@
+"""Exact grouping of rows by integer codes: the primitive under class statistics and roll-ups.
+
+Two kinds of grouping share this module, the lowest layer both engines and algorithms import:
+
+* unordered (:func:`group_rows`, :func:`hashed_groups`): dense group ids in no particular
+  order, for lattice roll-ups that only need which rows go together;
+* ordered (:func:`refine_steps`, :func:`lex_groups`): groups numbered in the lexicographic
+  order of their codes, exactly as ``np.unique(np.column_stack(codes), axis=0)`` numbers
+  them, for the engines, whose class numbering is part of their output.
+
+Both pack several columns into one mixed-radix ``int64`` key while its space fits 62 bits,
+so a table with many columns costs a few grouping passes, not one per column.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from anonlab._optional import import_optional
+
+__all__ = ["factorize_keys", "group_rows", "hashed_groups", "lex_groups", "refine_steps"]
+
+_KEY_SPACE = 1 << 62  # mixed-radix keys stay below this (non-negative int64)
+
+
+def group_rows(
+    codes: Sequence[npt.NDArray[np.integer]], cards: Sequence[int]
+) -> tuple[npt.NDArray[np.int64], int]:
+    """Dense group ids of the rows of several integer columns.
+
+    Columns are combined into one mixed-radix key while its space fits 62 bits, and the key
+    is made dense (a counting pass when the space is small, hashed grouping otherwise)
+    whenever the next column would overflow it.
+
+    Parameters
+    ----------
+    codes : sequence of ndarray
+        One code array per column, all of the same length.
+    cards : sequence of int
+        The number of distinct codes per column (codes are in ``0..card-1``).
+
+    Returns
+    -------
+    ids : ndarray of int64
+        Group id per row, ``0..n_groups-1``, in no particular order.
+    n_groups : int
+    """
+    n = len(codes[0]) if codes else 0
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), 0
+    key = np.zeros(n, dtype=np.int64)
+    space = 1
+    for col, card in zip(codes, cards):
+        card = int(card)
+        if card <= 1:
+            continue
+        if space * card >= 2**62:
+            key, space = _densify(key, space)
+        key = key * card + np.asarray(col, dtype=np.int64)
+        space *= card
+    return _densify(key, space)
+
+
+def _densify(key: npt.NDArray[np.int64], space: int) -> tuple[npt.NDArray[np.int64], int]:
+    """Map keys in ``0..space-1`` to dense ids ``0..g-1`` (equal keys, equal ids)."""
+    n = key.size
+    if space <= max(4 * n, 1 << 16):
+        present = np.zeros(space, dtype=bool)
+        present[key] = True
+        dense = np.cumsum(present, dtype=np.int64) - 1
+        return dense[key], int(dense[-1] + 1)
+    ids, sizes = hashed_groups(key, None, need_ids=True)
+    assert ids is not None
+    return ids, int(sizes.size)
+
+
+_GOLDEN = np.int64(-7046029254386353131)  # 0x9E3779B97F4A7C15, Fibonacci hashing
+
+
+def hashed_groups(
+    key: npt.NDArray[np.int64],
+    weights: npt.NDArray[np.int64] | None,
+    *,
+    need_ids: bool = False,
+    bits: int | None = None,
+) -> tuple[npt.NDArray[np.int64] | None, npt.NDArray[np.int64]]:
+    """Group equal keys: (group of each element or None, summed weights per group); exact.
+
+    Keys are hashed into ``M >= 2 n`` buckets and weights summed per bucket with one
+    ``bincount``. A bucket is exact when all its keys are equal: after scattering the keys
+    into their buckets (the last write wins), an element whose bucket holds another key
+    marks its bucket as colliding. Only the elements of colliding buckets are sorted. This
+    avoids sorting all keys, the cost of a lattice node's check. Groups come in no
+    particular order.
+
+    Parameters
+    ----------
+    key : ndarray of int64
+        The keys to group.
+    weights : ndarray of int64 or None
+        Weight per element; None counts elements.
+    need_ids : bool
+        Whether to return the group of each element.
+    bits : int, optional
+        The log2 of the number of buckets (for tests).
+
+    Returns
+    -------
+    ids : ndarray of int64 or None
+        Group per element (when ``need_ids``).
+    sizes : ndarray of int64
+        Summed weights per group.
+    """
+    n = key.size
+    if bits is None:
+        bits = max(int(2 * n - 1).bit_length(), 10)
+    m = 1 << bits
+    bucket = ((key * _GOLDEN) >> np.int64(64 - bits)) & np.int64(m - 1)
+    totals = np.bincount(bucket, weights=weights, minlength=m)
+    seen = np.empty(m, dtype=np.int64)  # only written positions are read
+    seen[bucket] = key
+    collide = np.zeros(m, dtype=bool)
+    collide[bucket[seen[bucket] != key]] = True
+    clean = totals > 0
+    clean &= ~collide
+    sizes = totals[clean].astype(np.int64)
+    ids: npt.NDArray[np.int64] | None = None
+    if need_ids:
+        dense = np.full(m, -1, dtype=np.int64)
+        dense[clean] = np.arange(sizes.size, dtype=np.int64)
+        ids = dense[bucket]
+    if not collide.any():
+        return ids, sizes
+    rest = np.flatnonzero(collide[bucket])
+    rk = key[rest]
+    order = np.argsort(rk, kind="stable")
+    rk = rk[order]
+    flags = np.r_[True, rk[1:] != rk[:-1]]
+    starts = np.flatnonzero(flags)
+    w_rest = np.ones(rest.size, dtype=np.int64) if weights is None else weights[rest][order]
+    more = np.add.reduceat(w_rest, starts).astype(np.int64)
+    if ids is not None:
+        ids[rest[order]] = sizes.size + np.cumsum(flags) - 1
+    return ids, np.concatenate([sizes, more])
+
+
+# ---------------------------------------------------------------- ordered grouping
+def _ordered_dense(
+    key: npt.NDArray[np.int64], space: int, counting_limit: int, *, need_keys: bool = True
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64] | None]:
+    """Dense ids of keys in ``0..space-1`` in ascending key order: (ids, counts, distinct keys).
+
+    A counting pass (``np.bincount``) when ``space <= counting_limit``; else, when a sample
+    of the keys suggests few distinct values, hashed grouping followed by a sort of the
+    distinct keys only; a sort of all keys otherwise. The distinct keys may be skipped
+    (None) when not ``need_keys``.
+    """
+    n = key.size
+    if space <= counting_limit:
+        counts = np.bincount(key, minlength=space)
+        present = counts > 0
+        sizes = counts[present].astype(np.int64)
+        ukeys = np.flatnonzero(present).astype(np.int64) if need_keys else None
+        dense = np.cumsum(present, out=counts)  # reuses the counts' memory (fresh pages are slow)
+        dense -= 1
+        return dense[key], sizes, ukeys
+    if _few_distinct(key):
+        return _ordered_hashed(key)
+    order = np.argsort(key, kind="stable")  # robust to many equal keys, unlike quicksort
+    ks = key[order]
+    flags = np.empty(n, dtype=bool)
+    flags[0] = True
+    np.not_equal(ks[1:], ks[:-1], out=flags[1:])
+    starts = np.flatnonzero(flags)
+    counts = np.diff(np.append(starts, n)).astype(np.int64)
+    ids = np.empty(n, dtype=np.int64)
+    ids[order] = np.cumsum(flags, dtype=np.int64) - 1
+    return ids, counts, ks[starts]
+
+
+_SAMPLE = 2048  # keys sampled to judge whether they take few distinct values
+
+
+def _few_distinct(key: npt.NDArray[np.int64]) -> bool:
+    """Whether the keys likely take fewer than ``n / 8`` distinct values (then hashing pays).
+
+    The number of distinct keys is estimated from a sample by Chao's estimator
+    ``d + f1 (f1 - 1) / (2 (f2 + 1))`` (``d`` distinct sampled values, ``f1`` seen once,
+    ``f2`` seen twice). A wrong guess only costs time: both passes give the same answer. The
+    sample is pseudo-random with a fixed seed.
+    """
+    n = key.size
+    if n < 16 * _SAMPLE:
+        return False
+    pick = np.random.default_rng(0).integers(0, n, _SAMPLE)
+    _, seen = np.unique(key[pick], return_counts=True)
+    f1 = int(np.count_nonzero(seen == 1))
+    f2 = int(np.count_nonzero(seen == 2))
+    estimate = seen.size + f1 * (f1 - 1) / (2 * (f2 + 1))
+    return 8 * estimate <= n
+
+
+def _ordered_hashed(
+    key: npt.NDArray[np.int64],
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """:func:`_ordered_dense` by hashed grouping, then a sort of the distinct keys only."""
+    hid, counts = hashed_groups(key, None, need_ids=True)
+    assert hid is not None
+    g = int(counts.size)
+    distinct = np.empty(g, dtype=np.int64)
+    distinct[hid] = key
+    order = np.argsort(distinct)
+    rank = np.empty(g, dtype=np.int64)
+    rank[order] = np.arange(g, dtype=np.int64)
+    return rank[hid], counts[order], distinct[order]
+
+
+def _ordered_pairs(
+    parent: npt.NDArray[np.int64], code: npt.NDArray[np.int64]
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """Dense ids of pairs (parent, code) in lexicographic order: (ids, counts, group parents).
+
+    For a column whose codes do not fit one 62-bit key beside the parent (huge spaces only).
+    """
+    n = parent.size
+    order = np.lexsort((code, parent))
+    ps, cs = parent[order], code[order]
+    flags = np.empty(n, dtype=bool)
+    flags[0] = True
+    flags[1:] = (ps[1:] != ps[:-1]) | (cs[1:] != cs[:-1])
+    starts = np.flatnonzero(flags)
+    counts = np.diff(np.append(starts, n)).astype(np.int64)
+    ids = np.empty(n, dtype=np.int64)
+    ids[order] = np.cumsum(flags, dtype=np.int64) - 1
+    return ids, counts, ps[starts]
+
+
+def refine_steps(
+    ids: npt.NDArray[np.integer],
+    sizes: npt.NDArray[np.int64],
+    codes: Sequence[npt.NDArray[np.integer]],
+    cards: Sequence[int],
+    *,
+    counting_limit: int | None = None,
+) -> Iterator[tuple[int, npt.NDArray[np.integer], npt.NDArray[np.int64]]]:
+    """Refine a partition of rows by more columns, keeping classes in lexicographic order.
+
+    The input classes ``0..g-1`` are assumed numbered in the order of some key (a prefix of
+    columns); the output classes are numbered in the order of (input class, ``codes[0]``,
+    ``codes[1]``, ...), so refining the single class of all rows numbers the classes as
+    ``np.unique(np.column_stack(codes), axis=0)`` does.
+
+    Columns are packed into mixed-radix ``int64`` keys (class, codes...); each chunk of
+    columns costs one grouping pass: a counting pass while the key space stays within
+    ``counting_limit``, else one sort (or hashed grouping, when the keys look few) of keys
+    packed while their space stays below ``2**62``. Rows in classes of one row cannot split
+    further: when they are many, they are left out of a sort and the classes renumbered
+    around them.
+
+    Parameters
+    ----------
+    ids : ndarray of int
+        Class of each row, ``0..g-1`` (its dtype is kept).
+    sizes : ndarray of int64
+        Size of each class (``g`` entries).
+    codes : sequence of ndarray
+        The columns to refine by, one code array per column (codes in ``0..card-1``).
+    cards : sequence of int
+        Number of codes per column.
+    counting_limit : int, optional
+        Largest key space grouped by a counting pass instead of a sort; default
+        ``max(4 * rows, 2**16)`` (for tests).
+
+    Yields
+    ------
+    done : int
+        How many of ``codes`` the partition now includes (the last step yields
+        ``len(codes)``).
+    ids : ndarray
+        Class of each row, same dtype as the input ``ids``.
+    sizes : ndarray of int64
+        Size of each class.
+    """
+    m = len(codes)
+    n = int(ids.size)
+    dtype = ids.dtype
+    limit = max(4 * n, 1 << 16) if counting_limit is None else counting_limit
+    j = 0
+    while j < m:
+        g = int(sizes.size)
+        while j < m and int(cards[j]) <= 1:  # a constant column splits nothing
+            j += 1
+        if n == 0 or g == n or j == m:  # done, or every class has one row: nothing can split
+            yield m, ids, sizes
+            return
+        # the chunk: columns j..k-1, all counted (key space within the limit) or all sorted
+        # (key space below 2**62), as the first column decides. A counting pass costs little
+        # per row; before a sort, rows alone in their class are left out when they are many.
+        counting = g * int(cards[j]) <= limit
+        restrict = False
+        n_active = g
+        if not counting:
+            n_single = int(np.count_nonzero(sizes == 1))
+            restrict = 8 * n_single >= n
+            n_active = g - n_single if restrict else g
+        space, k = 1, j
+        chunk: list[tuple[npt.NDArray[np.integer], int]] = []
+        while k < m:
+            card = int(cards[k])
+            if card > 1:
+                grown = n_active * space * card
+                if chunk and (grown > limit if counting else grown >= _KEY_SPACE):
+                    break
+                chunk.append((codes[k], card))
+                space *= card
+            k += 1
+        if restrict:
+            active = sizes > 1
+            rows: npt.NDArray[np.intp] | None = np.flatnonzero(active[ids])
+            local = np.cumsum(active, dtype=np.int64)
+            local -= 1
+            parent = local[ids[rows]]
+        else:
+            rows = None
+            parent = ids.astype(np.int64)
+        if n_active * space < _KEY_SPACE:
+            key = parent  # a fresh array: updated in place
+            for col, card in chunk:
+                key *= card
+                key += col if rows is None else col[rows]
+            dense, counts, ukeys = _ordered_dense(key, n_active * space, limit, need_keys=restrict)
+            group_parent = None if ukeys is None else ukeys // space
+        else:  # one column beside the classes overflows a key (tables of > 2**31 rows)
+            col, _card = chunk[0]
+            code = np.asarray(col if rows is None else col[rows], dtype=np.int64)
+            dense, counts, group_parent = _ordered_pairs(parent, code)
+        n_groups = int(counts.size)
+        if n_groups > n_active:  # some class split
+            if not restrict:
+                ids, sizes = dense.astype(dtype, copy=False), counts
+            else:
+                assert rows is not None and group_parent is not None
+                ids, sizes = _renumber(ids, sizes, rows, dense, counts, group_parent, dtype)
+        yield k, ids, sizes
+        j = k
+
+
+def _renumber(
+    ids: npt.NDArray[np.integer],
+    sizes: npt.NDArray[np.int64],
+    rows: npt.NDArray[np.intp],
+    dense: npt.NDArray[np.int64],
+    counts: npt.NDArray[np.int64],
+    group_parent: npt.NDArray[np.int64],
+    dtype: np.dtype[np.integer],
+) -> tuple[npt.NDArray[np.integer], npt.NDArray[np.int64]]:
+    """Number the classes after the classes of several rows (``rows``) split into groups.
+
+    Class ``c`` becomes the classes ``offset[c] ..`` (one per group it split into, in group
+    order), so the lexicographic order of the classes is kept.
+    """
+    active_cls = np.flatnonzero(sizes > 1)
+    per_parent = np.bincount(group_parent, minlength=active_cls.size)
+    n_sub = np.ones(sizes.size, dtype=np.int64)
+    n_sub[active_cls] = per_parent
+    offset = np.cumsum(n_sub)
+    total = int(offset[-1])
+    offset -= n_sub
+    first_group = np.cumsum(per_parent)
+    first_group -= per_parent
+    shift = offset[active_cls] - first_group
+    group_class = np.arange(counts.size, dtype=np.int64)
+    group_class += shift[group_parent]
+    new_ids = offset[ids].astype(dtype, copy=False)
+    new_ids[rows] = group_class[dense]
+    new_sizes = np.empty(total, dtype=np.int64)
+    new_sizes[offset] = sizes
+    new_sizes[group_class] = counts
+    return new_ids, new_sizes
+
+
+def lex_groups(
+    codes: Sequence[npt.NDArray[np.integer]],
+    cards: Sequence[int],
+    *,
+    counting_limit: int | None = None,
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """Group rows by several integer columns, groups in lexicographic order of their codes.
+
+    Equal to ``np.unique(np.column_stack(codes), axis=0, return_inverse=True,
+    return_counts=True)`` (inverse and counts), without sorting row tuples.
+
+    Parameters
+    ----------
+    codes : sequence of ndarray
+        One code array per column, all of the same length (codes in ``0..card-1``).
+    cards : sequence of int
+        Number of codes per column.
+    counting_limit : int, optional
+        See :func:`refine_steps` (for tests).
+
+    Returns
+    -------
+    ids : ndarray of int64
+        Group of each row, ``0..n_groups-1``.
+    sizes : ndarray of int64
+        Rows per group.
+    """
+    n = len(codes[0]) if codes else 0
+    ids: npt.NDArray[np.integer] = np.zeros(n, dtype=np.int64)
+    sizes = np.array([n] if n else [], dtype=np.int64)
+    for step in refine_steps(ids, sizes, codes, cards, counting_limit=counting_limit):
+        _, ids, sizes = step
+    return ids.astype(np.int64, copy=False), sizes
+
+
+def factorize_keys(key: npt.NDArray[np.uint64]) -> tuple[npt.NDArray[np.int64], int]:
+    """Dense ids of equal 64-bit keys (exact), numbered in order of first appearance.
+
+    One pass through Arrow's hash table (``pyarrow.compute.dictionary_encode``, imported on
+    first use): on this project's 2-core reference machine 0.2 ms for 20,000 keys and
+    4.9 ms for 200,000, 2.4-4x faster than numpy hash rounds or a sort.
+
+    Parameters
+    ----------
+    key : ndarray of uint64
+
+    Returns
+    -------
+    ids : ndarray of int64
+        ``0..n_groups-1``; equal keys share an id, different keys never do.
+    n_groups : int
+    """
+    if not key.size:
+        return np.zeros(0, dtype=np.int64), 0
+    pa = import_optional("pyarrow")
+    pc = import_optional("pyarrow.compute")
+    encoded = pc.dictionary_encode(pa.array(np.ascontiguousarray(key, dtype=np.uint64)))
+    ids = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+    return ids, len(encoded.dictionary)
