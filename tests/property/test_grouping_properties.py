@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from anonlab import EncodedTable
-from anonlab.data.grouping import lex_groups, refine_steps
+from anonlab.data.grouping import factorize_keys, lex_groups, refine_steps
 from anonlab.engines.numpy_engine import NumpyEngine
 
 # a counting pass, a sort of every key, or a counting pass only for tiny key spaces
@@ -148,3 +148,19 @@ def test_warm_engine_numbers_classes_like_a_fresh_one(table_columns, widths):
         assert a.sizes.tolist() == b.sizes.tolist()
         assert a.keys is not None and b.keys is not None
         assert a.keys.tolist() == b.keys.tolist()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from([0, 1, 7, 2**63 - 1, 2**64 - 1, 12345678901234567]), max_size=60))
+def test_factorize_keys_groups_equal_keys_exactly(values):
+    """Arrow-hashed dense ids: equal keys share an id, different keys never do."""
+    key = np.array(values, dtype=np.uint64)
+    ids, n = factorize_keys(key)
+    assert ids.dtype == np.int64 and ids.shape == key.shape
+    uniq, inv = np.unique(key, return_inverse=True)
+    assert n == uniq.size
+    if key.size:
+        assert sorted(set(ids.tolist())) == list(range(n))
+        # the same partition as np.unique's: id <-> unique key is a bijection
+        pairs = set(zip(ids.tolist(), inv.reshape(-1).tolist()))
+        assert len(pairs) == n

@@ -291,6 +291,9 @@ def test_cli_privacyfrost2_json(data, tmp_path):
     doc = json.loads(res.output)
     assert doc["algorithm"] == "privacyfrost2" and doc["privacyfrost2"]["score"]["value"] > 0
     assert all(doc["checks"].values()) and out.exists()
+    restarts = doc["privacyfrost2"]["restarts"]
+    assert restarts["allowed"] == 8 and 0 <= restarts["run"] <= 8
+    assert restarts["paper_score"] <= doc["privacyfrost2"]["full_domain_score"]
 
 
 def test_inconsistent_hierarchy_file(data, tmp_path):

@@ -22,6 +22,7 @@ from anonlab.algorithms.global_recoding.privacyfrost2 import (
     from_paper_levels,
     presample,
     privacyfrost2,
+    released_codes,
     released_labels,
     restrict_base,
     restrict_evaluator,
@@ -420,6 +421,29 @@ def test_search_with_presampling():
     for j in range(3):
         assert all(x is None for x in labels[j][~res.kept])
         assert list(labels[j][res.kept]) == list(kept_labels[j])
+    _assert_label_codes_match(ev, part)
+
+
+def _assert_label_codes_match(ev, part):
+    """The label codes the search keeps (used for the release) decode to released_labels,
+    and equal labels share one code."""
+    assert part.label_codes is not None and part.label_values is not None
+    labels = released_labels(ev, part.base_levels)
+    for j, (codes, values) in enumerate(zip(part.label_codes, part.label_values)):
+        kept = codes >= 0
+        assert ((part.class_of_base >= 0) == kept).all()
+        assert list(values[codes[kept]]) == list(labels[j][kept])
+        assert len(set(values[codes[kept]])) == np.unique(codes[kept]).size
+    for j, (codes, values) in enumerate(released_codes(ev, part.base_levels)):
+        kept = codes >= 0
+        assert list(values[codes[kept]]) == list(labels[j][kept])
+
+
+def test_label_codes_of_the_partial_step():
+    ev, lat = make()
+    res = privacyfrost2(ev, lat, priorities=[1, 1, 1], partial_domain=True)
+    assert res.partial is not None
+    _assert_label_codes_match(ev, res.partial)
 
 
 def test_presampling_everything_away_is_an_input_error():

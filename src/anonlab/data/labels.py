@@ -13,7 +13,7 @@ NULL_LABEL = "<null>"
 
 def _as_numbers(labels: npt.NDArray[np.object_]) -> npt.NDArray[np.float64] | None:
     try:
-        return np.array([float(x) for x in labels], dtype=np.float64)
+        return np.fromiter(map(float, labels), dtype=np.float64, count=len(labels))
     except (TypeError, ValueError):
         return None
 
@@ -35,7 +35,7 @@ def natural_order(labels: npt.NDArray[np.object_]) -> npt.NDArray[np.intp]:
         Indices into ``labels``.
     """
     labels = np.asarray(labels, dtype=object)
-    is_null = np.array([x is None for x in labels], dtype=bool)
+    is_null = np.asarray(labels == None, dtype=bool).reshape(-1)  # noqa: E711 - elementwise
     idx = np.flatnonzero(~is_null)
     present = labels[idx]
     nums = _as_numbers(present)

@@ -425,12 +425,7 @@ class PartialDomainResult:
         return vecs.astype(np.int64), rows.astype(np.int64)
 
 
-_MULTIPLIERS = (
-    np.uint64(0x9E3779B97F4A7C15),
-    np.uint64(0xC2B2AE3D27D4EB4F),
-    np.uint64(0x165667B19E3779F9),
-    np.uint64(0xD6E8FEB86659FD93),
-)
+_FIBONACCI = np.uint64(0x9E3779B97F4A7C15)  # 2^64 / golden ratio: multiplicative hashing
 
 
 def _near(new: U64Array, *others: U64Array) -> tuple[BoolArray, ...]:
@@ -454,7 +449,7 @@ def _near(new: U64Array, *others: U64Array) -> tuple[BoolArray, ...]:
     if bits > 20:
         return tuple(np.ones(o.size, dtype=bool) for o in others)
     shift = np.uint64(64 - bits)
-    mult = _MULTIPLIERS[0]
+    mult = _FIBONACCI
     mark = np.zeros(1 << bits, dtype=bool)
     mark[((new * mult) >> shift).astype(np.intp)] = True
     return tuple(mark[((o * mult) >> shift).astype(np.intp)] for o in others)
@@ -930,7 +925,7 @@ class _Partial:
 
     def _apply_plan(self, plan: _Plan) -> bool:
         """Apply every passing split if the score does not drop; else bisect like the
-        reference does, in the order of its class numbering."""
+        reference does, the groups in table order (by their first base class)."""
         groups = np.flatnonzero(np.bincount(plan.parent, minlength=plan.n_groups) > 0)
         if self._try(plan, groups):
             return True
@@ -1219,8 +1214,8 @@ def partial_domain_degeneralization(
     The splits of different groups on one attribute are independent (a class's verdict
     depends only on its records and the whole table's distribution), so all groups are
     tried at once on one grouping of the base classes, and the passing splits are applied
-    together; if together they lower the score, halves are tried (each kept change is
-    checked on the table as it then is). Groups whose new labels would coincide with another
+    together; if together they lower the score, halves are tried, the groups in table order
+    (by their first record; each kept change is checked on the table as it then is). Groups whose new labels would coincide with another
     group's (a label repeated across levels) are left as they are.
 
     Parameters
