@@ -13,9 +13,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import emit, load, parse_args  # noqa: E402
-
 import pandas as pd  # noqa: E402
+from _common import emit, load, parse_args  # noqa: E402
 
 
 def main():

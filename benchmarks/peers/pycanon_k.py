@@ -15,7 +15,6 @@ from importlib.metadata import version
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _common import emit, load, parse_args  # noqa: E402
-
 from pycanon import anonymity  # noqa: E402
 
 
