@@ -433,10 +433,30 @@ def anonymize(
         t = Table(title=f"Anonymized with {result.algorithm} search", show_header=False)
         t.add_column("", style="bold")
         t.add_column("")
-        t.add_row("transformation", ", ".join(f"{a}={v}" for a, v in result.transformation.items()))
-        t.add_row("loss", f"{result.metric} = {result.loss:.6g}")
+        pf2 = result.details if result.algorithm == "privacyfrost2" else None
+        label = "full-domain levels" if pf2 else "transformation"
+        t.add_row(label, ", ".join(f"{a}={v}" for a, v in result.transformation.items()))
+        if pf2:
+            score = pf2["score"]
+            t.add_row(
+                "score",
+                f"{score['function']} = {score['value']:.6g} "
+                f"(full-domain table {pf2['full_domain_score']:.6g}, "
+                f"paper's search {pf2['restarts']['paper_score']:.6g})",
+            )
+            part = pf2.get("partial_domain")
+            if part is not None:
+                t.add_row(
+                    "partial domain",
+                    f"{part['classes']:,} classes on {len(part['levels']):,} level vectors, "
+                    f"{part['splits']:,} group splits",
+                )
+        t.add_row(
+            "loss", f"{result.metric} = {result.loss:.6g}" + (" (full-domain)" if pf2 else "")
+        )
         t.add_row("suppressed rows", f"{result.suppressed_rows:,}")
-        t.add_row("nodes evaluated", f"{result.evaluated_nodes:,} of {result.lattice_size:,}")
+        what = "tables checked" if pf2 else "nodes evaluated"
+        t.add_row(what, f"{result.evaluated_nodes:,} of {result.lattice_size:,}")
         t.add_row("time", f"{result.elapsed_s:.3f} s")
         t.add_row(
             "checks", ", ".join(f"{m}: {'ok' if v else 'FAILED'}" for m, v in result.checks.items())
