@@ -72,9 +72,7 @@ def _densify(key: npt.NDArray[np.int64], space: int) -> tuple[npt.NDArray[np.int
         present[key] = True
         dense = np.cumsum(present, dtype=np.int64) - 1
         return dense[key], int(dense[-1] + 1)
-    ids, sizes = hashed_groups(key, None, need_ids=True)
-    assert ids is not None
-    return ids, int(sizes.size)
+    return factorize_keys(key.view(np.uint64))  # Arrow's hash table: exact, no order
 
 
 _GOLDEN = np.int64(-7046029254386353131)  # 0x9E3779B97F4A7C15, Fibonacci hashing
