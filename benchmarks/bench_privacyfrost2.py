@@ -15,7 +15,8 @@
    weight`` and ``income``; major occupation code sensitive, 39 quasi-identifiers), with the
    hierarchies built below by anonlab. Jobs: k in {2, 10} with distinct l-diversity l = k or
    equal-distance t-closeness t in {0.1, 0.9} (with k), each scoring function (eta with
-   d = 3), partial-domain step on (the paper measured with it); pre-sampling with threshold
+   d = 3), partial-domain step on (the paper measured with it; restarts at their default,
+   which is 0 with that step); pre-sampling with threshold
    level 2 (counted from the root, as the paper) and k' in {1, 5, 10}. Times are in process,
    the table already read (best of ``--repeat``), beside the paper's.
 
@@ -247,26 +248,12 @@ def paper_tables(repeat: int, quick: bool) -> tuple[list[dict[str, Any]], list[d
         paths = build_hierarchies(table, qis, hdir, adult=name == "adult")
         print(f"{name}: {table.n_rows:,} rows, {len(qis)} QIs; hierarchies in "
               f"{time.perf_counter() - t0:.1f} s -> {hdir}")  # fmt: skip
-        base = {
-            "quasi_identifiers": {q: {"hierarchy": paths[q]} for q in qis},
-            "sensitive": [sensitive],
-            "suppression": 0.0,
-            "metric": "height",
-            "algorithm": "privacyfrost2",
-        }
+        base = base_job(paths, qis, sensitive)
         paper = PAPER_TABLE2 if name == "adult" else PAPER_TABLE3
         for (k, l_, t, score), paper_ms in paper.items():
             if quick and (k, score) != (2, "basic"):
                 continue
-            model: dict[str, Any] = (
-                {"distinct_l_diversity": {"attribute": sensitive, "l": l_}}
-                if l_ is not None
-                else {"equal_t_closeness": {"attribute": sensitive, "t": t}}
-            )
-            pf2: dict[str, Any] = {"score": score, "partial_domain": True}
-            if score == "eta":
-                pf2["d"] = 3
-            job = {**base, "models": [{"k_anonymity": {"k": k}}, model], "privacyfrost2": pf2}
+            job = paper_job(base, sensitive, k, l_, t, score)
             row = run_job(name, table, job, repeat, paper_ms)
             row.update({"k": k, "l": l_, "t": t, "score": score})
             jobs_out.append(row)
@@ -288,6 +275,39 @@ def paper_tables(repeat: int, quick: bool) -> tuple[list[dict[str, Any]], list[d
             pre_out.append(row)
             print("presampling", _fmt_job(row), flush=True)
     return jobs_out, pre_out
+
+
+def base_job(paths: dict[str, str], qis: list[str], sensitive: str) -> dict[str, Any]:
+    """The job both tables share: hierarchy files, sensitive attribute, no suppression."""
+    return {
+        "quasi_identifiers": {q: {"hierarchy": paths[q]} for q in qis},
+        "sensitive": [sensitive],
+        "suppression": 0.0,
+        "metric": "height",
+        "algorithm": "privacyfrost2",
+    }
+
+
+def paper_job(
+    base: dict[str, Any],
+    sensitive: str,
+    k: int,
+    l_: int | None,
+    t: float | None,
+    score: str,
+    **options: Any,
+) -> dict[str, Any]:
+    """One job of Tables 2-3: k-anonymity with l-diversity (l) or t-closeness (t), the
+    partial-domain step on, ``options`` added to the ``privacyfrost2`` section."""
+    model: dict[str, Any] = (
+        {"distinct_l_diversity": {"attribute": sensitive, "l": l_}}
+        if l_ is not None
+        else {"equal_t_closeness": {"attribute": sensitive, "t": t}}
+    )
+    pf2: dict[str, Any] = {"score": score, "partial_domain": True, **options}
+    if score == "eta":
+        pf2["d"] = 3
+    return {**base, "models": [{"k_anonymity": {"k": k}}, model], "privacyfrost2": pf2}
 
 
 def paper_threshold(paths: dict[str, str], from_root: int) -> dict[str, int]:

@@ -29,7 +29,6 @@ from anonlab.algorithms.global_recoding import (
     optimal_search,
 )
 from anonlab.algorithms.global_recoding.privacyfrost2 import (
-    DEFAULT_RESTARTS,
     PreSampling,
     build_score,
     privacyfrost2,
@@ -491,8 +490,10 @@ def _pf2_options(p: Prepared) -> dict[str, Any]:
     pf2_p = opts.get("p", 0)
     if isinstance(pf2_p, bool) or not isinstance(pf2_p, int) or pf2_p < 0:
         raise ParameterError(f"'privacyfrost2.p' must be an integer >= 0. Got {pf2_p!r}.")
-    restarts = opts.get("restarts", DEFAULT_RESTARTS)
-    if isinstance(restarts, bool) or not isinstance(restarts, int) or restarts < 0:
+    restarts = opts.get("restarts")  # None: the default, which depends on partial_domain
+    if restarts is not None and (
+        isinstance(restarts, bool) or not isinstance(restarts, int) or restarts < 0
+    ):
         raise ParameterError(
             "'privacyfrost2.restarts' must be an integer >= 0 (0 = the paper's search). "
             f"Got {restarts!r}."

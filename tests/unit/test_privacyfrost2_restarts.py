@@ -173,7 +173,17 @@ def test_default_restarts_close_the_gap_on_adult(tmp_path):
 # ---------------------------------------------------------------------------- bad values
 
 
-@pytest.mark.parametrize("bad", [-1, 1.5, True, "3", None])
+def test_default_restarts_depend_on_the_partial_domain_step():
+    ev, lat = make()
+    full = privacyfrost2(ev, lat, priorities=[1, 1, 1])
+    assert full.restarts == DEFAULT_RESTARTS
+    part = privacyfrost2(ev, lat, priorities=[1, 1, 1], partial_domain=True)
+    assert part.restarts == 0 and part.restarts_run == 0
+    asked = privacyfrost2(ev, lat, priorities=[1, 1, 1], partial_domain=True, restarts=3)
+    assert asked.restarts == 3
+
+
+@pytest.mark.parametrize("bad", [-1, 1.5, True, "3"])
 def test_bad_restarts_fail_before_any_work(bad):
     ev, lat = make()
     with pytest.raises(ParameterError, match=r"The 'restarts' parameter of privacyfrost2 must"):

@@ -100,8 +100,8 @@ __all__ = ["PrivacyFrost2Result", "privacyfrost2"]
 Node = tuple[int, ...]
 IntArray = npt.NDArray[np.int64]
 OWNER = "privacyfrost2"
-#: Restarts of the optimization steps by default (an anonlab extension; 0 = the paper's
-#: procedure). 4 reach the best full-domain score in the six ARX adult cases of
+#: Restarts of the optimization steps by default when there is no partial-domain step (an
+#: anonlab extension; 0 = the paper's procedure). 4 reach the best full-domain score in the six ARX adult cases of
 #: ``benchmarks/bench_privacyfrost2.py``; 8 leave a margin (more choices to revisit with more
 #: quasi-identifiers) for tens of extra tables checked.
 DEFAULT_RESTARTS = 8
@@ -508,7 +508,7 @@ def privacyfrost2(
     priorities: Mapping[str, int] | Sequence[int],
     score: Score | str = "basic",
     p: int = 0,
-    restarts: int = DEFAULT_RESTARTS,
+    restarts: int | None = None,
     partial_domain: bool = False,
     presampling: PreSampling | None = None,
     progress: Progress | None = None,
@@ -537,9 +537,12 @@ def privacyfrost2(
         The system parameter ``p`` of the pre-computation: each attribute alone is first
         generalized until it is ``(k + p)``-anonymous, with ``k`` the largest minimal class
         size of the models (k of k-anonymity, ceil(l) of l-diversity, ...).
-    restarts : int, default 8
+    restarts : int, optional
         Restarts of the optimization steps after the paper's procedure (an anonlab extension;
-        0 = exactly the paper's procedure, Fig. 3). Each restart runs the top-down and 2nd
+        0 = exactly the paper's procedure, Fig. 3). Default: :data:`DEFAULT_RESTARTS` (8)
+        without ``partial_domain``, 0 with it: the partial-domain step refines a coarser
+        ``T^G`` further, and from the restarted (finer) ``T^G`` it ended lower in 4 of the 36
+        jobs of the paper's Tables 2-3 and higher in none (``benchmarks/README.md``). Each restart runs the top-down and 2nd
         top-down / bottom-up steps (sections 5.3-5.4) from a *runner-up*: a de-generalization
         a top-down round or the 2nd top-down considered but did not take, oldest first (module
         notes). A restart's table replaces ``T^G`` only if it passes the check with a strictly
@@ -613,6 +616,8 @@ def privacyfrost2(
             f"Got {score!r} instead."
         )
     p = check_int(p, "p", low=0, owner=OWNER)
+    if restarts is None:
+        restarts = 0 if partial_domain is True else DEFAULT_RESTARTS
     restarts = check_int(restarts, "restarts", low=0, owner=OWNER)
     if not isinstance(partial_domain, bool):
         raise ParameterError(
