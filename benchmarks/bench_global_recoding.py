@@ -257,8 +257,8 @@ def main() -> None:
     if not (args.quick or args.no_peer):
         peer_rows = compare_anjana(adult, rows, args.repeat)
 
-    path = common.write_results(
-        "global_recoding",
+    path = common.write_results(  # a --quick run does not replace the full results
+        "global_recoding_quick" if args.quick else "global_recoding",
         {"repeat": args.repeat, "jobs": rows, "anjana": peer_rows},
     )
     print(f"\nwrote {path}")

@@ -398,8 +398,9 @@ def main() -> None:
           r.get("presampled_rows", "-")] for r in pre],
         title="Table 1 rebuilt: pre-sampling (threshold level 2 from the root) + anonymization",
     )  # fmt: skip
-    path = common.write_results(
-        "privacyfrost2", {"repeat": args.repeat, "quality": q, "jobs": jobs, "presampling": pre}
+    path = common.write_results(  # a --quick run does not replace the full results
+        "privacyfrost2_quick" if args.quick else "privacyfrost2",
+        {"repeat": args.repeat, "quality": q, "jobs": jobs, "presampling": pre},
     )
     print(f"\nwrote {path}")
 

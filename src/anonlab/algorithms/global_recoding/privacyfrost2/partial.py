@@ -1049,7 +1049,7 @@ class _Partial:
             value_counts=tuple(int(x) for x in t.counts),
             splits=self.splits,
             tables_checked=self.checked,
-            label_codes=tuple(np.asarray(k, dtype=np.int64) for k in keys),
+            label_codes=tuple(np.array(k, dtype=np.int64) for k in keys),  # writable copies
             label_values=tuple(self.index.values),
         )
 
