@@ -474,13 +474,12 @@ PF2_KEYS = ("score", "d", "p", "partial_domain", "presampling", "restarts")
 
 def _pf2_options(p: Prepared) -> dict[str, Any]:
     """Validate the ``privacyfrost2:`` section of a job (before any work)."""
-    keys = PF2_KEYS
     opts = dict(p.job.privacyfrost2)
-    unknown = [k for k in opts if k not in keys]
+    unknown = [k for k in opts if k not in PF2_KEYS]
     if unknown:
         raise ParameterError(
             f"Unknown key {unknown[0]!r} under 'privacyfrost2'."
-            f"{did_you_mean(str(unknown[0]), keys)} Valid keys: {', '.join(keys)}."
+            f"{did_you_mean(str(unknown[0]), PF2_KEYS)} Valid keys: {', '.join(PF2_KEYS)}."
         )
     name = str(opts.get("score", "basic"))
     params = {"d": opts["d"]} if "d" in opts else {}

@@ -1215,8 +1215,9 @@ def partial_domain_degeneralization(
     depends only on its records and the whole table's distribution), so all groups are
     tried at once on one grouping of the base classes, and the passing splits are applied
     together; if together they lower the score, halves are tried, the groups in table order
-    (by their first record; each kept change is checked on the table as it then is). Groups whose new labels would coincide with another
-    group's (a label repeated across levels) are left as they are.
+    (by their first record; each kept change is checked on the table as it then is). Groups
+    whose new labels would coincide with another group's (a label repeated across levels) are
+    left as they are.
 
     Parameters
     ----------

@@ -101,9 +101,9 @@ Node = tuple[int, ...]
 IntArray = npt.NDArray[np.int64]
 OWNER = "privacyfrost2"
 #: Restarts of the optimization steps by default when there is no partial-domain step (an
-#: anonlab extension; 0 = the paper's procedure). 4 reach the best full-domain score in the six ARX adult cases of
-#: ``benchmarks/bench_privacyfrost2.py``; 8 leave a margin (more choices to revisit with more
-#: quasi-identifiers) for tens of extra tables checked.
+#: anonlab extension; 0 = the paper's procedure). 4 reach the best full-domain score in the
+#: six ARX adult cases of ``benchmarks/bench_privacyfrost2.py``; 8 leave a margin (more
+#: choices to revisit with more quasi-identifiers) for tens of extra tables checked.
 DEFAULT_RESTARTS = 8
 
 
