@@ -1028,30 +1028,35 @@ class _Partial:
         self._stamp[new_id[classes]] = self._version
 
     def result(self, evaluator: LatticeEvaluator) -> PartialDomainResult:
-        t = self.table
-        g = int(t.sizes.size)
-        m = self._levels.shape[1]
-        class_levels = np.full((g, m), -1, dtype=np.int64)
-        for j in range(m):
-            np.maximum.at(class_levels[:, j], t.ids, self._levels[:, j])
-        member = np.zeros(g, dtype=np.int64)  # any base class of each class: same labels
-        member[t.ids] = np.arange(t.ids.size, dtype=np.int64)
-        keys = self.index.keys(self._levels)
-        labels = tuple(self.index.values[j][keys[j][member]] for j in range(m))
-        return PartialDomainResult(
-            base_levels=self._levels,
-            class_of_base=t.ids,
-            class_sizes=t.sizes,
-            class_levels=class_levels,
-            class_labels=labels,
-            suppressed=t.violating,
-            score=self.s,
-            value_counts=tuple(int(x) for x in t.counts),
-            splits=self.splits,
-            tables_checked=self.checked,
-            label_codes=tuple(np.array(k, dtype=np.int64) for k in keys),  # writable copies
-            label_values=tuple(self.index.values),
-        )
+        return _result(self.index, self._levels, self.table, self.s, self.splits, self.checked)
+
+
+def _result(
+    index: _LabelIndex, levels: IntArray, t: _Table, s: float, splits: int, checked: int
+) -> PartialDomainResult:
+    """The result of a partial-domain search (shared by :class:`_Partial` and the reference)."""
+    g = int(t.sizes.size)
+    m = levels.shape[1]
+    class_levels = np.full((g, m), -1, dtype=np.int64)
+    for j in range(m):
+        np.maximum.at(class_levels[:, j], t.ids, levels[:, j])
+    member = np.zeros(g, dtype=np.int64)  # any base class of each class: same labels
+    member[t.ids] = np.arange(t.ids.size, dtype=np.int64)
+    keys = index.keys(levels)
+    return PartialDomainResult(
+        base_levels=levels,
+        class_of_base=t.ids,
+        class_sizes=t.sizes,
+        class_levels=class_levels,
+        class_labels=tuple(index.values[j][keys[j][member]] for j in range(m)),
+        suppressed=t.violating,
+        score=s,
+        value_counts=tuple(int(x) for x in t.counts),
+        splits=splits,
+        tables_checked=checked,
+        label_codes=tuple(np.array(k, dtype=np.int64) for k in keys),  # writable copies
+        label_values=tuple(index.values),
+    )
 
 
 class _ReferencePartial:
@@ -1167,28 +1172,7 @@ class _ReferencePartial:
         return first or second
 
     def result(self, evaluator: LatticeEvaluator) -> PartialDomainResult:
-        t = self.table
-        g = int(t.sizes.size)
-        m = self.levels.shape[1]
-        class_levels = np.full((g, m), -1, dtype=np.int64)
-        for j in range(m):
-            np.maximum.at(class_levels[:, j], t.ids, self.levels[:, j])
-        member = np.zeros(g, dtype=np.int64)  # any base class of each class: same labels
-        member[t.ids] = np.arange(t.ids.size, dtype=np.int64)
-        keys = self.index.keys(self.levels)
-        labels = tuple(self.index.values[j][keys[j][member]] for j in range(m))
-        return PartialDomainResult(
-            base_levels=self.levels,
-            class_of_base=t.ids,
-            class_sizes=t.sizes,
-            class_levels=class_levels,
-            class_labels=labels,
-            suppressed=t.violating,
-            score=self.s,
-            value_counts=tuple(int(x) for x in t.counts),
-            splits=self.splits,
-            tables_checked=self.checked,
-        )
+        return _result(self.index, self.levels, self.table, self.s, self.splits, self.checked)
 
 
 def partial_domain_degeneralization(
