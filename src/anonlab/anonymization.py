@@ -586,10 +586,14 @@ def _anonymize_privacyfrost2(
             released = tuple(zip(part.label_codes, part.label_values))
         else:
             released = released_codes(evaluator, part.base_levels)
+        kept_base = np.zeros(base.n_classes, dtype=bool)
+        row_base = row_class[rows]
+        kept_base[row_base] = True
         for q, (codes, cats) in zip(p.qis, released):
-            generalized_qis[q] = EncodedColumn(q, codes[row_class].astype(np.int32), cats).take(
-                rows  # drops the labels no record carries
-            )
+            used = np.zeros(cats.size, dtype=bool)  # drop the labels no record carries
+            used[codes[kept_base]] = True
+            remap = (np.cumsum(used, dtype=np.int64) - 1).astype(np.int32)
+            generalized_qis[q] = EncodedColumn(q, remap[codes][row_base], cats[used])
         what = "the partial-domain table"
     else:
         for q, lv in zip(p.qis, res.levels):
@@ -631,8 +635,8 @@ def _anonymize_privacyfrost2(
             "splits": res.partial.splits,
             "tables_checked": res.partial.tables_checked,
             "levels": [
-                {"levels": dict(zip(p.qis, map(int, v))), "rows": int(c)}
-                for v, c in zip(vecs, counts)
+                {"levels": dict(zip(p.qis, v)), "rows": c}
+                for v, c in zip(vecs.tolist(), counts.tolist())
             ],
         }
     checked = res.tables_checked + (0 if res.partial is None else res.partial.tables_checked)

@@ -420,9 +420,17 @@ class PartialDomainResult:
             return np.zeros((0, self.class_levels.shape[1]), dtype=np.int64), np.zeros(
                 0, dtype=np.int64
             )
-        vecs, inv = np.unique(self.class_levels, axis=0, return_inverse=True)
-        rows = np.bincount(inv.reshape(-1), weights=self.class_sizes, minlength=vecs.shape[0])
-        return vecs.astype(np.int64), rows.astype(np.int64)
+        lv = self.class_levels
+        if not lv.shape[1]:  # no attributes: one (empty) vector for every record
+            return np.zeros((1, 0), dtype=np.int64), np.array([self.class_sizes.sum()])
+        cols = [lv[:, j] + 1 for j in range(lv.shape[1])]  # -1 (no level) -> 0
+        ids, n = group_rows(cols, [int(c.max()) + 1 for c in cols])
+        first = np.empty(n, dtype=np.int64)
+        first[ids[::-1]] = np.arange(ids.size - 1, -1, -1, dtype=np.int64)
+        rows = np.bincount(ids, weights=self.class_sizes, minlength=n).astype(np.int64)
+        vecs = lv[first]
+        order = np.lexsort(vecs.T[::-1])  # lexicographic, as np.unique
+        return vecs[order].astype(np.int64), rows[order]
 
 
 _FIBONACCI = np.uint64(0x9E3779B97F4A7C15)  # 2^64 / golden ratio: multiplicative hashing
@@ -607,6 +615,9 @@ class _Partial:
         g = int(t.sizes.size)
         self._gid = np.asarray(t.ids, dtype=np.int64).copy()
         self._gviol = np.asarray(t.violating, dtype=bool).copy()
+        # base classes outside suppressed groups (splits never change it: only groups that
+        # are not suppressed split, into groups that are not)
+        self._row_ok = ~self._gviol[self._gid]
         self._ok = bool(t.ok)
         # label of each group per attribute: rows of one array with room to grow
         self._gl = np.zeros((len(keys), max(2 * g, 16)), dtype=np.int64)
@@ -672,7 +683,7 @@ class _Partial:
         gid, g = self._gid, int(self._gviol.size)
         lv = self._levels[:, j]
         cand = lv > self.lo[j]
-        cand &= ~self._gviol[gid]
+        cand &= self._row_ok
         if not cand.any():
             self._give_up(j, False, 0)
             return None
