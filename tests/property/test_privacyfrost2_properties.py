@@ -344,3 +344,27 @@ def test_partial_step_remembered_verdicts_match_the_reference(
     assert (fast.splits, fast.checked, fast.entangled) == (ref.splits, ref.checked, ref.entangled)
     if fast.entangled:
         event("groups left alone (merges)")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 4).flatmap(
+    lambda m: st.lists(st.tuples(st.tuples(*[st.integers(-1, 3)] * m), st.integers(1, 9)),
+                       min_size=1, max_size=40)))  # fmt: skip
+def test_level_vectors_equal_sorted_unique_rows(classes):
+    """The distinct level vectors of the classes and their records, as ``np.unique`` rows."""
+    from anonlab.algorithms.global_recoding.privacyfrost2.partial import PartialDomainResult
+
+    m = len(classes[0][0])
+    levels = np.array([v for v, _ in classes], dtype=np.int64).reshape(len(classes), m)
+    sizes = np.array([s for _, s in classes], dtype=np.int64)
+    empty = np.zeros(0, dtype=np.int64)
+    res = PartialDomainResult(
+        base_levels=levels, class_of_base=empty, class_sizes=sizes, class_levels=levels,
+        class_labels=(), suppressed=np.zeros(sizes.size, dtype=bool), score=0.0,
+        value_counts=(), splits=0, tables_checked=0,
+    )  # fmt: skip
+    vecs, rows = res.level_vectors()
+    want, inv = np.unique(levels, axis=0, return_inverse=True)
+    assert np.array_equal(vecs, want)
+    assert rows.tolist() == np.bincount(inv.reshape(-1), weights=sizes).astype(int).tolist()
+    assert rows.sum() == sizes.sum()

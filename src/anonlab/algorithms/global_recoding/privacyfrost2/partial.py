@@ -425,10 +425,8 @@ class PartialDomainResult:
             return np.zeros((1, 0), dtype=np.int64), np.array([self.class_sizes.sum()])
         cols = [lv[:, j] + 1 for j in range(lv.shape[1])]  # -1 (no level) -> 0
         ids, n = group_rows(cols, [int(c.max()) + 1 for c in cols])
-        first = np.empty(n, dtype=np.int64)
-        first[ids[::-1]] = np.arange(ids.size - 1, -1, -1, dtype=np.int64)
         rows = np.bincount(ids, weights=self.class_sizes, minlength=n).astype(np.int64)
-        vecs = lv[first]
+        vecs = lv[_first_member(ids, n)]
         order = np.lexsort(vecs.T[::-1])  # lexicographic, as np.unique
         return vecs[order].astype(np.int64), rows[order]
 
