@@ -75,6 +75,25 @@ bounds_st = st.tuples(
 prio_st = st.tuples(*[st.integers(1, 5) for _ in QIS])
 
 
+def partial_state(engine, *args):
+    """The local partial-domain state of ``engine``: numpy, or compiled (numba)."""
+    from anonlab.algorithms.global_recoding.privacyfrost2._kernels import kernels
+    from anonlab.algorithms.global_recoding.privacyfrost2.partial import (
+        _CompiledPartial,
+        _Partial,
+    )
+
+    if engine == "numpy":
+        return _Partial(*args)
+    kern = kernels()
+    if kern is None:
+        pytest.skip("numba is not installed (pip install 'anonlab[fast]')")
+    return _CompiledPartial(*args, kern)
+
+
+ENGINES = pytest.mark.parametrize("engine", ["numpy", "compiled"])
+
+
 def setup(rows, models, suppression=0.0, bounds=None):
     table = EncodedTable.from_rows(rows, [*QIS, "s"])
     engine = get_engine("numpy", table, hierarchies=H)
@@ -231,15 +250,18 @@ def test_presampling_removes_exactly_the_isolated_records(rows, thresholds, k_pr
     assert recheck(kept, full, models, ev.max_suppressed)
 
 
+@ENGINES
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rows_st, st.sampled_from(MODELS), st.sampled_from(SCORES), prio_st,
        st.tuples(*[st.integers(0, h) for h in HEIGHTS]), st.tuples(*[st.integers(0, h) for h in HEIGHTS]),
        st.permutations(range(len(QIS))), st.sampled_from([0.0, 0.1, 0.25]))  # fmt: skip
-def test_partial_step_equals_the_reference(rows, models, score_fn, prio, start, lows, order, supp):
-    """The local partial-domain step returns what checking every table whole returns."""
+def test_partial_step_equals_the_reference(
+    engine, rows, models, score_fn, prio, start, lows, order, supp
+):
+    """The local partial-domain step (numpy and compiled) returns what checking every table
+    whole returns."""
     from anonlab.algorithms.global_recoding.privacyfrost2.partial import (
         _reference_partial_domain,
-        partial_domain_degeneralization,
     )
 
     ev, _ = setup(rows, models, supp)
@@ -250,7 +272,10 @@ def test_partial_step_equals_the_reference(rows, models, score_fn, prio, start, 
             return
     eb = [int(ev.stats((0,), [j], with_keys=False).sizes.size) for j in range(len(QIS))]
     kw = dict(min_levels=lows, order=list(order), score=score_fn, priorities=prio, base_counts=eb)
-    fast = partial_domain_degeneralization(ev, start, **kw)
+    args = (ev, start, lows, list(order), score_fn, np.asarray(prio, dtype=float), eb, None)
+    state = partial_state(engine, *args)
+    state.run()
+    fast = state.result(ev)
     ref = _reference_partial_domain(ev, start, **kw)
     assert np.array_equal(fast.base_levels, ref.base_levels)
     assert np.array_equal(fast.class_of_base, ref.class_of_base)
@@ -261,16 +286,17 @@ def test_partial_step_equals_the_reference(rows, models, score_fn, prio, start, 
         event("partial step split groups")
 
 
+@ENGINES
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rows_st, st.sampled_from(MODELS), st.sampled_from(SCORES), prio_st, st.data(),
        st.sampled_from([0.1, 0.5, 1.0]))  # fmt: skip
 def test_partial_step_equals_the_reference_from_mixed_levels(
-    rows, models, score_fn, prio, data, supp
+    engine, rows, models, score_fn, prio, data, supp
 ):
     """From tables whose groups sit on different levels (labels of two groups can then
     coincide after a split: merges), the local step and the reference agree on every split,
     every table checked and every group left alone."""
-    from anonlab.algorithms.global_recoding.privacyfrost2.partial import _Partial, _ReferencePartial
+    from anonlab.algorithms.global_recoding.privacyfrost2.partial import _ReferencePartial
 
     ev, _ = setup(rows, models, supp)
     n = ev.base.n_classes
@@ -285,7 +311,7 @@ def test_partial_step_equals_the_reference_from_mixed_levels(
         return
     eb = np.array([ev.stats((0,), [j], with_keys=False).sizes.size for j in range(3)])
     args = (ev, root, (0, 0, 0), [2, 0, 1], score_fn, np.asarray(prio, dtype=float), eb, None)
-    fast, ref = _Partial(*args), _ReferencePartial(*args)
+    fast, ref = partial_state(engine, *args), _ReferencePartial(*args)
     table = ref.index.table(levels)
     if not table.ok:
         return
@@ -297,22 +323,25 @@ def test_partial_step_equals_the_reference_from_mixed_levels(
     assert np.array_equal(fast.levels, ref.levels)
     assert np.array_equal(fast.table.ids, ref.table.ids)
     assert fast.s == ref.s
-    assert (fast.splits, fast.checked, fast.entangled) == (ref.splits, ref.checked, ref.entangled)
+    assert (fast.splits, fast.checked) == (ref.splits, ref.checked)
+    if engine == "compiled":  # the numpy step counts by merged-class verdicts (diagnostic only)
+        assert fast.entangled == ref.entangled
     if ref.entangled:
         event("groups left alone (merges)")
 
 
+@ENGINES
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(vals, vals, vals, st.sampled_from(["p", "q", "r"])), min_size=20,
                 max_size=80), st.sampled_from(MODELS), st.sampled_from(SCORES), prio_st,
        st.permutations(range(len(QIS))), st.data(), st.sampled_from([0.0, 0.2, 1.0]))  # fmt: skip
 def test_partial_step_remembered_verdicts_match_the_reference(
-    rows, models, score_fn, prio, order, data, supp
+    engine, rows, models, score_fn, prio, order, data, supp
 ):
     """Many batches per attribute, from mixed levels (merges) and in any order: the verdicts
     the local step remembers per group and attribute give the reference's every split, table
     checked and group left alone."""
-    from anonlab.algorithms.global_recoding.privacyfrost2.partial import _Partial, _ReferencePartial
+    from anonlab.algorithms.global_recoding.privacyfrost2.partial import _ReferencePartial
 
     ev, _ = setup(rows, models, supp)
     n = ev.base.n_classes
@@ -328,7 +357,7 @@ def test_partial_step_remembered_verdicts_match_the_reference(
         return
     eb = np.array([ev.stats((0,), [j], with_keys=False).sizes.size for j in range(3)])
     args = (ev, root, lows, list(order), score_fn, np.asarray(prio, dtype=float), eb, None)
-    fast, ref = _Partial(*args), _ReferencePartial(*args)
+    fast, ref = partial_state(engine, *args), _ReferencePartial(*args)
     levels = np.maximum(levels, np.asarray(lows, dtype=np.int64)[None, :])
     table = ref.index.table(levels)
     if not table.ok:
@@ -341,7 +370,9 @@ def test_partial_step_remembered_verdicts_match_the_reference(
     assert np.array_equal(fast.levels, ref.levels)
     assert np.array_equal(fast.table.ids, ref.table.ids)
     assert fast.s == ref.s
-    assert (fast.splits, fast.checked, fast.entangled) == (ref.splits, ref.checked, ref.entangled)
+    assert (fast.splits, fast.checked) == (ref.splits, ref.checked)
+    if engine == "compiled":  # the numpy step counts by merged-class verdicts (diagnostic only)
+        assert fast.entangled == ref.entangled
     if fast.entangled:
         event("groups left alone (merges)")
 

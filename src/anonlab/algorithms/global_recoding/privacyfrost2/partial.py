@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -32,6 +33,7 @@ import numpy.typing as npt
 from anonlab._progress import Progress
 from anonlab.algorithms.global_recoding.lattice import LatticeEvaluator, group_rows, roll_up
 from anonlab.algorithms.global_recoding.privacyfrost2._common import base_codes, hierarchies_of
+from anonlab.algorithms.global_recoding.privacyfrost2._kernels import kernels
 from anonlab.algorithms.global_recoding.privacyfrost2.scoring import Score
 from anonlab.data.grouping import factorize_keys
 from anonlab.data.labels import factorize
@@ -342,11 +344,27 @@ class _LabelIndex:
                 out.append(dom.reshape(-1)[lv * dom.shape[1] + self._codes[j]])
         return out
 
-    def table(self, levels: IntArray) -> _Table:
-        """Group by labels and judge the classes (the check of a partial-domain table)."""
-        keys = self.keys(levels)
+    def table(
+        self,
+        levels: IntArray | None,
+        keys: list[IntArray] | None = None,
+        apart: IntArray | None = None,
+    ) -> _Table:
+        """Group by labels and judge the classes (the check of a partial-domain table).
+
+        ``keys`` are the labels of ``levels`` if already known (see :meth:`keys`). With
+        ``apart`` (a group per base class), base classes of different groups are never in
+        one class: each group's classes are judged on their own records.
+        """
+        if keys is None:
+            assert levels is not None
+            keys = self.keys(levels)
         ev = self.evaluator
-        ids, sizes, _ = roll_up(keys, self.cards, ev.base.sizes, need_ids=True, need_codes=False)
+        by, cards = list(keys), list(self.cards)
+        if apart is not None:
+            by.append(apart)
+            cards.append(int(apart.max()) + 1 if apart.size else 1)
+        ids, sizes, _ = roll_up(by, cards, ev.base.sizes, need_ids=True, need_codes=False)
         assert ids is not None
         stats = _class_stats(ev, ids, sizes, self._sparse)
         bad = _violating(ev, stats)
@@ -507,7 +525,32 @@ class _Plan:
     class_size: IntArray
 
 
-class _Partial:
+class _Rounds:
+    """The rounds of the partial-domain step, shared by its implementations: attributes in
+    ``order``, each de-generalized batch after batch while a batch changes the table, and
+    rounds until none does (PrivacyFrost2 5.4, step 4)."""
+
+    order: list[int]
+    score_fn: Score
+    v: npt.NDArray[np.float64]
+    eb: IntArray
+
+    def _batch(self, j: int) -> bool:
+        raise NotImplementedError
+
+    def _score(self, table: _Table) -> float:
+        return self.score_fn.score(table.counts, self.v, self.eb)
+
+    def run(self) -> None:
+        changed = True
+        while changed:
+            changed = False
+            for j in self.order:
+                while self._batch(j):
+                    changed = True
+
+
+class _Partial(_Rounds):
     """State of the partial-domain search, checked locally.
 
     The released table is kept as groups (label tuples) of base classes: per group its
@@ -547,7 +590,10 @@ class _Partial:
         self.progress = progress
         self.checked = 0
         self.splits = 0
-        self.entangled = 0  # groups left alone because their labels would merge with another's
+        # groups left alone because their labels would merge with another's (a diagnostic;
+        # counted by the verdict on the merged classes, where the reference judges each
+        # group's own split classes)
+        self.entangled = 0
         self._hash = _label_hashes(self.index.cards)
         self._total = int(np.asarray(evaluator.base.sizes).sum())
         self._csr: dict[str, tuple[IntArray, npt.NDArray[np.float64]]] = {}
@@ -645,17 +691,7 @@ class _Partial:
         self._tick()
         return self.index.table(levels)
 
-    def _score(self, table: _Table) -> float:
-        return self.score_fn.score(table.counts, self.v, self.eb)
-
     # ------------------------------------------------------------------ search
-    def run(self) -> None:
-        changed = True
-        while changed:
-            changed = False
-            for j in self.order:
-                while self._batch(j):
-                    changed = True
 
     def _batch(self, j: int) -> bool:
         """De-generalize attribute ``j`` in every group where that keeps the check."""
@@ -1040,8 +1076,323 @@ class _Partial:
         return _result(self.index, self._levels, self.table, self.s, self.splits, self.checked)
 
 
+class _CompiledPartial(_Rounds):
+    """State of the partial-domain search, on compiled kernels (numba).
+
+    Same search and outcome as :class:`_ReferencePartial` (every split, table checked and
+    group left alone), at a cost per batch of the groups judged rather than of the table:
+    the released table is kept as groups of base classes (linked member lists, labels, a
+    64-bit tuple hash, the deepest level of each attribute); a group whose split on an
+    attribute failed the models, and that has not changed since, fails again without being
+    looked at; merges are found per family (groups equal on every attribute but the one
+    split), see :mod:`._kernels`. The models judge the split classes of the groups judged
+    in one call per batch, on class statistics that hold those classes and one class of
+    every other record (so the whole table's distribution is the same). A batch that
+    changed nothing is not repeated while the table stays the same: its tables checked are
+    counted again.
+    """
+
+    def __init__(
+        self,
+        evaluator: LatticeEvaluator,
+        levels: Sequence[int],
+        min_levels: Sequence[int],
+        order: Sequence[int],
+        score: Score,
+        priorities: npt.NDArray[np.float64],
+        base_counts: IntArray,
+        progress: Progress | None,
+        kern: Any,
+    ) -> None:
+        self.evaluator = evaluator
+        self.k = kern
+        self.index = _LabelIndex(evaluator)
+        base = evaluator.base
+        n = base.n_classes
+        m = len(levels)
+        self._n, self._m = n, m
+        # row-major, one byte a level: the kernels read and change whole rows of levels
+        tall = max((h.height for h in hierarchies_of(evaluator)), default=0) > 100
+        self._ldt = np.int16 if tall else np.int8
+        self._lv = np.empty((n, m), dtype=self._ldt)
+        self._lv[...] = np.asarray(levels, dtype=np.int64)
+        self.lo = np.asarray(min_levels, dtype=np.int64)
+        self.order = list(order)
+        self.score_fn = score
+        self.v = priorities
+        self.eb = base_counts
+        self.progress = progress
+        self.checked = 0
+        self.splits = 0
+        self.entangled = 0
+        cards = self.index.cards
+        self._lab_off = np.zeros(m + 1, dtype=np.int64)
+        self._lab_off[1:] = np.cumsum(cards)
+        self._fh = np.concatenate(_label_hashes(cards)) if m else np.zeros(0, dtype=np.uint64)
+        doms = self.index._dom
+        self._dom_w = np.array([d.shape[1] for d in doms], dtype=np.int64)
+        sizes = [d.size for d in doms]
+        self._dom_off = np.zeros(m, dtype=np.int64)
+        if m:
+            self._dom_off[1:] = np.cumsum(sizes)[:-1]
+        self._dom = (
+            np.concatenate([d.reshape(-1) for d in doms]).astype(np.int32)
+            if m
+            else np.zeros(0, dtype=np.int32)
+        )
+        # 32-bit codes and labels: half the memory the kernels walk through
+        self._codes = (
+            np.stack(self.index._codes).astype(np.int32) if m else np.zeros((0, n), np.int32)
+        )
+        self._bsize = np.ascontiguousarray(base.sizes, dtype=np.int64)
+        self._mcs = int(evaluator.mcs)
+        # the sensitive counts of every base class, all attributes side by side (CSR)
+        sparse = self.index._sparse
+        self._sens: list[tuple[str, int, int]] = []
+        cls_parts, val_parts, cnt_parts = [], [], []
+        nv = 0
+        for name, (cls, val, cnt, nvals) in sparse.items():
+            self._sens.append((name, nv, nvals))
+            cls_parts.append(cls)
+            val_parts.append(val + nv)
+            cnt_parts.append(cnt.astype(np.int64))
+            nv += nvals
+        self._nv = nv
+        if cls_parts:
+            cls_all = np.concatenate(cls_parts)
+            by = np.argsort(cls_all, kind="stable")
+            self._sp_val = np.concatenate(val_parts)[by]
+            self._sp_cnt = np.concatenate(cnt_parts)[by]
+            self._sp_indptr = np.searchsorted(cls_all[by], np.arange(n + 1, dtype=np.int64)).astype(
+                np.int64
+            )
+            self._total_hist = np.bincount(self._sp_val, weights=self._sp_cnt, minlength=nv).astype(
+                np.int64
+            )
+        else:
+            self._sp_val = self._sp_cnt = np.zeros(0, dtype=np.int64)
+            self._sp_indptr = np.zeros(n + 1, dtype=np.int64)
+            self._total_hist = np.zeros(0, dtype=np.int64)
+        self._total = int(self._bsize.sum())
+        # group state (capacity n: groups partition the base classes)
+        self._glab = np.zeros((n, m), dtype=np.int32)
+        self._ghash = np.zeros(n, dtype=np.uint64)
+        self._gviol = np.zeros(n, dtype=np.bool_)
+        self._gstamp = np.zeros(n, dtype=np.int32)
+        self._gfirst = np.zeros(n, dtype=np.int64)
+        self._gmax = np.zeros((n, m), dtype=self._ldt)
+        self._head = np.zeros(n, dtype=np.int64)
+        self._nxt = np.zeros(n, dtype=np.int64)
+        self._gid = np.zeros(n, dtype=np.int64)
+        self._failstamp = np.zeros((n, m), dtype=np.int32)
+        self._lcount = np.zeros(int(self._lab_off[-1]), dtype=np.int64)
+        self._scratch = np.full(int(self._lab_off[-1]), -1, dtype=np.int64)
+        self._delta = np.zeros(int(self._lab_off[-1]), dtype=np.int64)
+        self._g = 0
+        self._version = 0
+        self._memo: dict[int, tuple[int, int, int]] = {}
+        self._keys0: list[IntArray] | None = [
+            self.index.level_ids(j, int(lv)) for j, lv in enumerate(levels)
+        ]
+        self._table: _Table | None = self.index.table(None, self._keys0)
+        self.checked += 1
+        if progress is not None:
+            progress(1, None)
+        if not self._table.ok:
+            raise PrivacyCheckError(
+                "The full-domain PrivacyFrost2 table fails its check before the partial-domain "
+                "step; nothing may be released."
+            )
+        self.s = self._score(self._table)
+        self._dirty = True
+        self._sync()
+
+    # ------------------------------------------------------------------ state
+    @property
+    def levels(self) -> IntArray:
+        """Level of each attribute in each base class (a copy)."""
+        return self._lv.astype(np.int64)
+
+    @levels.setter
+    def levels(self, value: IntArray) -> None:
+        self._lv = np.ascontiguousarray(value, dtype=self._ldt)
+        self._keys0 = None
+        self._dirty = True
+
+    @property
+    def table(self) -> _Table:
+        """The released classes, numbered as :meth:`_LabelIndex.table` numbers them."""
+        if self._table is None:
+            self._table = self.index.table(None, self._keys())
+        return self._table
+
+    @table.setter
+    def table(self, value: _Table) -> None:
+        self._table = value
+        self._dirty = True
+
+    def _keys(self) -> list[IntArray]:
+        """Label id per base class, per attribute: the labels of its group."""
+        out = np.empty((self._m, self._n), dtype=np.int64)
+        self.k.keys_of(self._gid, self._glab, out)
+        return list(out)
+
+    def _sync(self) -> None:
+        """Rebuild the group state from ``levels`` and ``table`` (after they were set)."""
+        if not self._dirty:
+            return
+        t = self.table
+        g = int(t.sizes.size)
+        self._g = g
+        self._gid[...] = t.ids
+        self._gviol[...] = False
+        self._gviol[:g] = t.violating
+        self._ok = bool(t.ok)
+        keys = self._keys0 if self._keys0 is not None else self.index.keys(self.levels)
+        self._keys0 = None
+        key_arr = np.stack(keys) if keys else np.zeros((0, self._n), dtype=np.int64)
+        self.k.build_groups(
+            self._gid, g, self._lv, key_arr, self._fh, self._lab_off, self._glab,
+            self._ghash, self._gfirst, self._gmax, self._head, self._nxt,
+        )  # fmt: skip
+        self._lcount[...] = 0
+        e = np.zeros(self._m, dtype=np.int64)
+        for j, k in enumerate(keys):
+            c = np.bincount(k, minlength=self.index.cards[j])
+            self._lcount[self._lab_off[j] : self._lab_off[j + 1]] = c
+            e[j] = np.count_nonzero(c)
+        self._e = e
+        self._version += 1
+        self._gstamp[...] = self._version
+        self._failstamp[...] = -1
+        self._memo = {}
+        self._dirty = False
+
+    def _tick(self, n: int = 1) -> None:
+        self.checked += n
+        if self.progress is not None:
+            for _ in range(n):
+                self.progress(1, None)
+
+    # ------------------------------------------------------------------ search
+
+    def _batch(self, j: int) -> bool:
+        """De-generalize attribute ``j`` in every group where that keeps the check."""
+        self._sync()
+        memo = self._memo.get(j)
+        if memo is not None and memo[0] == self._version:
+            self._tick(memo[1])  # nothing changed since j was tried in vain: same outcome
+            self.entangled += memo[2]
+            return False
+        checked, entangled = self.checked, self.entangled
+        changed = self._try_batch(j)
+        if not changed:
+            self._memo[j] = (self._version, self.checked - checked, self.entangled - entangled)
+        return changed
+
+    def _try_batch(self, j: int) -> bool:
+        k, lo_j = self.k, int(self.lo[j])
+        lv = self._lv
+        n_cand, judged, ent, failed, cls_group, judge_of, judge_size, hist = k.find(
+            j, lo_j, self._g, self._mcs, lv, self._codes, self._dom, self._dom_off,
+            self._dom_w, self._fh, self._lab_off, self._bsize, self._glab, self._ghash,
+            self._gviol, self._gstamp, self._gmax, self._failstamp, self._head, self._nxt,
+            self._scratch, self._sp_indptr, self._sp_val, self._sp_cnt, self._nv,
+        )  # fmt: skip
+        if not n_cand:
+            return False
+        self._tick()  # the table with every candidate group split
+        if judge_size.size:
+            bad = self._judge(judge_size, hist)
+            cls_bad = np.zeros(judge_of.size, dtype=bool)
+            has = judge_of >= 0
+            cls_bad[has] = bad[judge_of[has]]
+            failed = failed.copy()
+            failed[cls_group[cls_bad]] = True
+        self._failstamp[judged[failed], j] = self._version
+        self.entangled += int(np.count_nonzero(ent & ~failed))
+        passing = judged[~failed & ~ent]
+        if not passing.size:
+            return False
+        passing = passing[np.argsort(self._gfirst[passing], kind="stable")]  # table order
+        return self._apply(j, passing)
+
+    def _judge(self, sizes: IntArray, hist: IntArray) -> BoolArray:
+        """Which of these classes violate a model (judged with one class of every other
+        record, so the whole table's distribution is the same)."""
+        ev = self.evaluator
+        nk = int(sizes.size)
+        rest = self._total - int(sizes.sum())
+        all_sizes = np.append(sizes, rest) if rest else sizes
+        hists = {}
+        if self._sens:
+            total = hist.sum(axis=0)
+            full = np.vstack([hist, self._total_hist - total]) if rest else hist
+            for name, off, nvals in self._sens:
+                hists[name] = SensitiveHistogram(
+                    ev.base.sensitive[name].values, full[:, off : off + nvals]
+                )
+        stats = ClassStats(
+            columns=ev.base.columns,
+            levels=tuple(-1 for _ in ev.base.columns),
+            sizes=all_sizes,
+            n_rows=ev.base.n_rows,
+            sensitive=hists,
+        )
+        return _violating(ev, stats)[:nk]
+
+    def _apply(self, j: int, groups: IntArray) -> bool:
+        """Apply the splits of ``groups`` if the score does not drop; otherwise each half
+        (in table order), as the reference does."""
+        self._tick()
+        if self._ok:
+            e_j = self.k.count_after(
+                j, int(self.lo[j]), groups, int(self._e[j]), self._lv, self._codes,
+                self._dom, self._dom_off, self._dom_w, self._lab_off, self._glab, self._head,
+                self._nxt, self._lcount, self._delta,
+            )  # fmt: skip
+            e = self._e.copy()
+            e[j] = e_j
+            s = self.score_fn.score(e, self.v, self.eb)
+            if s >= self.s:
+                self._commit(j, groups)
+                self._e, self.s = e, s
+                self.splits += int(groups.size)
+                return True
+        if groups.size == 1:
+            return False
+        half = groups.size // 2
+        first = self._apply(j, groups[:half])
+        second = self._apply(j, groups[half:])
+        return first or second
+
+    def _commit(self, j: int, groups: IntArray) -> None:
+        self._version += 1
+        self._g = self.k.commit(
+            j, int(self.lo[j]), groups, self._g, self._version, self._lv, self._codes,
+            self._dom, self._dom_off, self._dom_w, self._fh, self._lab_off, self._gid,
+            self._glab, self._ghash, self._gviol, self._gstamp, self._gfirst, self._gmax,
+            self._head, self._nxt, self._lcount, self._scratch,
+        )  # fmt: skip
+        self._table = None
+
+    def result(self, evaluator: LatticeEvaluator) -> PartialDomainResult:
+        keys = self._keys()
+        if self._table is None:
+            self._table = self.index.table(None, keys)
+        return _result(
+            self.index, self.levels, self._table, self.s, self.splits, self.checked, keys
+        )
+
+
 def _result(
-    index: _LabelIndex, levels: IntArray, t: _Table, s: float, splits: int, checked: int
+    index: _LabelIndex,
+    levels: IntArray,
+    t: _Table,
+    s: float,
+    splits: int,
+    checked: int,
+    keys: list[IntArray] | None = None,
 ) -> PartialDomainResult:
     """The result of a partial-domain search (shared by :class:`_Partial` and the reference)."""
     g = int(t.sizes.size)
@@ -1051,7 +1402,8 @@ def _result(
         np.maximum.at(class_levels[:, j], t.ids, levels[:, j])
     member = np.zeros(g, dtype=np.int64)  # any base class of each class: same labels
     member[t.ids] = np.arange(t.ids.size, dtype=np.int64)
-    keys = index.keys(levels)
+    if keys is None:
+        keys = index.keys(levels)
     return PartialDomainResult(
         base_levels=levels,
         class_of_base=t.ids,
@@ -1068,7 +1420,7 @@ def _result(
     )
 
 
-class _ReferencePartial:
+class _ReferencePartial(_Rounds):
     """The straightforward partial-domain search: every table checked whole.
 
     Kept as the reference of :class:`_Partial` (used by the tests only): it regroups all base
@@ -1106,22 +1458,11 @@ class _ReferencePartial:
             )
         self.s = self._score(self.table)
 
-    def _check(self, levels: IntArray) -> _Table:
+    def _check(self, levels: IntArray, apart: IntArray | None = None) -> _Table:
         self.checked += 1
         if self.progress is not None:
             self.progress(1, None)
-        return self.index.table(levels)
-
-    def _score(self, table: _Table) -> float:
-        return self.score_fn.score(table.counts, self.v, self.eb)
-
-    def run(self) -> None:
-        changed = True
-        while changed:
-            changed = False
-            for j in self.order:
-                while self._batch(j):
-                    changed = True
+        return self.index.table(levels, apart=apart)
 
     def _batch(self, j: int) -> bool:
         """De-generalize attribute ``j`` in every group where that keeps the check."""
@@ -1134,8 +1475,10 @@ class _ReferencePartial:
         split = levels.copy()
         split[cand, j] -= 1
         # every candidate group split at once: a class of a split group depends only on its
-        # own records and the whole table's distribution, which splitting does not change
-        hyp = self._check(split)
+        # own records and the whole table's distribution, which splitting does not change;
+        # each group's split classes are judged on their own records (a group whose classes
+        # would merge with another group's is left alone below anyway)
+        hyp = self._check(split, apart=gid)
         fails = np.bincount(gid, weights=hyp.violating[hyp.ids], minlength=g) > 0
         has_cand = np.bincount(gid, weights=cand, minlength=g) > 0
         # a new class whose labels coincide with another group's (before or after its own
@@ -1151,6 +1494,7 @@ class _ReferencePartial:
         np.maximum.at(hi_p, comb, parent)
         shared = lo_p != hi_p
         entangled = np.bincount(parent, weights=shared[comb], minlength=g) > 0
+        # groups whose own split passes but is left alone because it would merge
         self.entangled += int((entangled & has_cand & ~fails & ~cur.violating).sum())
         passing = np.flatnonzero(has_cand & ~fails & ~entangled & ~cur.violating)
         if not passing.size:
@@ -1243,7 +1587,7 @@ def partial_domain_degeneralization(
     ----------
     Kiyomoto and Miyake, CD-ARES 2014, sections 4.1 and 5.4 (step 4) and Fig. 3.
     """
-    state = _Partial(
+    args = (
         evaluator,
         levels,
         min_levels,
@@ -1253,6 +1597,8 @@ def partial_domain_degeneralization(
         np.asarray(base_counts, dtype=np.int64),
         progress,
     )
+    kern = kernels()
+    state = _Partial(*args) if kern is None else _CompiledPartial(*args, kern)
     state.run()
     return state.result(evaluator)
 

@@ -1,0 +1,419 @@
+"""Compiled kernels of the partial-domain step (PrivacyFrost2 section 5.4, step 4).
+
+numba is imported here and nowhere else in anonlab (architecture rule 8); it is optional
+(``pip install 'anonlab[fast]'``). :func:`kernels` compiles the functions below on first
+use (cached on disk by numba) and returns them, or returns ``None`` when numba is missing
+or ``ANONLAB_NO_NUMBA=1`` is set, in which case the partial step runs its numpy version.
+
+The functions are plain Python written for numba's nopython mode: loops over base classes
+and groups, no Python objects. They work on the group state of
+:class:`~anonlab.algorithms.global_recoding.privacyfrost2.partial._CompiledPartial`:
+
+* ``lv`` (n, m): the level of each attribute in each base class; ``codes`` (m, n): the
+  domain code of each base class; ``dom`` (flat, ``dom_off``/``dom_w``): the label id of
+  (attribute, level, domain code);
+* per group (capacity n, as groups partition the base classes): labels ``glab`` (n, m),
+  a 64-bit tuple hash ``ghash`` (a sum of one random number ``fh`` per label), whether it is
+  suppressed ``gviol``, the version of its last change ``gstamp``, its first base class
+  ``gfirst``, the deepest level of its members per attribute ``gmax`` (n, m), its members as a
+  linked list (``head``, ``nxt``), and per attribute the version at which its split failed
+  the models ``failstamp``;
+* per label (flat, offsets ``lab_off``): how many base classes carry it ``lcount``, and a
+  scratch array ``scratch`` that is all ``-1`` between calls (``delta`` all ``0``).
+
+A group's split on attribute ``j`` regroups its members by their label on ``j`` one level
+down (members already at the lowest level keep the group's label). Two groups whose label
+tuples agree on every attribute but ``j`` form a *family* on ``j``: only within a family can
+a split class coincide with another group's tuple (a merge), so entanglement is decided per
+family with a hash table keyed on the tuple without ``j`` (exact: tuples are compared when
+hashes agree).
+"""
+
+from __future__ import annotations
+
+import os
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+
+__all__ = ["kernels"]
+
+_FIB = 0x9E3779B97F4A7C15  # 2^64 / golden ratio: multiplicative hashing
+_CACHE: dict[str, Any] = {}
+
+
+def _label(j, r, level, codes, dom, dom_off, dom_w):
+    return dom[dom_off[j] + level * dom_w[j] + codes[j, r]]
+
+
+def _same_family(a, b, j, glab):
+    for x in range(glab.shape[1]):
+        if x != j and glab[a, x] != glab[b, x]:
+            return False
+    return True
+
+
+def _find(
+    j, lo_j, g, mcs, lv, codes, dom, dom_off, dom_w, fh, lab_off, bsize,
+    glab, ghash, gviol, gstamp, gmax, failstamp, head, nxt, scratch,
+    sp_indptr, sp_val, sp_cnt, nv,
+):  # fmt: skip
+    """One batch on attribute ``j``: the candidate groups, which are judged, their split
+    classes, the classes the models must judge and their sensitive histograms.
+
+    Returns ``(n_cand, judged, entangled, failed, cls_group, judge_of_class, judge_size,
+    hist)``: groups with candidates (not suppressed), the groups judged now (not known to
+    fail since their last change), per judged group whether its split would merge with
+    another group and whether a split class is below ``mcs``; per split class its judged
+    group; per class the row of ``hist``/``judge_size`` the models judge (``-1``: its group
+    already failed on size).
+    """
+    fib = np.uint64(_FIB)
+    off = lab_off[j]
+    judged = np.empty(g, dtype=np.int64)
+    nj = 0
+    n_cand = 0
+    for G in range(g):
+        if gviol[G] or gmax[G, j] <= lo_j:
+            continue
+        n_cand += 1
+        if failstamp[G, j] >= gstamp[G]:
+            continue  # its split failed the models and it has not changed since
+        judged[nj] = G
+        nj += 1
+    judged = judged[:nj]
+    ent = np.zeros(nj, dtype=np.bool_)
+    failed = np.zeros(nj, dtype=np.bool_)
+    if nj == 0:
+        e64 = np.zeros(0, dtype=np.int64)
+        return n_cand, judged, ent, failed, e64, e64, e64, np.zeros((0, nv), dtype=np.int64)
+    # --- families on j of the judged groups (hash table keyed on the tuple without j)
+    bits = 4
+    while (1 << bits) < 2 * nj:
+        bits += 1
+    size = 1 << bits
+    mask = size - 1
+    shift = np.uint64(64 - bits)
+    table = np.full(size, -1, dtype=np.int64)
+    famh = np.empty(nj, dtype=np.uint64)
+    for a in range(nj):
+        G = judged[a]
+        h = ghash[G] - fh[off + glab[G, j]]
+        famh[a] = h
+        s = np.int64((h * fib) >> shift)
+        while table[s] != -1:
+            b = table[s]
+            if famh[b] == h and _same_family(judged[b], G, j, glab):
+                break
+            s = (s + 1) & mask
+        if table[s] == -1:
+            table[s] = a
+    # every group in the family of a judged group: (representative, group)
+    fam_rep = np.empty(g, dtype=np.int64)
+    fam_cnt = np.zeros(nj, dtype=np.int64)
+    for H in range(g):
+        h = ghash[H] - fh[off + glab[H, j]]
+        s = np.int64((h * fib) >> shift)
+        rep = -1
+        while table[s] != -1:
+            b = table[s]
+            if famh[b] == h and _same_family(judged[b], H, j, glab):
+                rep = b
+                break
+            s = (s + 1) & mask
+        fam_rep[H] = rep
+        if rep >= 0:
+            fam_cnt[rep] += 1
+    multi = 0
+    for a in range(nj):
+        if fam_cnt[a] > 1:
+            multi += 1
+    if multi:
+        # families of two or more groups: do their label sets on j intersect?
+        pos = np.zeros(nj + 1, dtype=np.int64)
+        for a in range(nj):
+            pos[a + 1] = pos[a] + (fam_cnt[a] if fam_cnt[a] > 1 else 0)
+        members = np.empty(pos[nj], dtype=np.int64)
+        fill = pos[:nj].copy()
+        for H in range(g):
+            rep = fam_rep[H]
+            if rep >= 0 and fam_cnt[rep] > 1:
+                members[fill[rep]] = H
+                fill[rep] += 1
+        is_judged = np.full(g, -1, dtype=np.int64)
+        for a in range(nj):
+            is_judged[judged[a]] = a
+        touched = np.empty(64, dtype=np.int64)
+        for rep in range(nj):
+            if fam_cnt[rep] < 2:
+                continue
+            nt = 0
+            hit = np.zeros(pos[rep + 1] - pos[rep], dtype=np.bool_)
+            owner_of = np.empty(pos[rep + 1] - pos[rep], dtype=np.int64)
+            for x in range(pos[rep], pos[rep + 1]):
+                H = members[x]
+                k = x - pos[rep]
+                owner_of[k] = H
+                cur = glab[H, j]
+                splits = (not gviol[H]) and gmax[H, j] > lo_j
+                r = head[H] if splits else -1
+                lab = cur
+                first = True
+                while first or r != -1:
+                    if not first:
+                        if lv[r, j] > lo_j:
+                            lab = _label(j, r, lv[r, j] - 1, codes, dom, dom_off, dom_w)
+                        else:
+                            lab = cur
+                        r = nxt[r]
+                    first = False
+                    o = scratch[off + lab]
+                    if o == -1:
+                        scratch[off + lab] = k
+                        if nt == touched.size:
+                            grown = np.empty(2 * nt, dtype=np.int64)
+                            grown[:nt] = touched
+                            touched = grown
+                        touched[nt] = off + lab
+                        nt += 1
+                    elif o != k:
+                        hit[k] = True
+                        hit[o] = True
+            for t in range(nt):
+                scratch[touched[t]] = -1
+            for k in range(hit.size):
+                if hit[k]:
+                    a = is_judged[owner_of[k]]
+                    if a >= 0:
+                        ent[a] = True
+    # --- split classes of the judged groups
+    n_rows = 0
+    for a in range(nj):
+        r = head[judged[a]]
+        while r != -1:
+            n_rows += 1
+            r = nxt[r]
+    row_of = np.empty(n_rows, dtype=np.int64)
+    cls_of = np.empty(n_rows, dtype=np.int64)
+    cls_group = np.empty(n_rows, dtype=np.int64)
+    cls_label = np.empty(n_rows, dtype=np.int64)
+    cls_size = np.zeros(n_rows, dtype=np.int64)
+    nc = 0
+    x = 0
+    for a in range(nj):
+        G = judged[a]
+        c0 = nc
+        cur = glab[G, j]
+        r = head[G]
+        while r != -1:
+            lab = cur
+            if lv[r, j] > lo_j:
+                lab = _label(j, r, lv[r, j] - 1, codes, dom, dom_off, dom_w)
+            c = scratch[off + lab]
+            if c == -1:
+                c = nc
+                scratch[off + lab] = c
+                cls_group[c] = a
+                cls_label[c] = lab
+                nc += 1
+            cls_size[c] += bsize[r]
+            row_of[x] = r
+            cls_of[x] = c
+            x += 1
+            r = nxt[r]
+        for c in range(c0, nc):
+            scratch[off + cls_label[c]] = -1
+            if cls_size[c] < mcs:
+                failed[a] = True
+    # --- histograms of the classes of groups not failed on size
+    judge_of = np.full(nc, -1, dtype=np.int64)
+    nk = 0
+    for c in range(nc):
+        if not failed[cls_group[c]]:
+            judge_of[c] = nk
+            nk += 1
+    judge_size = np.empty(nk, dtype=np.int64)
+    for c in range(nc):
+        if judge_of[c] >= 0:
+            judge_size[judge_of[c]] = cls_size[c]
+    hist = np.zeros((nk, nv), dtype=np.int64)
+    if nv:
+        for x in range(n_rows):
+            k = judge_of[cls_of[x]]
+            if k >= 0:
+                r = row_of[x]
+                for e in range(sp_indptr[r], sp_indptr[r + 1]):
+                    hist[k, sp_val[e]] += sp_cnt[e]
+    return n_cand, judged, ent, failed, cls_group[:nc], judge_of, judge_size, hist
+
+
+def _count_after(
+    j, lo_j, groups, e_j, lv, codes, dom, dom_off, dom_w, lab_off, glab, head, nxt,
+    lcount, delta,
+):  # fmt: skip
+    """``e`` of attribute ``j`` (distinct labels over the base classes) after splitting
+    ``groups`` on ``j``."""
+    off = lab_off[j]
+    touched = np.empty(64, dtype=np.int64)
+    nt = 0
+    for i in range(groups.size):
+        G = groups[i]
+        old = off + glab[G, j]
+        r = head[G]
+        while r != -1:
+            if lv[r, j] > lo_j:
+                new = off + _label(j, r, lv[r, j] - 1, codes, dom, dom_off, dom_w)
+                if new != old:
+                    if nt + 2 > touched.size:
+                        grown = np.empty(2 * touched.size, dtype=np.int64)
+                        grown[:nt] = touched[:nt]
+                        touched = grown
+                    delta[new] += 1
+                    delta[old] -= 1
+                    touched[nt] = new
+                    touched[nt + 1] = old
+                    nt += 2
+            r = nxt[r]
+    e = e_j
+    for t in range(nt):
+        lab = touched[t]
+        d = delta[lab]
+        if d != 0:
+            before = lcount[lab]
+            after = before + d
+            if before == 0 and after > 0:
+                e += 1
+            elif before > 0 and after == 0:
+                e -= 1
+            delta[lab] = 0
+    return e
+
+
+def _commit(
+    j, lo_j, groups, g, version, lv, codes, dom, dom_off, dom_w, fh, lab_off, gid,
+    glab, ghash, gviol, gstamp, gfirst, gmax, head, nxt, lcount, scratch,
+):  # fmt: skip
+    """Split ``groups`` on ``j``: levels, label counts and the group state. Each split
+    class becomes a group (the first one keeps the group's id). Returns the new count."""
+    off = lab_off[j]
+    m = glab.shape[1]
+    n = gid.size
+    saved = np.empty(m, dtype=np.int64)
+    used = np.empty(64, dtype=np.int64)
+    for i in range(groups.size):
+        G = groups[i]
+        for x in range(m):
+            saved[x] = glab[G, x]
+        old = saved[j]
+        fam = ghash[G] - fh[off + old]
+        r = head[G]
+        nu = 0
+        while r != -1:
+            after = nxt[r]
+            lab = old
+            if lv[r, j] > lo_j:
+                lv[r, j] -= 1
+                lab = _label(j, r, lv[r, j], codes, dom, dom_off, dom_w)
+                lcount[off + lab] += 1
+                lcount[off + old] -= 1
+            t = scratch[off + lab]
+            if t == -1:
+                if nu == 0:
+                    t = G
+                else:
+                    t = g
+                    g += 1
+                scratch[off + lab] = t
+                if nu == used.size:
+                    grown = np.empty(2 * nu, dtype=np.int64)
+                    grown[:nu] = used
+                    used = grown
+                used[nu] = off + lab
+                nu += 1
+                for x in range(m):
+                    glab[t, x] = saved[x]
+                    gmax[t, x] = -1
+                glab[t, j] = lab
+                ghash[t] = fam + fh[off + lab]
+                gviol[t] = False
+                gstamp[t] = version
+                gfirst[t] = n
+                head[t] = -1
+            nxt[r] = head[t]
+            head[t] = r
+            gid[r] = t
+            if r < gfirst[t]:
+                gfirst[t] = r
+            for x in range(m):
+                if lv[r, x] > gmax[t, x]:
+                    gmax[t, x] = lv[r, x]
+            r = after
+        for u in range(nu):
+            scratch[used[u]] = -1
+    return g
+
+
+def _build_groups(gid, g, lv, keys, fh, lab_off, glab, ghash, gfirst, gmax, head, nxt):  # noqa: E501
+    """The group state of a table given as the group of each base class."""
+    m = lv.shape[1]
+    n = gid.size
+    for G in range(g):
+        head[G] = -1
+        gfirst[G] = n
+        for x in range(m):
+            gmax[G, x] = -1
+    for r in range(n - 1, -1, -1):
+        G = gid[r]
+        nxt[r] = head[G]
+        head[G] = r
+        gfirst[G] = r
+        for x in range(m):
+            glab[G, x] = keys[x, r]
+            if lv[r, x] > gmax[G, x]:
+                gmax[G, x] = lv[r, x]
+    for G in range(g):
+        h = np.uint64(0)
+        for x in range(m):
+            h += fh[lab_off[x] + glab[G, x]]
+        ghash[G] = h
+
+
+def _keys_of(gid, glab, out):
+    """``out[x, r]``: the label of attribute ``x`` of base class ``r`` (its group's)."""
+    for r in range(gid.size):
+        G = gid[r]
+        for x in range(glab.shape[1]):
+            out[x, r] = glab[G, x]
+
+
+def kernels() -> SimpleNamespace | None:
+    """The compiled kernels, or ``None`` if numba is not installed (or
+    ``ANONLAB_NO_NUMBA=1``). Compiled once per process (numba caches the machine code on
+    disk, so later processes load it)."""
+    if os.environ.get("ANONLAB_NO_NUMBA", "") not in ("", "0"):
+        return None
+    if "k" in _CACHE:
+        return _CACHE["k"]  # type: ignore[no-any-return]
+    try:
+        import numba
+    except ImportError:
+        _CACHE["k"] = None
+        return None
+
+    def jit(f: Any, inline: bool = False) -> Any:
+        how: Any = "always" if inline else "never"
+        return numba.njit(cache=True, nogil=True, inline=how)(f)
+
+    g = globals()
+    g["_label"] = jit(_label, inline=True)  # the kernels call the compiled helpers
+    g["_same_family"] = jit(_same_family, inline=True)
+    ns = SimpleNamespace(
+        find=jit(_find),
+        count_after=jit(_count_after),
+        commit=jit(_commit),
+        build_groups=jit(_build_groups),
+        keys_of=jit(_keys_of),
+    )
+    _CACHE["k"] = ns
+    return ns
