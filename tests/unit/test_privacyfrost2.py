@@ -515,10 +515,26 @@ def test_lattice_must_match_the_evaluator():
         )
 
 
-def test_partial_step_leaves_groups_whose_labels_would_merge():
+def _state_class(engine):
+    from anonlab.algorithms.global_recoding.privacyfrost2._kernels import kernels
+    from anonlab.algorithms.global_recoding.privacyfrost2.partial import (
+        _CompiledPartial,
+        _Partial,
+    )
+
+    if engine == "numpy":
+        return _Partial
+    kern = kernels()
+    if kern is None:
+        pytest.skip("numba is not installed (pip install 'anonlab[fast]')")
+    return lambda *args: _CompiledPartial(*args, kern)
+
+
+@pytest.mark.parametrize("engine", ["numpy", "compiled"])
+def test_partial_step_leaves_groups_whose_labels_would_merge(engine):
     # "z" is its own parent in "a": a group at "*" split on "a" shows "z", the label of a
     # group already at level 0; such a split would merge two groups and is not made
-    from anonlab.algorithms.global_recoding.privacyfrost2.partial import _Partial
+    _Partial = _state_class(engine)
 
     h = {
         "a": taxonomy_hierarchy({"x": ["xy"], "y": ["xy"], "z": ["z"]}, attribute="a"),
@@ -542,3 +558,26 @@ def test_partial_step_leaves_groups_whose_labels_would_merge():
     assert not state._batch(0)
     assert state.entangled == 1
     assert state.levels[1 - cx, 0] == 2  # left as it was
+
+
+def test_partial_step_engine_follows_numba_and_the_switch(monkeypatch):
+    """With numba the compiled step runs, with ANONLAB_NO_NUMBA=1 the numpy one; both give
+    the same table, score and tables checked."""
+    from anonlab.algorithms.global_recoding.privacyfrost2 import partial
+
+    pytest.importorskip("numba")
+    ran = []
+    for name in ("_Partial", "_CompiledPartial"):
+        cls = getattr(partial, name)
+        monkeypatch.setattr(cls, "run", lambda self, f=cls.run, n=name: (ran.append(n), f(self))[1])
+    ev, lat = make()
+    out = {}
+    for switch in ("", "1"):
+        monkeypatch.setenv("ANONLAB_NO_NUMBA", switch)
+        out[switch] = privacyfrost2(ev, lat, priorities=[3, 2, 1], partial_domain=True)
+    assert ran == ["_CompiledPartial", "_Partial"]
+    fast, slow = out[""], out["1"]
+    assert np.array_equal(fast.partial.base_levels, slow.partial.base_levels)
+    assert np.array_equal(fast.partial.class_of_base, slow.partial.class_of_base)
+    assert fast.score == slow.score
+    assert fast.partial.tables_checked == slow.partial.tables_checked
