@@ -550,8 +550,9 @@ def test_partial_step_leaves_groups_whose_labels_would_merge(engine):
     state = _Partial(ev, (2, 1), (0, 0), [0, 1], BasicScore(), np.ones(2), np.array([1, 2]), None)
     labels = base.key_labels()
     cx = labels.index(("z", "x"))
-    state.levels = np.array([[2, 1], [2, 1]], dtype=np.int64)
-    state.levels[cx] = (0, 1)  # ("z", "*") at level 0 of "a"; the other group is ("*", "*")
+    levels = np.array([[2, 1], [2, 1]], dtype=np.int64)
+    levels[cx] = (0, 1)  # ("z", "*") at level 0 of "a"; the other group is ("*", "*")
+    state.levels = levels
     state.table = state.index.table(state.levels)
     state.s = state._score(state.table)
     assert state.table.sizes.size == 2
