@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,7 @@ from anonlab.algorithms.global_recoding import (
     optimal_search,
 )
 from anonlab.algorithms.global_recoding.privacyfrost2 import (
+    PartialDomainResult,
     PreSampling,
     build_score,
     privacyfrost2,
@@ -629,15 +630,11 @@ def _anonymize_privacyfrost2(
         "presampled_rows": int(table.n_rows - rows.size),
     }
     if res.partial is not None:
-        vecs, counts = res.partial.level_vectors()
         details["partial_domain"] = {
             "classes": res.partial.n_classes,
             "splits": res.partial.splits,
             "tables_checked": res.partial.tables_checked,
-            "levels": [
-                {"levels": dict(zip(p.qis, v)), "rows": c}
-                for v, c in zip(vecs.tolist(), counts.tolist())
-            ],
+            **_level_summary(res.partial, p.qis),
         }
     checked = res.tables_checked + (0 if res.partial is None else res.partial.tables_checked)
     return AnonymizationResult(
@@ -654,6 +651,19 @@ def _anonymize_privacyfrost2(
         output=out_path,
         details=details,
     )
+
+
+def _level_summary(part: PartialDomainResult, qis: Sequence[str]) -> dict[str, Any]:
+    """The group-wise levels of a partial-domain table in brief: the number of distinct
+    level vectors of its classes, and per quasi-identifier the rows on each level
+    (the full vectors, one per class, are in :class:`PartialDomainResult`)."""
+    lv, sizes = part.class_levels, part.class_sizes
+    levels: dict[str, dict[int, int]] = {}
+    for j, q in enumerate(qis):
+        col = lv[:, j]
+        rows = np.bincount(col[col >= 0], weights=sizes[col >= 0]).astype(np.int64)
+        levels[q] = {int(x): int(rows[x]) for x in np.flatnonzero(rows)}
+    return {"level_vectors": part.n_level_vectors(), "rows_per_level": levels}
 
 
 @dataclass

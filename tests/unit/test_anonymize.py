@@ -231,10 +231,12 @@ def test_privacyfrost2_output_satisfies_models(data, tmp_path, pf2, models):
     assert len(rows) - 1 == len(ROWS) - res.suppressed_rows - d["presampled_rows"]
     if pf2.get("partial_domain"):
         assert d["score"]["value"] >= d["full_domain_score"]
-        assert (
-            sum(lv["rows"] for lv in d["partial_domain"]["levels"])
-            == len(ROWS) - d["presampled_rows"]
-        )
+        part = d["partial_domain"]
+        assert 1 <= part["level_vectors"] <= part["classes"]
+        released = len(ROWS) - d["presampled_rows"]
+        assert set(part["rows_per_level"]) == set(spec["quasi_identifiers"])
+        for q, rows in part["rows_per_level"].items():
+            assert sum(rows.values()) == released, q
 
 
 def test_privacyfrost2_honours_max_level(data):

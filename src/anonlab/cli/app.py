@@ -448,7 +448,7 @@ def anonymize(
             if part is not None:
                 t.add_row(
                     "partial domain",
-                    f"{part['classes']:,} classes on {len(part['levels']):,} level vectors, "
+                    f"{part['classes']:,} classes on {part['level_vectors']:,} level vectors, "
                     f"{part['splits']:,} group splits",
                 )
         t.add_row(

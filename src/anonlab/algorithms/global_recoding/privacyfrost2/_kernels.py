@@ -15,8 +15,9 @@ and groups, no Python objects. They work on the group state of
 * per group (capacity n, as groups partition the base classes): labels ``glab`` (n, m),
   a 64-bit tuple hash ``ghash`` (a sum of one random number ``fh`` per label), whether it is
   suppressed ``gviol``, the version of its last change ``gstamp``, its first base class
-  ``gfirst``, the deepest level of its members per attribute ``gmax`` (n, m), its members as a
-  linked list (``head``, ``nxt``), and per attribute the version at which its split failed
+  ``gfirst``, the deepest level of its members per attribute ``gmax`` (n, m), its members
+  ``mem[gstart : gstart + gcount]`` (a group's members are contiguous in ``mem``: a split
+  divides its group's range), and per attribute the version at which its split failed
   the models ``failstamp``;
 * per label (flat, offsets ``lab_off``): how many base classes carry it ``lcount``, and a
   scratch array ``scratch`` that is all ``-1`` between calls (``delta`` all ``0``).
@@ -56,7 +57,7 @@ def _same_family(a, b, j, glab):
 
 def _find(
     j, lo_j, g, mcs, lv, codes, dom, dom_off, dom_w, fh, lab_off, bsize,
-    glab, ghash, gviol, gstamp, gmax, failstamp, head, nxt, scratch,
+    glab, ghash, gviol, gstamp, gmax, failstamp, gstart, gcount, mem, scratch,
     sp_indptr, sp_val, sp_cnt, nv,
 ):  # fmt: skip
     """One batch on attribute ``j``: the candidate groups, which are judged, their split
@@ -88,6 +89,44 @@ def _find(
     if nj == 0:
         e64 = np.zeros(0, dtype=np.int64)
         return n_cand, judged, ent, failed, e64, e64, e64, np.zeros((0, nv), dtype=np.int64)
+    # --- split classes of the judged groups (their labels also decide entanglement)
+    n_rows = 0
+    for a in range(nj):
+        n_rows += gcount[judged[a]]
+    row_of = np.empty(n_rows, dtype=np.int64)
+    cls_of = np.empty(n_rows, dtype=np.int64)
+    cls_group = np.empty(n_rows, dtype=np.int64)
+    cls_label = np.empty(n_rows, dtype=np.int64)
+    cls_size = np.zeros(n_rows, dtype=np.int64)
+    cstart = np.empty(nj + 1, dtype=np.int64)
+    nc = 0
+    x = 0
+    for a in range(nj):
+        G = judged[a]
+        c0 = nc
+        cstart[a] = nc
+        cur = glab[G, j]
+        for q in range(gstart[G], gstart[G] + gcount[G]):
+            r = mem[q]
+            lab = cur
+            if lv[r, j] > lo_j:
+                lab = _label(j, r, lv[r, j] - 1, codes, dom, dom_off, dom_w)
+            c = scratch[off + lab]
+            if c == -1:
+                c = nc
+                scratch[off + lab] = c
+                cls_group[c] = a
+                cls_label[c] = lab
+                nc += 1
+            cls_size[c] += bsize[r]
+            row_of[x] = r
+            cls_of[x] = c
+            x += 1
+        for c in range(c0, nc):
+            scratch[off + cls_label[c]] = -1
+            if cls_size[c] < mcs:
+                failed[a] = True
+    cstart[nj] = nc
     # --- families on j of the judged groups (hash table keyed on the tuple without j)
     bits = 4
     while (1 << bits) < 2 * nj:
@@ -118,7 +157,7 @@ def _find(
         rep = -1
         while table[s] != -1:
             b = table[s]
-            if famh[b] == h and _same_family(judged[b], H, j, glab):
+            if famh[b] == h and (judged[b] == H or _same_family(judged[b], H, j, glab)):
                 rep = b
                 break
             s = (s + 1) & mask
@@ -156,18 +195,32 @@ def _find(
                 k = x - pos[rep]
                 owner_of[k] = H
                 cur = glab[H, j]
-                splits = (not gviol[H]) and gmax[H, j] > lo_j
-                r = head[H] if splits else -1
-                lab = cur
-                first = True
-                while first or r != -1:
-                    if not first:
+                aj = is_judged[H]
+                # its labels on j: the current one (kept if its split is not), then those
+                # of its split classes: known if it is judged, else from its members
+                c = 0
+                n_lab = 0
+                q0 = 0
+                q1 = 0
+                if aj >= 0:
+                    c = cstart[aj]
+                    n_lab = cstart[aj + 1] - c
+                elif (not gviol[H]) and gmax[H, j] > lo_j:
+                    q0 = gstart[H]
+                    q1 = q0 + gcount[H]
+                i = -1
+                while i < n_lab or q0 < q1:
+                    if i < 0:
+                        lab = cur
+                    elif aj >= 0:
+                        lab = cls_label[c + i]
+                    else:
+                        r = mem[q0]
+                        lab = cur
                         if lv[r, j] > lo_j:
                             lab = _label(j, r, lv[r, j] - 1, codes, dom, dom_off, dom_w)
-                        else:
-                            lab = cur
-                        r = nxt[r]
-                    first = False
+                        q0 += 1
+                    i += 1
                     o = scratch[off + lab]
                     if o == -1:
                         scratch[off + lab] = k
@@ -187,45 +240,6 @@ def _find(
                     a = is_judged[owner_of[k]]
                     if a >= 0:
                         ent[a] = True
-    # --- split classes of the judged groups
-    n_rows = 0
-    for a in range(nj):
-        r = head[judged[a]]
-        while r != -1:
-            n_rows += 1
-            r = nxt[r]
-    row_of = np.empty(n_rows, dtype=np.int64)
-    cls_of = np.empty(n_rows, dtype=np.int64)
-    cls_group = np.empty(n_rows, dtype=np.int64)
-    cls_label = np.empty(n_rows, dtype=np.int64)
-    cls_size = np.zeros(n_rows, dtype=np.int64)
-    nc = 0
-    x = 0
-    for a in range(nj):
-        G = judged[a]
-        c0 = nc
-        cur = glab[G, j]
-        r = head[G]
-        while r != -1:
-            lab = cur
-            if lv[r, j] > lo_j:
-                lab = _label(j, r, lv[r, j] - 1, codes, dom, dom_off, dom_w)
-            c = scratch[off + lab]
-            if c == -1:
-                c = nc
-                scratch[off + lab] = c
-                cls_group[c] = a
-                cls_label[c] = lab
-                nc += 1
-            cls_size[c] += bsize[r]
-            row_of[x] = r
-            cls_of[x] = c
-            x += 1
-            r = nxt[r]
-        for c in range(c0, nc):
-            scratch[off + cls_label[c]] = -1
-            if cls_size[c] < mcs:
-                failed[a] = True
     # --- histograms of the classes of groups not failed on size
     judge_of = np.full(nc, -1, dtype=np.int64)
     nk = 0
@@ -249,8 +263,8 @@ def _find(
 
 
 def _count_after(
-    j, lo_j, groups, e_j, lv, codes, dom, dom_off, dom_w, lab_off, glab, head, nxt,
-    lcount, delta,
+    j, lo_j, groups, e_j, lv, codes, dom, dom_off, dom_w, lab_off, glab, gstart, gcount,
+    mem, lcount, delta,
 ):  # fmt: skip
     """``e`` of attribute ``j`` (distinct labels over the base classes) after splitting
     ``groups`` on ``j``."""
@@ -260,8 +274,8 @@ def _count_after(
     for i in range(groups.size):
         G = groups[i]
         old = off + glab[G, j]
-        r = head[G]
-        while r != -1:
+        for q in range(gstart[G], gstart[G] + gcount[G]):
+            r = mem[q]
             if lv[r, j] > lo_j:
                 new = off + _label(j, r, lv[r, j] - 1, codes, dom, dom_off, dom_w)
                 if new != old:
@@ -274,7 +288,6 @@ def _count_after(
                     touched[nt] = new
                     touched[nt + 1] = old
                     nt += 2
-            r = nxt[r]
     e = e_j
     for t in range(nt):
         lab = touched[t]
@@ -291,46 +304,56 @@ def _count_after(
 
 
 def _commit(
-    j, lo_j, groups, g, version, lv, codes, dom, dom_off, dom_w, fh, lab_off, gid,
-    glab, ghash, gviol, gstamp, gfirst, gmax, head, nxt, lcount, scratch,
+    j, lo_j, groups, g, version, lv, codes, dom, dom_off, dom_w, fh, lab_off, orig, gid,
+    glab, ghash, gviol, gstamp, gfirst, gmax, gstart, gcount, mem, lcount, scratch,
 ):  # fmt: skip
     """Split ``groups`` on ``j``: levels, label counts and the group state. Each split
-    class becomes a group (the first one keeps the group's id). Returns the new count."""
+    class becomes a group (the first one keeps the group's id) whose members are a
+    contiguous part of the split group's range of ``mem`` (in the same order). Returns the
+    new number of groups."""
     off = lab_off[j]
     m = glab.shape[1]
     n = gid.size
     saved = np.empty(m, dtype=np.int64)
-    used = np.empty(64, dtype=np.int64)
+    n_lab = lab_off[j + 1] - off
+    used = np.empty(n_lab, dtype=np.int64)  # per split class: its label slot, group, size
+    ugroup = np.empty(n_lab, dtype=np.int64)
+    ucount = np.empty(n_lab, dtype=np.int64)
+    big = 0
+    for i in range(groups.size):
+        big = max(big, gcount[groups[i]])
+    cls = np.empty(big, dtype=np.int64)
+    tmp = np.empty(big, dtype=np.int64)
     for i in range(groups.size):
         G = groups[i]
         for x in range(m):
             saved[x] = glab[G, x]
         old = saved[j]
         fam = ghash[G] - fh[off + old]
-        r = head[G]
+        s0 = gstart[G]
+        cnt = gcount[G]
         nu = 0
-        while r != -1:
-            after = nxt[r]
+        for q in range(cnt):
+            r = mem[s0 + q]
             lab = old
             if lv[r, j] > lo_j:
                 lv[r, j] -= 1
                 lab = _label(j, r, lv[r, j], codes, dom, dom_off, dom_w)
                 lcount[off + lab] += 1
                 lcount[off + old] -= 1
-            t = scratch[off + lab]
-            if t == -1:
-                if nu == 0:
+            u = scratch[off + lab]
+            if u == -1:
+                u = nu
+                nu += 1
+                if u == 0:
                     t = G
                 else:
                     t = g
                     g += 1
-                scratch[off + lab] = t
-                if nu == used.size:
-                    grown = np.empty(2 * nu, dtype=np.int64)
-                    grown[:nu] = used
-                    used = grown
-                used[nu] = off + lab
-                nu += 1
+                scratch[off + lab] = u
+                used[u] = off + lab
+                ugroup[u] = t
+                ucount[u] = 0
                 for x in range(m):
                     glab[t, x] = saved[x]
                     gmax[t, x] = -1
@@ -339,39 +362,64 @@ def _commit(
                 gviol[t] = False
                 gstamp[t] = version
                 gfirst[t] = n
-                head[t] = -1
-            nxt[r] = head[t]
-            head[t] = r
+            t = ugroup[u]
+            cls[q] = u
+            ucount[u] += 1
             gid[r] = t
-            if r < gfirst[t]:
-                gfirst[t] = r
+            if orig[r] < gfirst[t]:
+                gfirst[t] = orig[r]
             for x in range(m):
                 if lv[r, x] > gmax[t, x]:
                     gmax[t, x] = lv[r, x]
-            r = after
+        # the split classes take consecutive parts of the group's range (stable)
+        at = s0
         for u in range(nu):
+            t = ugroup[u]
+            gstart[t] = at
+            gcount[t] = ucount[u]
+            ucount[u] = at - s0  # now: where the class's next member goes in tmp
+            at += gcount[t]
             scratch[used[u]] = -1
+        for q in range(cnt):
+            u = cls[q]
+            tmp[ucount[u]] = mem[s0 + q]
+            ucount[u] += 1
+        for q in range(cnt):
+            mem[s0 + q] = tmp[q]
     return g
 
 
-def _build_groups(gid, g, lv, keys, fh, lab_off, glab, ghash, gfirst, gmax, head, nxt):  # noqa: E501
-    """The group state of a table given as the group of each base class."""
+def _build_groups(
+    gid, g, lv, keys, fh, lab_off, orig, glab, ghash, gfirst, gmax, gstart, gcount, mem
+):
+    """The group state of a table given as the group of each base class (``orig``: the
+    base class number of each position, for ``gfirst``)."""
     m = lv.shape[1]
     n = gid.size
     for G in range(g):
-        head[G] = -1
+        gcount[G] = 0
         gfirst[G] = n
         for x in range(m):
             gmax[G, x] = -1
-    for r in range(n - 1, -1, -1):
+    for r in range(n):
         G = gid[r]
-        nxt[r] = head[G]
-        head[G] = r
-        gfirst[G] = r
+        gcount[G] += 1
+        if orig[r] < gfirst[G]:
+            gfirst[G] = orig[r]
         for x in range(m):
             glab[G, x] = keys[x, r]
             if lv[r, x] > gmax[G, x]:
                 gmax[G, x] = lv[r, x]
+    fill = np.empty(g, dtype=np.int64)
+    at = 0
+    for G in range(g):
+        gstart[G] = at
+        fill[G] = at
+        at += gcount[G]
+    for r in range(n):
+        G = gid[r]
+        mem[fill[G]] = r
+        fill[G] += 1
     for G in range(g):
         h = np.uint64(0)
         for x in range(m):
@@ -379,12 +427,14 @@ def _build_groups(gid, g, lv, keys, fh, lab_off, glab, ghash, gfirst, gmax, head
         ghash[G] = h
 
 
-def _keys_of(gid, glab, out):
-    """``out[x, r]``: the label of attribute ``x`` of base class ``r`` (its group's)."""
+def _keys_of(gid, glab, orig, out):
+    """``out[x, orig[r]]``: the label of attribute ``x`` of the base class at position
+    ``r`` (its group's)."""
     for r in range(gid.size):
         G = gid[r]
+        o = orig[r]
         for x in range(glab.shape[1]):
-            out[x, r] = glab[G, x]
+            out[x, o] = glab[G, x]
 
 
 def kernels() -> SimpleNamespace | None:

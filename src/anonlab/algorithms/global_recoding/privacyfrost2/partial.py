@@ -432,6 +432,14 @@ class PartialDomainResult:
         """Number of released classes."""
         return int(self.class_sizes.size)
 
+    def n_level_vectors(self) -> int:
+        """The number of distinct level vectors of the classes."""
+        lv = self.class_levels
+        if not self.class_sizes.size or not lv.shape[1]:
+            return int(min(self.class_sizes.size, 1))
+        cols = [lv[:, j] + 1 for j in range(lv.shape[1])]  # -1 (no level) -> 0
+        return group_rows(cols, [int(c.max()) + 1 for c in cols])[1]
+
     def level_vectors(self) -> tuple[IntArray, IntArray]:
         """The distinct level vectors of the classes and the number of records on each."""
         if not self.class_sizes.size:
@@ -1140,11 +1148,31 @@ class _CompiledPartial(_Rounds):
             if m
             else np.zeros(0, dtype=np.int32)
         )
+        self._keys0: list[IntArray] | None = [
+            self.index.level_ids(j, int(lv)) for j, lv in enumerate(levels)
+        ]
+        self._table: _Table | None = self.index.table(None, self._keys0)
+        self.checked += 1
+        if progress is not None:
+            progress(1, None)
+        if not self._table.ok:
+            raise PrivacyCheckError(
+                "The full-domain PrivacyFrost2 table fails its check before the partial-domain "
+                "step; nothing may be released."
+            )
+        # The kernels see the base classes renumbered class by class of the full-domain
+        # table: a group's members (a subset of one such class) then lie close together in
+        # memory, and walking them reads compact ranges instead of the whole table.
+        # ``_perm[i]`` is the base class at position ``i``.
+        self._perm = np.argsort(self._table.ids, kind="stable").astype(np.int64)
+        perm = self._perm
         # 32-bit codes and labels: half the memory the kernels walk through
         self._codes = (
-            np.stack(self.index._codes).astype(np.int32) if m else np.zeros((0, n), np.int32)
+            np.ascontiguousarray(np.stack(self.index._codes)[:, perm], dtype=np.int32)
+            if m
+            else np.zeros((0, n), np.int32)
         )
-        self._bsize = np.ascontiguousarray(base.sizes, dtype=np.int64)
+        self._bsize = np.ascontiguousarray(np.asarray(base.sizes)[perm], dtype=np.int64)
         self._mcs = int(evaluator.mcs)
         # the sensitive counts of every base class, all attributes side by side (CSR)
         sparse = self.index._sparse
@@ -1159,7 +1187,9 @@ class _CompiledPartial(_Rounds):
             nv += nvals
         self._nv = nv
         if cls_parts:
-            cls_all = np.concatenate(cls_parts)
+            at = np.empty(n, dtype=np.int64)  # position of each base class
+            at[perm] = np.arange(n, dtype=np.int64)
+            cls_all = at[np.concatenate(cls_parts)]
             by = np.argsort(cls_all, kind="stable")
             self._sp_val = np.concatenate(val_parts)[by]
             self._sp_cnt = np.concatenate(cnt_parts)[by]
@@ -1181,8 +1211,9 @@ class _CompiledPartial(_Rounds):
         self._gstamp = np.zeros(n, dtype=np.int32)
         self._gfirst = np.zeros(n, dtype=np.int64)
         self._gmax = np.zeros((n, m), dtype=self._ldt)
-        self._head = np.zeros(n, dtype=np.int64)
-        self._nxt = np.zeros(n, dtype=np.int64)
+        self._gstart = np.zeros(n, dtype=np.int64)
+        self._gcount = np.zeros(n, dtype=np.int64)
+        self._mem = np.zeros(n, dtype=np.int64)
         self._gid = np.zeros(n, dtype=np.int64)
         self._failstamp = np.zeros((n, m), dtype=np.int32)
         self._lcount = np.zeros(int(self._lab_off[-1]), dtype=np.int64)
@@ -1191,18 +1222,6 @@ class _CompiledPartial(_Rounds):
         self._g = 0
         self._version = 0
         self._memo: dict[int, tuple[int, int, int]] = {}
-        self._keys0: list[IntArray] | None = [
-            self.index.level_ids(j, int(lv)) for j, lv in enumerate(levels)
-        ]
-        self._table: _Table | None = self.index.table(None, self._keys0)
-        self.checked += 1
-        if progress is not None:
-            progress(1, None)
-        if not self._table.ok:
-            raise PrivacyCheckError(
-                "The full-domain PrivacyFrost2 table fails its check before the partial-domain "
-                "step; nothing may be released."
-            )
         self.s = self._score(self._table)
         self._dirty = True
         self._sync()
@@ -1211,11 +1230,13 @@ class _CompiledPartial(_Rounds):
     @property
     def levels(self) -> IntArray:
         """Level of each attribute in each base class (a copy)."""
-        return self._lv.astype(np.int64)
+        out = np.empty(self._lv.shape, dtype=np.int64)
+        out[self._perm] = self._lv
+        return out
 
     @levels.setter
     def levels(self, value: IntArray) -> None:
-        self._lv = np.ascontiguousarray(value, dtype=self._ldt)
+        self._lv = np.ascontiguousarray(np.asarray(value)[self._perm], dtype=self._ldt)
         self._keys0 = None
         self._dirty = True
 
@@ -1234,7 +1255,7 @@ class _CompiledPartial(_Rounds):
     def _keys(self) -> list[IntArray]:
         """Label id per base class, per attribute: the labels of its group."""
         out = np.empty((self._m, self._n), dtype=np.int64)
-        self.k.keys_of(self._gid, self._glab, out)
+        self.k.keys_of(self._gid, self._glab, self._perm, out)
         return list(out)
 
     def _sync(self) -> None:
@@ -1244,16 +1265,16 @@ class _CompiledPartial(_Rounds):
         t = self.table
         g = int(t.sizes.size)
         self._g = g
-        self._gid[...] = t.ids
+        self._gid[...] = t.ids[self._perm]
         self._gviol[...] = False
         self._gviol[:g] = t.violating
         self._ok = bool(t.ok)
         keys = self._keys0 if self._keys0 is not None else self.index.keys(self.levels)
         self._keys0 = None
-        key_arr = np.stack(keys) if keys else np.zeros((0, self._n), dtype=np.int64)
+        key_arr = np.stack(keys)[:, self._perm] if keys else np.zeros((0, self._n), dtype=np.int64)
         self.k.build_groups(
-            self._gid, g, self._lv, key_arr, self._fh, self._lab_off, self._glab,
-            self._ghash, self._gfirst, self._gmax, self._head, self._nxt,
+            self._gid, g, self._lv, key_arr, self._fh, self._lab_off, self._perm, self._glab,
+            self._ghash, self._gfirst, self._gmax, self._gstart, self._gcount, self._mem,
         )  # fmt: skip
         self._lcount[...] = 0
         e = np.zeros(self._m, dtype=np.int64)
@@ -1296,7 +1317,8 @@ class _CompiledPartial(_Rounds):
         n_cand, judged, ent, failed, cls_group, judge_of, judge_size, hist = k.find(
             j, lo_j, self._g, self._mcs, lv, self._codes, self._dom, self._dom_off,
             self._dom_w, self._fh, self._lab_off, self._bsize, self._glab, self._ghash,
-            self._gviol, self._gstamp, self._gmax, self._failstamp, self._head, self._nxt,
+            self._gviol, self._gstamp, self._gmax, self._failstamp, self._gstart,
+            self._gcount, self._mem,
             self._scratch, self._sp_indptr, self._sp_val, self._sp_cnt, self._nv,
         )  # fmt: skip
         if not n_cand:
@@ -1348,8 +1370,8 @@ class _CompiledPartial(_Rounds):
         if self._ok:
             e_j = self.k.count_after(
                 j, int(self.lo[j]), groups, int(self._e[j]), self._lv, self._codes,
-                self._dom, self._dom_off, self._dom_w, self._lab_off, self._glab, self._head,
-                self._nxt, self._lcount, self._delta,
+                self._dom, self._dom_off, self._dom_w, self._lab_off, self._glab,
+                self._gstart, self._gcount, self._mem, self._lcount, self._delta,
             )  # fmt: skip
             e = self._e.copy()
             e[j] = e_j
@@ -1370,19 +1392,30 @@ class _CompiledPartial(_Rounds):
         self._version += 1
         self._g = self.k.commit(
             j, int(self.lo[j]), groups, self._g, self._version, self._lv, self._codes,
-            self._dom, self._dom_off, self._dom_w, self._fh, self._lab_off, self._gid,
-            self._glab, self._ghash, self._gviol, self._gstamp, self._gfirst, self._gmax,
-            self._head, self._nxt, self._lcount, self._scratch,
+            self._dom, self._dom_off, self._dom_w, self._fh, self._lab_off, self._perm,
+            self._gid, self._glab, self._ghash, self._gviol, self._gstamp, self._gfirst,
+            self._gmax,
+            self._gstart, self._gcount, self._mem, self._lcount, self._scratch,
         )  # fmt: skip
         self._table = None
 
     def result(self, evaluator: LatticeEvaluator) -> PartialDomainResult:
-        keys = self._keys()
-        if self._table is None:
-            self._table = self.index.table(None, keys)
+        self._sync()
+        g = self._g
+        gid = np.empty(self._n, dtype=np.int64)  # the group of each base class
+        gid[self._perm] = self._gid
+        sizes = np.bincount(self._gid, weights=self._bsize, minlength=g).astype(np.int64)
+        violating = self._gviol[:g].copy()
+        suppressed = int(sizes[violating].sum())
+        # the groups are the released classes (no split that merges labels is kept)
+        t = _Table(
+            gid, sizes, violating, suppressed, suppressed <= evaluator.max_suppressed,
+            self._e.copy(),
+        )  # fmt: skip
         return _result(
-            self.index, self.levels, self._table, self.s, self.splits, self.checked, keys
-        )
+            self.index, self.levels, t, self.s, self.splits, self.checked, self._keys(),
+            class_levels=self._gmax[:g].astype(np.int64),
+        )  # fmt: skip
 
 
 def _result(
@@ -1393,29 +1426,50 @@ def _result(
     splits: int,
     checked: int,
     keys: list[IntArray] | None = None,
+    *,
+    class_levels: IntArray | None = None,
 ) -> PartialDomainResult:
-    """The result of a partial-domain search (shared by :class:`_Partial` and the reference)."""
+    """The result of a partial-domain search (shared by the implementations): classes
+    numbered in the order of their first base class, whatever numbering ``t`` has.
+
+    ``class_levels`` (per class of ``t``, the deepest level of each attribute) is computed
+    from ``levels`` when not given.
+    """
+    n = t.ids.size
     g = int(t.sizes.size)
     m = levels.shape[1]
-    class_levels = np.full((g, m), -1, dtype=np.int64)
-    for j in range(m):
-        np.maximum.at(class_levels[:, j], t.ids, levels[:, j])
-    member = np.zeros(g, dtype=np.int64)  # any base class of each class: same labels
-    member[t.ids] = np.arange(t.ids.size, dtype=np.int64)
+    first = np.empty(g, dtype=np.int64)  # the first base class of each class
+    first[t.ids[::-1]] = np.arange(n - 1, -1, -1, dtype=np.int64)
+    order = np.argsort(first, kind="stable")
+    rank = np.empty(g, dtype=np.int64)
+    rank[order] = np.arange(g, dtype=np.int64)
+    ids = rank[t.ids]
+    member = first[order]  # any base class of each class: same labels
+    if class_levels is None:
+        by = np.argsort(ids, kind="stable")
+        starts = np.searchsorted(ids[by], np.arange(g, dtype=np.int64))
+        class_levels = (
+            np.maximum.reduceat(levels[by], starts, axis=0)
+            if g and m
+            else np.full((g, m), -1, dtype=np.int64)
+        )
+    else:
+        class_levels = class_levels[order]
     if keys is None:
         keys = index.keys(levels)
     return PartialDomainResult(
         base_levels=levels,
-        class_of_base=t.ids,
-        class_sizes=t.sizes,
-        class_levels=class_levels,
+        class_of_base=ids,
+        class_sizes=t.sizes[order],
+        class_levels=np.asarray(class_levels, dtype=np.int64),
         class_labels=tuple(index.values[j][keys[j][member]] for j in range(m)),
-        suppressed=t.violating,
+        suppressed=t.violating[order],
         score=s,
         value_counts=tuple(int(x) for x in t.counts),
         splits=splits,
         tables_checked=checked,
-        label_codes=tuple(np.array(k, dtype=np.int64) for k in keys),  # writable copies
+        # writable arrays of their own (a kept level's ids are read-only: copied)
+        label_codes=tuple(k if k.flags.writeable else k.copy() for k in keys),
         label_values=tuple(index.values),
     )
 
