@@ -140,3 +140,40 @@ def test_hashed_grouping_equals_exact_grouping(pairs, bits, spread):
     pairs_seen = set(zip(ids.tolist(), inv.reshape(-1).tolist()))
     assert len(pairs_seen) == uniq.size == sizes.size
     assert np.bincount(ids, weights=w).astype(np.int64).tolist() == sizes.tolist()
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.tuples(vals, vals, vals, st.sampled_from(["p", "q", "r"])), min_size=1, max_size=25
+    ),
+    st.sampled_from(MODELS),
+    st.sampled_from([0.0, 0.3]),
+    st.data(),
+)
+def test_refined_classes_equal_the_node_classes(rows, models, suppression, data):
+    """Splitting a node's classes by one attribute's finer labels gives the finer node's
+    classes and verdicts (levels nest), as grouping every base class does."""
+    import numpy as np
+
+    ev, lattice, _ = setup(rows, models, ("height", {}), suppression)
+    node = tuple(data.draw(st.integers(0, h)) for h in lattice.max_levels)
+    movable = [j for j, lv in enumerate(node) if lv > 0]
+    if not movable:
+        return
+    j = data.draw(st.sampled_from(movable))
+    finer = data.draw(st.integers(0, node[j] - 1))
+    target = node[:j] + (finer,) + node[j + 1 :]
+    ids, sizes = ev.classes(node)
+    new_ids, new_sizes = ev.refine(ids, sizes.size, j, finer)
+    ref = ev.evaluate(target, with_loss=False)
+    got = ev.evaluate_classes(target, new_ids, new_sizes)
+    assert sorted(new_sizes.tolist()) == sorted(ref.stats.sizes.tolist())
+    # the same partition of the base classes as a direct grouping
+    direct, _ = ev.classes(target)
+    pairs = set(zip(direct.tolist(), new_ids.tolist()))
+    assert len(pairs) == len(set(direct.tolist())) == len(set(new_ids.tolist()))
+    assert (got.anonymous, got.suppressed_rows) == (ref.anonymous, ref.suppressed_rows)
+    assert np.array_equal(
+        np.sort(got.stats.sizes[got.violating]), np.sort(ref.stats.sizes[ref.violating])
+    )

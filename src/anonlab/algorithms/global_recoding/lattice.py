@@ -343,14 +343,7 @@ class LatticeEvaluator:
             codes, cards, base.sizes, need_ids=want_hist, need_codes=with_keys
         )
         g = int(sizes.size)
-        hists = {}
-        if want_hist:
-            assert ids is not None
-            for name, (cls, val, cnt, n_values) in self._sparse_hists().items():
-                summed = np.bincount(ids[cls] * n_values + val, weights=cnt, minlength=g * n_values)
-                hists[name] = SensitiveHistogram(
-                    self._sens[name].values, summed.astype(np.int64).reshape(g, n_values)
-                )
+        hists = self._hists(ids, g) if want_hist else {}
         keys = None
         if with_keys:
             keys = np.empty((g, len(cols)), dtype=np.int32)
@@ -367,6 +360,78 @@ class LatticeEvaluator:
             else None,
             sensitive=hists,
         )
+
+    def _hists(self, ids: npt.NDArray[np.int64] | None, g: int) -> dict[str, SensitiveHistogram]:
+        """The sensitive histograms of ``g`` classes, ``ids`` the class of each base class."""
+        assert ids is not None
+        hists = {}
+        for name, (cls, val, cnt, n_values) in self._sparse_hists().items():
+            summed = np.bincount(ids[cls] * n_values + val, weights=cnt, minlength=g * n_values)
+            hists[name] = SensitiveHistogram(
+                self._sens[name].values, summed.astype(np.int64).reshape(g, n_values)
+            )
+        return hists
+
+    def classes(self, levels: Node) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """The classes of the node ``levels``: the class of every base class and the class
+        sizes (for :meth:`refine` and :meth:`evaluate_classes`)."""
+        codes, cards = self._paired(list(range(len(self.base.columns))), levels)
+        ids, sizes, _ = roll_up(codes, cards, self.base.sizes, need_ids=True, need_codes=False)
+        assert ids is not None
+        return ids, sizes
+
+    def refine(
+        self, ids: npt.NDArray[np.integer], n_classes: int, attribute: int, level: int
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """The classes of a node from those of a node that differs only in ``attribute``,
+        which the new node takes to a lower (finer) ``level``.
+
+        Hierarchy levels nest (every label has one parent), so the new node's classes are
+        the old ones split by the attribute's labels at ``level``: a grouping of two
+        columns instead of one per attribute.
+
+        Parameters
+        ----------
+        ids : ndarray of int
+            The class of every base class in the old node (as :meth:`classes` returns).
+        n_classes : int
+            The number of classes of the old node.
+        attribute : int
+            The index of the attribute that changes.
+        level : int
+            Its level in the new node, at most its level in the old one.
+
+        Returns
+        -------
+        ids, sizes : ndarray of int64
+            As :meth:`classes` for the new node.
+        """
+        card = int(self._labels[attribute][level].size)
+        new, sizes, _ = roll_up(
+            [np.asarray(ids, dtype=np.int64), self._codes(attribute, level)],
+            [int(n_classes), card],
+            self.base.sizes,
+            need_ids=True,
+            need_codes=False,
+        )
+        assert new is not None
+        return new, sizes
+
+    def evaluate_classes(
+        self, levels: Node, ids: npt.NDArray[np.int64], sizes: npt.NDArray[np.int64]
+    ) -> NodeResult:
+        """:meth:`evaluate` (without loss) of the node ``levels`` whose classes are known
+        (from :meth:`classes` or :meth:`refine`)."""
+        self._count(None, levels)
+        g = int(sizes.size)
+        stats = ClassStats(
+            columns=tuple(self.base.columns),
+            levels=tuple(levels),
+            sizes=sizes,
+            n_rows=self.base.n_rows,
+            sensitive=self._hists(ids, g) if self._needs_sensitive and self._sens else {},
+        )
+        return self._judge(levels, stats, with_loss=False)
 
     def _sparse_hists(
         self,
@@ -422,6 +487,10 @@ class LatticeEvaluator:
         stats = self.stats(
             levels, attributes, with_keys=with_loss, with_sensitive=self._needs_sensitive
         )
+        return self._judge(levels, stats, with_loss=with_loss)
+
+    def _judge(self, levels: Node, stats: ClassStats, *, with_loss: bool) -> NodeResult:
+        """The verdicts of the models on a node's classes, suppression and (optionally) loss."""
         small = stats.sizes < self.mcs
         mcs_rows = int(stats.sizes[small].sum())
         violating = small.copy()

@@ -66,7 +66,7 @@ scores are counted like all others (each distinct table once).
 from __future__ import annotations
 
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -105,6 +105,10 @@ OWNER = "privacyfrost2"
 #: six ARX adult cases of ``benchmarks/bench_privacyfrost2.py``; 8 leave a margin (more
 #: choices to revisit with more quasi-identifiers) for tens of extra tables checked.
 DEFAULT_RESTARTS = 8
+
+#: Memory for the classes of tables that passed the check (their one-level-finer
+#: neighbours are checked by splitting these classes instead of grouping every base class).
+CLASS_CACHE_BYTES = 64 * 2**20
 
 
 @dataclass(frozen=True)
@@ -249,6 +253,8 @@ class _Search:
             )
         self.base_counts = np.array([c[0] for c in self.counts], dtype=np.int64)
         self._checked: dict[Node, tuple[bool, int]] = {}
+        # classes of tables that passed, for their one-level-finer neighbours (LRU)
+        self._class_ids: OrderedDict[Node, tuple[npt.NDArray[np.integer], int]] = OrderedDict()
         self._scored: dict[Node, float] = {}
         self.skipped = 0
         # restarts (not in the paper): the runner-ups in the order met, as (table, s of the
@@ -271,15 +277,42 @@ class _Search:
         return hit
 
     def evaluate(self, node: Node) -> tuple[bool, int]:
-        """Check_{k,l,c,t}(T) and the suppressed records (memoized)."""
+        """Check_{k,l,c,t}(T) and the suppressed records (memoized).
+
+        A table one level finer than a table that passed (a top-down step) gets its classes
+        by splitting that table's classes by the attribute that changed
+        (:meth:`LatticeEvaluator.refine`); others are grouped from the base classes.
+        """
         hit = self._checked.get(node)
         if hit is None:
-            res = self.ev.evaluate(node, with_loss=False)
+            ids, sizes = self._classes(node)
+            res = self.ev.evaluate_classes(node, ids, sizes)
             hit = (bool(res.anonymous), int(res.suppressed_rows))
             self._checked[node] = hit
+            if hit[0]:
+                self._keep_classes(node, ids, sizes.size)
             if self.progress is not None:
                 self.progress(1, None)
         return hit
+
+    def _classes(self, node: Node) -> tuple[IntArray, IntArray]:
+        """The classes of ``node``: refined from a kept coarser neighbour, if any."""
+        for j, lv in enumerate(node):
+            if lv < self.hi[j]:
+                kept = self._class_ids.get(self._with(node, j, lv + 1))
+                if kept is not None:
+                    self._class_ids.move_to_end(self._with(node, j, lv + 1))
+                    return self.ev.refine(kept[0], kept[1], j, lv)
+        return self.ev.classes(node)
+
+    def _keep_classes(self, node: Node, ids: IntArray, n_classes: int) -> None:
+        """Keep the classes of a table that passed (the tables top-down starts from), the
+        most recently used within :data:`CLASS_CACHE_BYTES`."""
+        small = ids.astype(np.int32) if n_classes < 2**31 else ids
+        self._class_ids[node] = (small, n_classes)
+        self._class_ids.move_to_end(node)
+        while len(self._class_ids) > max(CLASS_CACHE_BYTES // max(small.nbytes, 1), 1):
+            self._class_ids.popitem(last=False)
 
     def check(self, node: Node) -> bool:
         """Check_{k,l,c,t}(T)."""
