@@ -1167,11 +1167,7 @@ class _CompiledPartial(_Rounds):
         self._perm = np.argsort(self._table.ids, kind="stable").astype(np.int64)
         perm = self._perm
         # 32-bit codes and labels: half the memory the kernels walk through
-        self._codes = (
-            np.ascontiguousarray(np.stack(self.index._codes)[:, perm], dtype=np.int32)
-            if m
-            else np.zeros((0, n), np.int32)
-        )
+        self._codes = _rows_at(self.index._codes, perm, n)
         self._bsize = np.ascontiguousarray(np.asarray(base.sizes)[perm], dtype=np.int64)
         self._mcs = int(evaluator.mcs)
         # the sensitive counts of every base class, all attributes side by side (CSR)
@@ -1271,7 +1267,7 @@ class _CompiledPartial(_Rounds):
         self._ok = bool(t.ok)
         keys = self._keys0 if self._keys0 is not None else self.index.keys(self.levels)
         self._keys0 = None
-        key_arr = np.stack(keys)[:, self._perm] if keys else np.zeros((0, self._n), dtype=np.int64)
+        key_arr = _rows_at(keys, self._perm, self._n)
         self.k.build_groups(
             self._gid, g, self._lv, key_arr, self._fh, self._lab_off, self._perm, self._glab,
             self._ghash, self._gfirst, self._gmax, self._gstart, self._gcount, self._mem,
@@ -1416,6 +1412,15 @@ class _CompiledPartial(_Rounds):
             self.index, self.levels, t, self.s, self.splits, self.checked, self._keys(),
             class_levels=self._gmax[:g].astype(np.int64),
         )  # fmt: skip
+
+
+def _rows_at(rows: Sequence[IntArray], at: IntArray, n: int) -> npt.NDArray[np.int32]:
+    """``rows`` (one array per attribute) taken at positions ``at``, as one int32 array of
+    shape (len(rows), n)."""
+    out = np.empty((len(rows), n), dtype=np.int32)
+    for j, row in enumerate(rows):
+        out[j] = row[at]
+    return out
 
 
 def _result(
