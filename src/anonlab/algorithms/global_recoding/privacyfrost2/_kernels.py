@@ -9,13 +9,16 @@ The functions are plain Python written for numba's nopython mode: loops over bas
 and groups, no Python objects. They work on the group state of
 :class:`~anonlab.algorithms.global_recoding.privacyfrost2.partial._CompiledPartial`:
 
-* ``lv`` (n, m): the level of each attribute in each base class; ``codes`` (m, n): the
-  domain code of each base class; ``dom`` (flat, ``dom_off``/``dom_w``): the label id of
+* base classes are *positions* ``0..n-1``: the base classes renumbered class by class of
+  the full-domain table (``orig[r]`` is the base class at position ``r``), so that a
+  group's members lie close together in memory;
+* ``lv`` (n, m): the level of each attribute at each position; ``codes`` (m, n): the
+  domain code at each position; ``dom`` (flat, ``dom_off``/``dom_w``): the label id of
   (attribute, level, domain code);
 * per group (capacity n, as groups partition the base classes): labels ``glab`` (n, m),
   a 64-bit tuple hash ``ghash`` (a sum of one random number ``fh`` per label), whether it is
   suppressed ``gviol``, the version of its last change ``gstamp``, its first base class
-  ``gfirst``, the deepest level of its members per attribute ``gmax`` (n, m), its members
+  ``gfirst`` (a base class number, not a position), the deepest level of its members per attribute ``gmax`` (n, m), its members
   ``mem[gstart : gstart + gcount]`` (a group's members are contiguous in ``mem``: a split
   divides its group's range), and per attribute the version at which its split failed
   the models ``failstamp``;

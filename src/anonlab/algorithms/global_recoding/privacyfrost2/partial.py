@@ -1089,7 +1089,7 @@ class _CompiledPartial(_Rounds):
 
     Same search and outcome as :class:`_ReferencePartial` (every split, table checked and
     group left alone), at a cost per batch of the groups judged rather than of the table:
-    the released table is kept as groups of base classes (linked member lists, labels, a
+    the released table is kept as groups of base classes (contiguous member ranges, labels, a
     64-bit tuple hash, the deepest level of each attribute); a group whose split on an
     attribute failed the models, and that has not changed since, fails again without being
     looked at; merges are found per family (groups equal on every attribute but the one
