@@ -538,10 +538,29 @@ class _Rounds:
     ``order``, each de-generalized batch after batch while a batch changes the table, and
     rounds until none does (PrivacyFrost2 5.4, step 4)."""
 
-    order: list[int]
-    score_fn: Score
-    v: npt.NDArray[np.float64]
-    eb: IntArray
+    def __init__(
+        self,
+        evaluator: LatticeEvaluator,
+        min_levels: Sequence[int],
+        order: Sequence[int],
+        score: Score,
+        priorities: npt.NDArray[np.float64],
+        base_counts: IntArray,
+        progress: Progress | None,
+    ) -> None:
+        """Store the inputs every implementation shares and zero the counters."""
+        self.evaluator = evaluator
+        self.index = _LabelIndex(evaluator)
+        self.lo = np.asarray(min_levels, dtype=np.int64)
+        self.order = list(order)
+        self.score_fn = score
+        self.v = priorities
+        self.eb = base_counts
+        self.progress = progress
+        self.checked = 0
+        self.splits = 0
+        # groups left alone because their labels would merge with another's (a diagnostic)
+        self.entangled = 0
 
     def _batch(self, j: int) -> bool:
         raise NotImplementedError
@@ -584,24 +603,13 @@ class _Partial(_Rounds):
         base_counts: IntArray,
         progress: Progress | None,
     ) -> None:
-        self.evaluator = evaluator
-        self.index = _LabelIndex(evaluator)
+        super().__init__(evaluator, min_levels, order, score, priorities, base_counts, progress)
         n = evaluator.base.n_classes
         # column-major: the search reads and changes one attribute's levels at a time
         self._levels = np.empty((n, len(levels)), dtype=np.int64, order="F")
         self._levels[...] = np.asarray(levels, dtype=np.int64)
-        self.lo = np.asarray(min_levels, dtype=np.int64)
-        self.order = list(order)
-        self.score_fn = score
-        self.v = priorities
-        self.eb = base_counts
-        self.progress = progress
-        self.checked = 0
-        self.splits = 0
-        # groups left alone because their labels would merge with another's (a diagnostic;
-        # counted by the verdict on the merged classes, where the reference judges each
-        # group's own split classes)
-        self.entangled = 0
+        # ``entangled`` is counted here by the verdict on the merged classes, where the
+        # reference judges each group's own split classes
         self._hash = _label_hashes(self.index.cards)
         self._total = int(np.asarray(evaluator.base.sizes).sum())
         self._csr: dict[str, tuple[IntArray, npt.NDArray[np.float64]]] = {}
@@ -1112,9 +1120,8 @@ class _CompiledPartial(_Rounds):
         progress: Progress | None,
         kern: Any,
     ) -> None:
-        self.evaluator = evaluator
+        super().__init__(evaluator, min_levels, order, score, priorities, base_counts, progress)
         self.k = kern
-        self.index = _LabelIndex(evaluator)
         base = evaluator.base
         n = base.n_classes
         m = len(levels)
@@ -1124,15 +1131,6 @@ class _CompiledPartial(_Rounds):
         self._ldt = np.int16 if tall else np.int8
         self._lv = np.empty((n, m), dtype=self._ldt)
         self._lv[...] = np.asarray(levels, dtype=np.int64)
-        self.lo = np.asarray(min_levels, dtype=np.int64)
-        self.order = list(order)
-        self.score_fn = score
-        self.v = priorities
-        self.eb = base_counts
-        self.progress = progress
-        self.checked = 0
-        self.splits = 0
-        self.entangled = 0
         cards = self.index.cards
         self._lab_off = np.zeros(m + 1, dtype=np.int64)
         self._lab_off[1:] = np.cumsum(cards)
@@ -1497,18 +1495,9 @@ class _ReferencePartial(_Rounds):
         base_counts: IntArray,
         progress: Progress | None,
     ) -> None:
-        self.index = _LabelIndex(evaluator)
+        super().__init__(evaluator, min_levels, order, score, priorities, base_counts, progress)
         n = evaluator.base.n_classes
         self.levels = np.tile(np.asarray(levels, dtype=np.int64), (n, 1))
-        self.lo = np.asarray(min_levels, dtype=np.int64)
-        self.order = list(order)
-        self.score_fn = score
-        self.v = priorities
-        self.eb = base_counts
-        self.progress = progress
-        self.checked = 0
-        self.splits = 0
-        self.entangled = 0  # groups left alone because their labels would merge with another's
         self.table = self._check(self.levels)
         if not self.table.ok:
             raise PrivacyCheckError(
