@@ -67,11 +67,13 @@ def _find(
     classes, the classes the models must judge and their sensitive histograms.
 
     Returns ``(n_cand, judged, entangled, failed, cls_group, judge_of_class, judge_size,
-    hist)``: groups with candidates (not suppressed), the groups judged now (not known to
-    fail since their last change), per judged group whether its split would merge with
-    another group and whether a split class is below ``mcs``; per split class its judged
-    group; per class the row of ``hist``/``judge_size`` the models judge (``-1``: its group
-    already failed on size).
+    hist, cstart, cls_label, cls_nb)``: groups with candidates (not suppressed), the groups
+    judged now (not known to fail since their last change), per judged group whether its
+    split would merge with another group and whether a split class is below ``mcs``; per
+    split class its judged group; per class the row of ``hist``/``judge_size`` the models
+    judge (``-1``: its group already failed on size); the split classes of judged group
+    ``a`` are ``cstart[a]:cstart[a+1]``, each with its label on ``j`` and its number of base
+    classes (for :func:`_e_after`).
     """
     fib = np.uint64(_FIB)
     off = lab_off[j]
@@ -91,7 +93,8 @@ def _find(
     failed = np.zeros(nj, dtype=np.bool_)
     if nj == 0:
         e64 = np.zeros(0, dtype=np.int64)
-        return n_cand, judged, ent, failed, e64, e64, e64, np.zeros((0, nv), dtype=np.int64)
+        h0 = np.zeros((0, nv), dtype=np.int64)
+        return n_cand, judged, ent, failed, e64, e64, e64, h0, np.zeros(1, np.int64), e64, e64
     # --- split classes of the judged groups (their labels also decide entanglement)
     n_rows = 0
     for a in range(nj):
@@ -101,6 +104,7 @@ def _find(
     cls_group = np.empty(n_rows, dtype=np.int64)
     cls_label = np.empty(n_rows, dtype=np.int64)
     cls_size = np.zeros(n_rows, dtype=np.int64)
+    cls_nb = np.zeros(n_rows, dtype=np.int64)
     cstart = np.empty(nj + 1, dtype=np.int64)
     nc = 0
     x = 0
@@ -122,6 +126,7 @@ def _find(
                 cls_label[c] = lab
                 nc += 1
             cls_size[c] += bsize[r]
+            cls_nb[c] += 1
             row_of[x] = r
             cls_of[x] = c
             x += 1
@@ -262,35 +267,34 @@ def _find(
                 r = row_of[x]
                 for e in range(sp_indptr[r], sp_indptr[r + 1]):
                     hist[k, sp_val[e]] += sp_cnt[e]
-    return n_cand, judged, ent, failed, cls_group[:nc], judge_of, judge_size, hist
+    return (
+        n_cand, judged, ent, failed, cls_group[:nc], judge_of, judge_size, hist, cstart,
+        cls_label[:nc], cls_nb[:nc],
+    )  # fmt: skip
 
 
-def _count_after(
-    j, lo_j, groups, e_j, lv, codes, dom, dom_off, dom_w, lab_off, glab, gstart, gcount,
-    mem, lcount, delta,
-):  # fmt: skip
+def _e_after(j, which, judged, e_j, cstart, cls_label, cls_nb, lab_off, glab, lcount, delta):
     """``e`` of attribute ``j`` (distinct labels over the base classes) after splitting
-    ``groups`` on ``j``."""
+    the judged groups ``judged[which]``, from their split classes as :func:`_find` found
+    them (no member is walked)."""
     off = lab_off[j]
     touched = np.empty(64, dtype=np.int64)
     nt = 0
-    for i in range(groups.size):
-        G = groups[i]
-        old = off + glab[G, j]
-        for q in range(gstart[G], gstart[G] + gcount[G]):
-            r = mem[q]
-            if lv[r, j] > lo_j:
-                new = off + _label(j, r, lv[r, j] - 1, codes, dom, dom_off, dom_w)
-                if new != old:
-                    if nt + 2 > touched.size:
-                        grown = np.empty(2 * touched.size, dtype=np.int64)
-                        grown[:nt] = touched[:nt]
-                        touched = grown
-                    delta[new] += 1
-                    delta[old] -= 1
-                    touched[nt] = new
-                    touched[nt + 1] = old
-                    nt += 2
+    for i in range(which.size):
+        a = which[i]
+        old = off + glab[judged[a], j]
+        for c in range(cstart[a], cstart[a + 1]):
+            new = off + cls_label[c]
+            if new != old:
+                if nt + 2 > touched.size:
+                    grown = np.empty(2 * touched.size, dtype=np.int64)
+                    grown[:nt] = touched[:nt]
+                    touched = grown
+                delta[new] += cls_nb[c]
+                delta[old] -= cls_nb[c]
+                touched[nt] = new
+                touched[nt + 1] = old
+                nt += 2
     e = e_j
     for t in range(nt):
         lab = touched[t]
@@ -463,7 +467,7 @@ def kernels() -> SimpleNamespace | None:
     g["_same_family"] = jit(_same_family, inline=True)
     ns = SimpleNamespace(
         find=jit(_find),
-        count_after=jit(_count_after),
+        e_after=jit(_e_after),
         commit=jit(_commit),
         build_groups=jit(_build_groups),
         keys_of=jit(_keys_of),

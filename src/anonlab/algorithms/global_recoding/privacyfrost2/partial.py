@@ -1216,6 +1216,8 @@ class _CompiledPartial(_Rounds):
         self._g = 0
         self._version = 0
         self._memo: dict[int, tuple[int, int, int]] = {}
+        # the last batch's judged groups and their split classes (for _apply)
+        self._found: tuple[IntArray, ...] = ()
         self.s = self._score(self._table)
         self._dirty = True
         self._sync()
@@ -1308,13 +1310,14 @@ class _CompiledPartial(_Rounds):
     def _try_batch(self, j: int) -> bool:
         k, lo_j = self.k, int(self.lo[j])
         lv = self._lv
-        n_cand, judged, ent, failed, cls_group, judge_of, judge_size, hist = k.find(
+        found = k.find(
             j, lo_j, self._g, self._mcs, lv, self._codes, self._dom, self._dom_off,
             self._dom_w, self._fh, self._lab_off, self._bsize, self._glab, self._ghash,
             self._gviol, self._gstamp, self._gmax, self._failstamp, self._gstart,
             self._gcount, self._mem,
             self._scratch, self._sp_indptr, self._sp_val, self._sp_cnt, self._nv,
         )  # fmt: skip
+        n_cand, judged, ent, failed, cls_group, judge_of, judge_size, hist = found[:8]
         if not n_cand:
             return False
         self._tick()  # the table with every candidate group split
@@ -1327,10 +1330,11 @@ class _CompiledPartial(_Rounds):
             failed[cls_group[cls_bad]] = True
         self._failstamp[judged[failed], j] = self._version
         self.entangled += int(np.count_nonzero(ent & ~failed))
-        passing = judged[~failed & ~ent]
+        passing = np.flatnonzero(~failed & ~ent)  # as indices into ``judged``
         if not passing.size:
             return False
-        passing = passing[np.argsort(self._gfirst[passing], kind="stable")]  # table order
+        passing = passing[np.argsort(self._gfirst[judged[passing]], kind="stable")]  # table order
+        self._found = (judged, *found[8:])
         return self._apply(j, passing)
 
     def _judge(self, sizes: IntArray, hist: IntArray) -> BoolArray:
@@ -1357,29 +1361,30 @@ class _CompiledPartial(_Rounds):
         )
         return _violating(ev, stats)[:nk]
 
-    def _apply(self, j: int, groups: IntArray) -> bool:
-        """Apply the splits of ``groups`` if the score does not drop; otherwise each half
+    def _apply(self, j: int, which: IntArray) -> bool:
+        """Apply the splits of the judged groups ``which`` (indices into the last
+        :meth:`_try_batch`'s judged groups) if the score does not drop; otherwise each half
         (in table order), as the reference does."""
         self._tick()
+        judged, cstart, cls_label, cls_nb = self._found
         if self._ok:
-            e_j = self.k.count_after(
-                j, int(self.lo[j]), groups, int(self._e[j]), self._lv, self._codes,
-                self._dom, self._dom_off, self._dom_w, self._lab_off, self._glab,
-                self._gstart, self._gcount, self._mem, self._lcount, self._delta,
+            e_j = self.k.e_after(
+                j, which, judged, int(self._e[j]), cstart, cls_label, cls_nb, self._lab_off,
+                self._glab, self._lcount, self._delta,
             )  # fmt: skip
             e = self._e.copy()
             e[j] = e_j
             s = self.score_fn.score(e, self.v, self.eb)
             if s >= self.s:
-                self._commit(j, groups)
+                self._commit(j, judged[which])
                 self._e, self.s = e, s
-                self.splits += int(groups.size)
+                self.splits += int(which.size)
                 return True
-        if groups.size == 1:
+        if which.size == 1:
             return False
-        half = groups.size // 2
-        first = self._apply(j, groups[:half])
-        second = self._apply(j, groups[half:])
+        half = which.size // 2
+        first = self._apply(j, which[:half])
+        second = self._apply(j, which[half:])
         return first or second
 
     def _commit(self, j: int, groups: IntArray) -> None:
