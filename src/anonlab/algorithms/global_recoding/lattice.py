@@ -365,7 +365,7 @@ class LatticeEvaluator:
         """The sensitive histograms of ``g`` classes, ``ids`` the class of each base class."""
         assert ids is not None
         hists = {}
-        for name, (cls, val, cnt, n_values) in self._sparse_hists().items():
+        for name, (cls, val, cnt, n_values) in self.sparse_histograms().items():
             summed = np.bincount(ids[cls] * n_values + val, weights=cnt, minlength=g * n_values)
             hists[name] = SensitiveHistogram(
                 self._sens[name].values, summed.astype(np.int64).reshape(g, n_values)
@@ -433,12 +433,19 @@ class LatticeEvaluator:
         )
         return self._judge(levels, stats, with_loss=False)
 
-    def _sparse_hists(
+    def sparse_histograms(
         self,
     ) -> dict[
         str, tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float64], int]
     ]:
-        """The base classes' sensitive histograms as (class, value, count) triplets."""
+        """The base classes' sensitive histograms as (class, value, count) triplets.
+
+        Returns
+        -------
+        dict
+            Per sensitive attribute: the base class and value of every non-zero count (in
+            base-class order), the counts, and the number of values. Computed once.
+        """
         if self._sparse is None:
             self._sparse = {}
             for name, h in self._sens.items():

@@ -397,10 +397,12 @@ def _commit(
 
 
 def _build_groups(
-    gid, g, lv, keys, fh, lab_off, orig, glab, ghash, gfirst, gmax, gstart, gcount, mem
-):
+    gid, g, lv, codes, dom, dom_off, dom_w, fh, lab_off, orig, glab, ghash, gfirst, gmax,
+    gstart, gcount, mem, lcount,
+):  # fmt: skip
     """The group state of a table given as the group of each base class (``orig``: the
-    base class number of each position, for ``gfirst``)."""
+    base class number of each position, for ``gfirst``); a group's labels are those of
+    its first member (all its members share them). ``lcount``: base classes per label."""
     m = lv.shape[1]
     n = gid.size
     for G in range(g):
@@ -410,11 +412,13 @@ def _build_groups(
             gmax[G, x] = -1
     for r in range(n):
         G = gid[r]
+        if gcount[G] == 0:
+            for x in range(m):
+                glab[G, x] = _label(x, r, lv[r, x], codes, dom, dom_off, dom_w)
         gcount[G] += 1
         if orig[r] < gfirst[G]:
             gfirst[G] = orig[r]
         for x in range(m):
-            glab[G, x] = keys[x, r]
             if lv[r, x] > gmax[G, x]:
                 gmax[G, x] = lv[r, x]
     fill = np.empty(g, dtype=np.int64)
@@ -427,11 +431,22 @@ def _build_groups(
         G = gid[r]
         mem[fill[G]] = r
         fill[G] += 1
+    for q in range(lcount.size):
+        lcount[q] = 0
     for G in range(g):
         h = np.uint64(0)
         for x in range(m):
             h += fh[lab_off[x] + glab[G, x]]
+            lcount[lab_off[x] + glab[G, x]] += gcount[G]
         ghash[G] = h
+
+
+def _take_rows(keys, at, out):
+    """``out[x, i] = keys[at[i], x]``: rows ``at`` of ``keys`` (n, m), transposed."""
+    for i in range(at.size):
+        r = at[i]
+        for x in range(keys.shape[1]):
+            out[x, i] = keys[r, x]
 
 
 def _keys_of(gid, glab, orig, out):
@@ -471,6 +486,7 @@ def kernels() -> SimpleNamespace | None:
         commit=jit(_commit),
         build_groups=jit(_build_groups),
         keys_of=jit(_keys_of),
+        take_rows=jit(_take_rows),
     )
     _CACHE["k"] = ns
     return ns

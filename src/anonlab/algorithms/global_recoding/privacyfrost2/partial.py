@@ -179,22 +179,15 @@ def _class_stats(
 def _sparse(
     evaluator: LatticeEvaluator,
 ) -> dict[str, tuple[IntArray, IntArray, npt.NDArray[np.float64], int]]:
+    known = evaluator.sparse_histograms()
     out = {}
     for name in _sensitive_needed(evaluator):
-        hist = evaluator.base.sensitive.get(name)
-        if hist is None:
+        if name not in known:
             raise ParameterError(
                 f"The evaluator's base classes have no counts of sensitive attribute {name!r}, "
                 "which a privacy model needs."
             )
-        counts = np.asarray(hist.counts)
-        cls, val = np.nonzero(counts)
-        out[name] = (
-            cls.astype(np.int64),
-            val.astype(np.int64),
-            counts[cls, val].astype(np.float64),
-            int(counts.shape[1]),
-        )
+        out[name] = known[name]
     return out
 
 
@@ -291,7 +284,7 @@ class _LabelIndex:
         self._dom: list[IntArray] = []  # (height + 1, domain size): label id per level
         self._codes: list[IntArray] = []  # domain code of each base class
         self._level_ids: dict[tuple[int, int], IntArray] = {}
-        keys_t = np.ascontiguousarray(np.asarray(base.keys).T, dtype=np.int64)
+        keys_t = _transposed(np.asarray(base.keys, dtype=np.int32))
         for j, h in enumerate(hierarchies_of(evaluator)):
             maps: list[IntArray] = []
             parts: list[npt.NDArray[np.object_]] = []
@@ -349,12 +342,16 @@ class _LabelIndex:
         levels: IntArray | None,
         keys: list[IntArray] | None = None,
         apart: IntArray | None = None,
+        *,
+        counts: bool = True,
     ) -> _Table:
         """Group by labels and judge the classes (the check of a partial-domain table).
 
         ``keys`` are the labels of ``levels`` if already known (see :meth:`keys`). With
         ``apart`` (a group per base class), base classes of different groups are never in
-        one class: each group's classes are judged on their own records.
+        one class: each group's classes are judged on their own records. Without
+        ``counts``, the table's ``counts`` are left empty (for a caller that counts the
+        labels itself).
         """
         if keys is None:
             assert levels is not None
@@ -369,11 +366,13 @@ class _LabelIndex:
         stats = _class_stats(ev, ids, sizes, self._sparse)
         bad = _violating(ev, stats)
         suppressed = int(sizes[bad].sum())
-        counts = np.array(
-            [np.count_nonzero(np.bincount(k, minlength=c)) for k, c in zip(keys, self.cards)],
+        e = np.array(
+            [np.count_nonzero(np.bincount(k, minlength=c)) for k, c in zip(keys, self.cards)]
+            if counts
+            else [],
             dtype=np.int64,
         )
-        return _Table(ids, sizes, bad, suppressed, suppressed <= ev.max_suppressed, counts)
+        return _Table(ids, sizes, bad, suppressed, suppressed <= ev.max_suppressed, e)
 
 
 @dataclass(frozen=True)
@@ -1149,7 +1148,8 @@ class _CompiledPartial(_Rounds):
         self._keys0: list[IntArray] | None = [
             self.index.level_ids(j, int(lv)) for j, lv in enumerate(levels)
         ]
-        self._table: _Table | None = self.index.table(None, self._keys0)
+        # (its label counts come from the group state, below)
+        self._table: _Table | None = self.index.table(None, self._keys0, counts=False)
         self.checked += 1
         if progress is not None:
             progress(1, None)
@@ -1165,7 +1165,8 @@ class _CompiledPartial(_Rounds):
         self._perm = np.argsort(self._table.ids, kind="stable").astype(np.int64)
         perm = self._perm
         # 32-bit codes and labels: half the memory the kernels walk through
-        self._codes = _rows_at(self.index._codes, perm, n)
+        self._codes = np.empty((m, n), dtype=np.int32)
+        kern.take_rows(np.asarray(base.keys, dtype=np.int32), perm, self._codes)
         self._bsize = np.ascontiguousarray(np.asarray(base.sizes)[perm], dtype=np.int64)
         self._mcs = int(evaluator.mcs)
         # the sensitive counts of every base class, all attributes side by side (CSR)
@@ -1209,7 +1210,7 @@ class _CompiledPartial(_Rounds):
         self._gcount = np.zeros(n, dtype=np.int64)
         self._mem = np.zeros(n, dtype=np.int64)
         self._gid = np.zeros(n, dtype=np.int64)
-        self._failstamp = np.zeros((n, m), dtype=np.int32)
+        self._failstamp = np.zeros((n, m), dtype=np.int32)  # older than any stamp
         self._lcount = np.zeros(int(self._lab_off[-1]), dtype=np.int64)
         self._scratch = np.full(int(self._lab_off[-1]), -1, dtype=np.int64)
         self._delta = np.zeros(int(self._lab_off[-1]), dtype=np.int64)
@@ -1218,9 +1219,10 @@ class _CompiledPartial(_Rounds):
         self._memo: dict[int, tuple[int, int, int]] = {}
         # the last batch's judged groups and their split classes (for _apply)
         self._found: tuple[IntArray, ...] = ()
-        self.s = self._score(self._table)
         self._dirty = True
         self._sync()
+        self._table.counts = self._e.copy()
+        self.s = self._score(self._table)
 
     # ------------------------------------------------------------------ state
     @property
@@ -1265,23 +1267,20 @@ class _CompiledPartial(_Rounds):
         self._gviol[...] = False
         self._gviol[:g] = t.violating
         self._ok = bool(t.ok)
-        keys = self._keys0 if self._keys0 is not None else self.index.keys(self.levels)
         self._keys0 = None
-        key_arr = _rows_at(keys, self._perm, self._n)
         self.k.build_groups(
-            self._gid, g, self._lv, key_arr, self._fh, self._lab_off, self._perm, self._glab,
-            self._ghash, self._gfirst, self._gmax, self._gstart, self._gcount, self._mem,
+            self._gid, g, self._lv, self._codes, self._dom, self._dom_off, self._dom_w,
+            self._fh, self._lab_off, self._perm, self._glab, self._ghash, self._gfirst,
+            self._gmax, self._gstart, self._gcount, self._mem, self._lcount,
         )  # fmt: skip
-        self._lcount[...] = 0
-        e = np.zeros(self._m, dtype=np.int64)
-        for j, k in enumerate(keys):
-            c = np.bincount(k, minlength=self.index.cards[j])
-            self._lcount[self._lab_off[j] : self._lab_off[j + 1]] = c
-            e[j] = np.count_nonzero(c)
-        self._e = e
+        self._e = (
+            np.add.reduceat(self._lcount > 0, self._lab_off[:-1]).astype(np.int64)
+            if self._m
+            else np.zeros(0, dtype=np.int64)
+        )
+        # every group's stamp is newer than any failure recorded so far: all are stale
         self._version += 1
         self._gstamp[...] = self._version
-        self._failstamp[...] = -1
         self._memo = {}
         self._dirty = False
 
@@ -1417,12 +1416,14 @@ class _CompiledPartial(_Rounds):
         )  # fmt: skip
 
 
-def _rows_at(rows: Sequence[IntArray], at: IntArray, n: int) -> npt.NDArray[np.int32]:
-    """``rows`` (one array per attribute) taken at positions ``at``, as one int32 array of
-    shape (len(rows), n)."""
-    out = np.empty((len(rows), n), dtype=np.int32)
-    for j, row in enumerate(rows):
-        out[j] = row[at]
+def _transposed(keys: npt.NDArray[np.int32]) -> npt.NDArray[np.int32]:
+    """``keys.T`` as a contiguous array (compiled when numba is there: numpy's transposed
+    copy of a tall table is several times slower)."""
+    kern = kernels()
+    if kern is None or not keys.size:
+        return np.ascontiguousarray(keys.T)
+    out = np.empty((keys.shape[1], keys.shape[0]), dtype=keys.dtype)
+    kern.take_rows(keys, np.arange(keys.shape[0], dtype=np.int64), out)
     return out
 
 
