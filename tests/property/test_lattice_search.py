@@ -177,3 +177,22 @@ def test_refined_classes_equal_the_node_classes(rows, models, suppression, data)
     assert np.array_equal(
         np.sort(got.stats.sizes[got.violating]), np.sort(ref.stats.sizes[ref.violating])
     )
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.tuples(vals, vals, vals, st.sampled_from(["p", "q", "r"])), min_size=1, max_size=25
+    ),
+    st.data(),
+)
+def test_attribute_sizes_equal_the_single_attribute_classes(rows, data):
+    """One attribute's class sizes summed through its hierarchy from its domain counts
+    equal the sizes of grouping the base classes by that attribute alone."""
+    ev, lattice, _ = setup(rows, MODELS[0], ("height", {}), 0.0)
+    j = data.draw(st.integers(0, len(lattice.max_levels) - 1))
+    level = data.draw(st.integers(0, lattice.max_levels[j]))
+    want = ev.stats((level,), [j], with_keys=False, with_sensitive=False).sizes
+    got = ev.attribute_sizes(j, level)
+    assert got.tolist() == want.tolist()
+    assert int(got.sum()) == len(rows)

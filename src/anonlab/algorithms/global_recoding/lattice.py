@@ -264,6 +264,7 @@ class LatticeEvaluator:
             np.ascontiguousarray(base.keys[:, j], dtype=np.int64) for j in range(len(base.columns))
         ]
         self._code_cache: dict[tuple[int, int], npt.NDArray[np.int64]] = {}
+        self._dom_sizes: dict[int, npt.NDArray[np.float64]] = {}  # rows per domain code
         self._pair_cache: dict[tuple[int, int, int, int], npt.NDArray[np.int64]] = {}
         self._pair_bytes = 0
         #: Memory the cache of paired codes may use.
@@ -312,6 +313,33 @@ class LatticeEvaluator:
             codes.append(self._codes(j, lv))
             cards.append(c)
         return codes, cards
+
+    def attribute_sizes(self, attribute: int, level: int) -> npt.NDArray[np.int64]:
+        """The class sizes of one attribute on its own at ``level`` (non-empty classes in
+        code order), as ``stats((level,), [attribute]).sizes`` but summed through the
+        hierarchy from the attribute's domain counts instead of over the base classes.
+
+        Parameters
+        ----------
+        attribute : int
+            The index of the quasi-identifier.
+        level : int
+            Its generalization level.
+
+        Returns
+        -------
+        ndarray of int64
+        """
+        maps = self._maps[attribute]
+        dom = self._dom_sizes.get(attribute)
+        if dom is None:
+            dom = np.bincount(
+                self._keycols[attribute], weights=self.base.sizes, minlength=maps[0].size
+            )
+            self._dom_sizes[attribute] = dom
+        card = int(self._labels[attribute][level].size)
+        counts = np.bincount(maps[level], weights=dom, minlength=card)
+        return counts[counts > 0].astype(np.int64)
 
     def heights(self) -> tuple[int, ...]:
         """The hierarchy height of each quasi-identifier."""

@@ -238,10 +238,7 @@ class _Search:
         domains = evaluator.base.domains
         assert domains is not None
         for j, h in enumerate(hierarchies):
-            sizes = [
-                evaluator.stats((lv,), [j], with_keys=False, with_sensitive=False).sizes
-                for lv in range(h.height + 1)
-            ]
+            sizes = [evaluator.attribute_sizes(j, lv) for lv in range(h.height + 1)]
             self.single.append(sizes)
             self.counts.append(np.array([s.size for s in sizes], dtype=np.int64))
             has_null = bool((np.asarray(domains[j], dtype=object) == None).any())  # noqa: E711
