@@ -331,12 +331,11 @@ class LatticeEvaluator:
         ndarray of int64
         """
         maps = self._maps[attribute]
-        dom = self._dom_sizes.get(attribute)
-        if dom is None:
-            dom = np.bincount(
+        if attribute not in self._dom_sizes:
+            self._dom_sizes[attribute] = np.bincount(
                 self._keycols[attribute], weights=self.base.sizes, minlength=maps[0].size
-            )
-            self._dom_sizes[attribute] = dom
+            ).astype(np.float64)
+        dom = self._dom_sizes[attribute]
         card = int(self._labels[attribute][level].size)
         counts = np.bincount(maps[level], weights=dom, minlength=card)
         return counts[counts > 0].astype(np.int64)
