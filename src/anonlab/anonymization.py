@@ -42,7 +42,7 @@ from anonlab.data.builders import (
     masking_hierarchy,
 )
 from anonlab.data.hierarchy import Hierarchy
-from anonlab.data.labels import factorize
+from anonlab.data.labels import factorize, natural_order
 from anonlab.data.schema import Schema
 from anonlab.data.stats import ClassStats
 from anonlab.data.table import EncodedColumn, EncodedTable
@@ -593,8 +593,12 @@ def _anonymize_privacyfrost2(
         for q, (codes, cats) in zip(p.qis, released):
             used = np.zeros(cats.size, dtype=bool)  # drop the labels no record carries
             used[codes[kept_base]] = True
-            remap = (np.cumsum(used, dtype=np.int64) - 1).astype(np.int32)
-            generalized_qis[q] = EncodedColumn(q, remap[codes][row_base], cats[used])
+            used_at = np.flatnonzero(used)
+            labels = cats[used_at]
+            order = natural_order(labels)  # the labels released, naturally ordered
+            remap = np.full(cats.size, -1, dtype=np.int32)
+            remap[used_at[order]] = np.arange(order.size, dtype=np.int32)
+            generalized_qis[q] = EncodedColumn(q, remap[codes][row_base], labels[order])
         what = "the partial-domain table"
     else:
         for q, lv in zip(p.qis, res.levels):

@@ -267,6 +267,21 @@ class _Table:
     counts: IntArray
 
 
+def _first_seen(
+    labels: npt.NDArray[np.object_],
+) -> tuple[IntArray, npt.NDArray[np.object_]]:
+    """Codes of ``labels`` into their distinct values, in the order first seen (a hash
+    table over the distinct labels of a hierarchy's levels: no sorting, no string
+    conversion)."""
+    seen: dict[object, int] = {}
+    ids = np.fromiter(
+        (seen.setdefault(x, len(seen)) for x in labels), dtype=np.int64, count=len(labels)
+    )
+    values = np.empty(len(seen), dtype=object)
+    values[:] = list(seen)
+    return ids, values
+
+
 class _LabelIndex:
     """Global label ids of every (attribute, level, base class), for fast grouping by labels.
 
@@ -295,8 +310,8 @@ class _LabelIndex:
                 parts.append(labels)
                 offset += labels.size
             # one id per distinct label, on any level (a null is a label of its own)
-            ids, values = factorize(np.concatenate(parts))
-            self._dom.append(ids.astype(np.int64)[np.stack(maps)])
+            ids, values = _first_seen(np.concatenate(parts))
+            self._dom.append(ids[np.stack(maps)])
             self._codes.append(keys_t[j] if n else np.zeros(0, dtype=np.int64))
             self.values.append(values)
             self.cards.append(max(int(values.size), 1))
@@ -408,9 +423,10 @@ class PartialDomainResult:
     label_codes : tuple of ndarray of int64, optional
         Per attribute, the released label of each base class as a code into
         ``label_values`` (``-1`` for a base class removed by pre-sampling): what
-        :func:`released_codes` computes, kept from the search.
+        :func:`released_codes` computes (the same labels, coded in another order), kept
+        from the search.
     label_values : tuple of ndarray of object, optional
-        Per attribute, the labels the codes index (naturally ordered, a null last).
+        Per attribute, the labels the codes index (distinct; in no particular order).
     """
 
     base_levels: IntArray = field(repr=False)
