@@ -368,15 +368,16 @@ def verify_release(
         raise PrivacyCheckError(f"Re-check failed for {', '.join(bad)}. Nothing was released.")
     columns: dict[str, npt.NDArray[np.object_]] = {}
     ident = set(p.job.identifiers)
+    kept_rows = None if mask_suppressed or bool(keep.all()) else np.flatnonzero(keep)
     for col in generalized.columns:
         if col.name in ident:
             continue  # identifiers are never released
-        labels = col.labels()
-        if mask_suppressed:
-            if col.name in p.qis:
-                labels = np.where(keep, labels, "*").astype(object)
+        if kept_rows is not None:
+            labels = col.categories[col.codes[kept_rows]]  # one gather of the kept rows
         else:
-            labels = labels[keep]
+            labels = col.labels()
+        if mask_suppressed and col.name in p.qis:
+            labels = np.where(keep, labels, "*").astype(object)
         columns[col.name] = labels
     return columns, suppressed, checks
 
