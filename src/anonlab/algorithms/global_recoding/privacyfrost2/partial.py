@@ -1161,11 +1161,9 @@ class _CompiledPartial(_Rounds):
             if m
             else np.zeros(0, dtype=np.int32)
         )
-        self._keys0: list[IntArray] | None = [
-            self.index.level_ids(j, int(lv)) for j, lv in enumerate(levels)
-        ]
+        keys0 = [self.index.level_ids(j, int(lv)) for j, lv in enumerate(levels)]
         # (its label counts come from the group state, below)
-        self._table: _Table | None = self.index.table(None, self._keys0, counts=False)
+        self._table: _Table | None = self.index.table(None, keys0, counts=False)
         self.checked += 1
         if progress is not None:
             progress(1, None)
@@ -1251,7 +1249,6 @@ class _CompiledPartial(_Rounds):
     @levels.setter
     def levels(self, value: IntArray) -> None:
         self._lv = np.ascontiguousarray(np.asarray(value)[self._perm], dtype=self._ldt)
-        self._keys0 = None
         self._dirty = True
 
     @property
@@ -1283,7 +1280,6 @@ class _CompiledPartial(_Rounds):
         self._gviol[...] = False
         self._gviol[:g] = t.violating
         self._ok = bool(t.ok)
-        self._keys0 = None
         self.k.build_groups(
             self._gid, g, self._lv, self._codes, self._dom, self._dom_off, self._dom_w,
             self._fh, self._lab_off, self._perm, self._glab, self._ghash, self._gfirst,

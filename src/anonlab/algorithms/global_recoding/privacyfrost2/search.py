@@ -296,9 +296,10 @@ class _Search:
         """The classes of ``node``: refined from a kept coarser neighbour, if any."""
         for j, lv in enumerate(node):
             if lv < self.hi[j]:
-                kept = self._class_ids.get(self._with(node, j, lv + 1))
+                up = self._with(node, j, lv + 1)
+                kept = self._class_ids.get(up)
                 if kept is not None:
-                    self._class_ids.move_to_end(self._with(node, j, lv + 1))
+                    self._class_ids.move_to_end(up)
                     return self.ev.refine(kept[0], kept[1], j, lv)
         return self.ev.classes(node)
 
