@@ -399,3 +399,38 @@ def test_level_vectors_equal_sorted_unique_rows(classes):
     assert np.array_equal(vecs, want)
     assert rows.tolist() == np.bincount(inv.reshape(-1), weights=sizes).astype(int).tolist()
     assert rows.sum() == sizes.sum()
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rows_st, st.sampled_from(MODELS), st.data())
+def test_compiled_refinement_equals_the_lattice_refinement(rows, models, data):
+    """The search's compiled refinement of a table's classes to a finer level of one
+    attribute (and its sensitive histograms) gives the classes of
+    ``LatticeEvaluator.refine``: the same partition, sizes and counts, and the same verdict."""
+    from anonlab.algorithms.global_recoding.privacyfrost2.search import _Search
+
+    ev, lattice = setup(rows, models)
+    search = _Search(ev, lattice, (1, 1, 1), build_score("basic"), 0, None)
+    if search._kern is None:
+        pytest.skip("numba is not installed (pip install 'anonlab[fast]')")
+    up = tuple(data.draw(st.integers(1, h)) for h in HEIGHTS)
+    j = data.draw(st.integers(0, len(QIS) - 1))
+    level = data.draw(st.integers(0, up[j]))
+    node = up[:j] + (level,) + up[j + 1 :]
+    ids, sizes = ev.classes(up)
+    want_ids, want_sizes = ev.refine(ids, sizes.size, j, level)
+    got_ids, got_sizes = search._refine(ids.astype(np.int32), sizes.size, j, level)
+    pairs = set(zip(want_ids.tolist(), got_ids.tolist()))
+    assert len(pairs) == want_sizes.size == got_sizes.size == len(set(got_ids.tolist()))
+    mapped = dict(pairs)  # lattice class -> compiled class
+    assert all(got_sizes[mapped[c]] == want_sizes[c] for c in range(want_sizes.size))
+    ref = ev.evaluate_classes(node, want_ids, want_sizes)
+    hists = {
+        name: search._kern.class_hists(got_ids, got_sizes.size, cls, val, cnt, nv)
+        for name, (cls, val, cnt, nv) in search._sparse.items()
+    }
+    got = ev.evaluate_classes(node, got_ids, got_sizes, hists)
+    for name, h in ref.stats.sensitive.items():
+        order = [mapped[c] for c in range(want_sizes.size)]
+        assert np.array_equal(got.stats.sensitive[name].counts[order], h.counts)
+    assert (got.anonymous, got.suppressed_rows) == (ref.anonymous, ref.suppressed_rows)

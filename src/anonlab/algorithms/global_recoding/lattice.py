@@ -10,7 +10,7 @@ and sensitive-value histograms are summed.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -278,8 +278,21 @@ class LatticeEvaluator:
         ) = None
         self._needs_sensitive = any(m.sensitive_attributes for m in self.models)
 
-    def _codes(self, j: int, level: int) -> npt.NDArray[np.int64]:
-        """Level codes of the base classes for attribute ``j`` (cached)."""
+    def level_codes(self, j: int, level: int) -> npt.NDArray[np.int64]:
+        """The code of every base class's label of attribute ``j`` at ``level``, an index
+        into ``level_size(j, level)`` labels (cached; do not modify).
+
+        Parameters
+        ----------
+        j : int
+            The index of the quasi-identifier.
+        level : int
+            Its generalization level.
+
+        Returns
+        -------
+        ndarray of int64
+        """
         hit = self._code_cache.get((j, level))
         if hit is None:
             hit = self._maps[j][level][self._keycols[j]]
@@ -302,7 +315,7 @@ class LatticeEvaluator:
             (a, la, ca), (b, lb, cb) = items[i], items[i + 1]
             hit = self._pair_cache.get((a, la, b, lb))
             if hit is None:
-                hit = self._codes(a, la) * cb + self._codes(b, lb)
+                hit = self.level_codes(a, la) * cb + self.level_codes(b, lb)
                 if self._pair_bytes + hit.nbytes <= self.pair_cache_bytes:
                     self._pair_cache[(a, la, b, lb)] = hit
                     self._pair_bytes += hit.nbytes
@@ -310,7 +323,7 @@ class LatticeEvaluator:
             cards.append(ca * cb)
         if len(items) % 2:
             j, lv, c = items[-1]
-            codes.append(self._codes(j, lv))
+            codes.append(self.level_codes(j, lv))
             cards.append(c)
         return codes, cards
 
@@ -340,6 +353,23 @@ class LatticeEvaluator:
         counts = np.bincount(maps[level], weights=dom, minlength=card)
         return counts[counts > 0].astype(np.int64)
 
+    def level_size(self, j: int, level: int) -> int:
+        """The number of labels of attribute ``j`` at ``level`` (the codes of
+        :meth:`level_codes` are below it).
+
+        Parameters
+        ----------
+        j : int
+            The index of the quasi-identifier.
+        level : int
+            Its generalization level.
+
+        Returns
+        -------
+        int
+        """
+        return int(self._labels[j][level].size)
+
     def heights(self) -> tuple[int, ...]:
         """The hierarchy height of each quasi-identifier."""
         return tuple(len(m) - 1 for m in self._maps)
@@ -363,7 +393,7 @@ class LatticeEvaluator:
         want_hist = with_sensitive and bool(self._sens)
         if with_keys:
             cards = [int(self._labels[j][lv].size) for j, lv in zip(cols, levels)]
-            codes = [self._codes(j, lv) for j, lv in zip(cols, levels)]
+            codes = [self.level_codes(j, lv) for j, lv in zip(cols, levels)]
         else:
             codes, cards = self._paired(cols, levels)
         ids, sizes, merged = roll_up(
@@ -435,7 +465,7 @@ class LatticeEvaluator:
         """
         card = int(self._labels[attribute][level].size)
         new, sizes, _ = roll_up(
-            [np.asarray(ids, dtype=np.int64), self._codes(attribute, level)],
+            [np.asarray(ids, dtype=np.int64), self.level_codes(attribute, level)],
             [int(n_classes), card],
             self.base.sizes,
             need_ids=True,
@@ -445,18 +475,36 @@ class LatticeEvaluator:
         return new, sizes
 
     def evaluate_classes(
-        self, levels: Node, ids: npt.NDArray[np.int64], sizes: npt.NDArray[np.int64]
+        self,
+        levels: Node,
+        ids: npt.NDArray[np.int64],
+        sizes: npt.NDArray[np.int64],
+        hists: Mapping[str, npt.NDArray[np.int64]] | None = None,
     ) -> NodeResult:
         """:meth:`evaluate` (without loss) of the node ``levels`` whose classes are known
-        (from :meth:`classes` or :meth:`refine`)."""
+        (from :meth:`classes` or :meth:`refine`).
+
+        ``hists`` (per sensitive attribute, the counts of each class, shape
+        ``(classes, values)`` in the order of :meth:`sparse_histograms`) are used when given
+        instead of being summed from ``ids``.
+        """
         self._count(None, levels)
         g = int(sizes.size)
+        sensitive: dict[str, SensitiveHistogram] = {}
+        if self._needs_sensitive and self._sens:
+            if hists is None:
+                sensitive = self._hists(ids, g)
+            else:
+                sensitive = {
+                    name: SensitiveHistogram(self._sens[name].values, hists[name])
+                    for name in self._sens
+                }
         stats = ClassStats(
             columns=tuple(self.base.columns),
             levels=tuple(levels),
             sizes=sizes,
             n_rows=self.base.n_rows,
-            sensitive=self._hists(ids, g) if self._needs_sensitive and self._sens else {},
+            sensitive=sensitive,
         )
         return self._judge(levels, stats, with_loss=False)
 

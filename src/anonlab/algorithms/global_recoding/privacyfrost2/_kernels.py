@@ -1,12 +1,15 @@
-"""Compiled kernels of the partial-domain step (PrivacyFrost2 section 5.4, step 4).
+"""Compiled kernels of PrivacyFrost2: the partial-domain step (section 5.4, step 4) and the
+full-domain search's table checks (5.2-5.4).
 
 numba is imported here and nowhere else in anonlab (architecture rule 8); it is optional
 (``pip install 'anonlab[fast]'``). :func:`kernels` compiles the functions below on first
 use (cached on disk by numba) and returns them, or returns ``None`` when numba is missing
-or ``ANONLAB_NO_NUMBA=1`` is set, in which case the partial step runs its numpy version.
+or ``ANONLAB_NO_NUMBA=1`` is set, in which case the numpy versions run.
 
 The functions are plain Python written for numba's nopython mode: loops over base classes
-and groups, no Python objects. They work on the group state of
+and groups, no Python objects. :func:`_split_classes` and :func:`_class_hists` compute the
+classes of a full-domain table from those of a coarser one (the search's checks); the
+others work on the group state of
 :class:`~anonlab.algorithms.global_recoding.privacyfrost2.partial._CompiledPartial`:
 
 * base classes are *positions* ``0..n-1``: the base classes renumbered class by class of
@@ -441,6 +444,55 @@ def _build_groups(
         ghash[G] = h
 
 
+def _split_classes(ids, code, card, weights, tkeys, tvals, out):
+    """The classes of a table one level finer on one attribute than a table whose classes
+    are ``ids`` (the full-domain search's refinement, 5.3): base class ``r`` goes to the
+    class of ``(ids[r], code[r])``, numbered in the order first met, in ``out``. A hash
+    table (``tkeys`` all ``-1`` between calls, ``tvals``; a power of two of at least twice
+    the base classes) keys the pairs. Returns ``(g, sizes)``: the number of classes and the
+    sum of ``weights`` in each."""
+    n = ids.size
+    bits = 4
+    while (1 << bits) < 2 * n:
+        bits += 1
+    mask = (1 << bits) - 1
+    shift = np.uint64(64 - bits)
+    fib = np.uint64(_FIB)
+    sizes = np.zeros(n, dtype=np.int64)
+    slot = np.empty(n, dtype=np.int64)
+    g = 0
+    for r in range(n):
+        key = np.int64(ids[r]) * card + code[r]
+        s = np.int64((np.uint64(key) * fib) >> shift)
+        while True:
+            have = tkeys[s]
+            if have == key:
+                c = tvals[s]
+                break
+            if have == -1:
+                tkeys[s] = key
+                tvals[s] = g
+                slot[g] = s
+                c = g
+                g += 1
+                break
+            s = (s + 1) & mask
+        out[r] = c
+        sizes[c] += weights[r]
+    for c in range(g):
+        tkeys[slot[c]] = -1
+    return g, sizes[:g]
+
+
+def _class_hists(ids, g, cls, val, cnt, nv):
+    """Sensitive histograms (g, nv) of the classes ``ids`` of the base classes, from the
+    base classes' non-zero counts ``(cls, val, cnt)``."""
+    hist = np.zeros((g, nv), dtype=np.int64)
+    for e in range(cls.size):
+        hist[ids[cls[e]], val[e]] += cnt[e]
+    return hist
+
+
 def _take_rows(keys, at, out):
     """``out[x, i] = keys[at[i], x]``: rows ``at`` of ``keys`` (n, m), transposed."""
     for i in range(at.size):
@@ -487,6 +539,8 @@ def kernels() -> SimpleNamespace | None:
         build_groups=jit(_build_groups),
         keys_of=jit(_keys_of),
         take_rows=jit(_take_rows),
+        split_classes=jit(_split_classes),
+        class_hists=jit(_class_hists),
     )
     _CACHE["k"] = ns
     return ns

@@ -81,6 +81,7 @@ from anonlab.algorithms.global_recoding.privacyfrost2._common import (
     per_attribute,
     to_paper_levels,
 )
+from anonlab.algorithms.global_recoding.privacyfrost2._kernels import kernels
 from anonlab.algorithms.global_recoding.privacyfrost2.partial import (
     PartialDomainResult,
     partial_domain_degeneralization,
@@ -259,6 +260,19 @@ class _Search:
         self.keep_runner_ups = keep_runner_ups
         self._runner_ups: deque[tuple[Node, float]] = deque()
         self._visited: set[Node] = set()
+        # compiled refinement and histograms (numba), if there: a hash table of at least
+        # two slots per base class (all -1 between calls) and the sensitive counts
+        self._kern = kernels()
+        if self._kern is not None:
+            n = evaluator.base.n_classes
+            slots = 1 << max(4, (2 * n - 1).bit_length())
+            self._tkeys = np.full(slots, -1, dtype=np.int64)
+            self._tvals = np.zeros(slots, dtype=np.int64)
+            self._out = np.empty(n, dtype=np.int64)
+            self._sparse = {
+                name: (cls, val, cnt.astype(np.int64), nv)
+                for name, (cls, val, cnt, nv) in evaluator.sparse_histograms().items()
+            }
 
     # ------------------------------------------------------------------ primitives
     def e(self, node: Node) -> IntArray:
@@ -283,7 +297,14 @@ class _Search:
         hit = self._checked.get(node)
         if hit is None:
             ids, sizes = self._classes(node)
-            res = self.ev.evaluate_classes(node, ids, sizes)
+            hists = None
+            if self._kern is not None and self._sparse:
+                g = int(sizes.size)
+                hists = {
+                    name: self._kern.class_hists(ids, g, cls, val, cnt, nv)
+                    for name, (cls, val, cnt, nv) in self._sparse.items()
+                }
+            res = self.ev.evaluate_classes(node, ids, sizes, hists)
             hit = (bool(res.anonymous), int(res.suppressed_rows))
             self._checked[node] = hit
             if hit[0]:
@@ -300,8 +321,24 @@ class _Search:
                 kept = self._class_ids.get(up)
                 if kept is not None:
                     self._class_ids.move_to_end(up)
-                    return self.ev.refine(kept[0], kept[1], j, lv)
+                    return self._refine(kept[0], kept[1], j, lv)
         return self.ev.classes(node)
+
+    def _refine(
+        self, ids: npt.NDArray[np.integer], n_classes: int, j: int, level: int
+    ) -> tuple[IntArray, IntArray]:
+        """:meth:`LatticeEvaluator.refine`, compiled when numba is there (the same classes,
+        numbered in the order first met)."""
+        if self._kern is None:
+            return self.ev.refine(ids, n_classes, j, level)
+        ev = self.ev
+        code = ev.level_codes(j, level)
+        card = ev.level_size(j, level)
+        g, sizes = self._kern.split_classes(
+            np.asarray(ids, dtype=np.int64), code, card, ev.base.sizes, self._tkeys,
+            self._tvals, self._out,
+        )  # fmt: skip
+        return self._out[: ids.size].copy(), sizes
 
     def _keep_classes(self, node: Node, ids: IntArray, n_classes: int) -> None:
         """Keep the classes of a table that passed (the tables top-down starts from), the
