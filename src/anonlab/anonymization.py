@@ -663,11 +663,18 @@ def _level_summary(part: PartialDomainResult, qis: Sequence[str]) -> dict[str, A
     level vectors of its classes, and per quasi-identifier the rows on each level
     (the full vectors, one per class, are in :class:`PartialDomainResult`)."""
     lv, sizes = part.class_levels, part.class_sizes
+    width = int(lv.max()) + 2 if lv.size else 1  # levels -1..max: slots 0..max+1
+    # one count of (attribute, level) over every class
+    slot = lv + 1 + width * np.arange(lv.shape[1], dtype=np.int64)[None, :]
+    rows = np.bincount(
+        slot.reshape(-1),
+        weights=np.broadcast_to(sizes[:, None], lv.shape).reshape(-1),
+        minlength=width * lv.shape[1],
+    ).astype(np.int64)
     levels: dict[str, dict[int, int]] = {}
     for j, q in enumerate(qis):
-        col = lv[:, j]
-        rows = np.bincount(col[col >= 0], weights=sizes[col >= 0]).astype(np.int64)
-        levels[q] = {int(x): int(rows[x]) for x in np.flatnonzero(rows)}
+        per = rows[width * j + 1 : width * (j + 1)]  # levels 0..max (-1: no level)
+        levels[q] = {int(x): int(per[x]) for x in np.flatnonzero(per)}
     return {"level_vectors": part.n_level_vectors(), "rows_per_level": levels}
 
 

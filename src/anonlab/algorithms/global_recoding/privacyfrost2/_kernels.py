@@ -493,6 +493,23 @@ def _class_hists(ids, g, cls, val, cnt, nv):
     return hist
 
 
+def _counting_order(keys, n_keys):
+    """The stable sort order of ``keys`` (integers ``0..n_keys-1``) by counting, and the
+    start of each key's run in it (``n_keys + 1`` offsets)."""
+    start = np.zeros(n_keys + 1, dtype=np.int64)
+    for i in range(keys.size):
+        start[keys[i] + 1] += 1
+    for k in range(n_keys):
+        start[k + 1] += start[k]
+    fill = start[:n_keys].copy()
+    order = np.empty(keys.size, dtype=np.int64)
+    for i in range(keys.size):
+        k = keys[i]
+        order[fill[k]] = i
+        fill[k] += 1
+    return order, start
+
+
 def _take_rows(keys, at, out):
     """``out[x, i] = keys[at[i], x]``: rows ``at`` of ``keys`` (n, m), transposed."""
     for i in range(at.size):
@@ -501,12 +518,11 @@ def _take_rows(keys, at, out):
             out[x, i] = keys[r, x]
 
 
-def _keys_of(gid, glab, orig, out):
-    """``out[x, orig[r]]``: the label of attribute ``x`` of the base class at position
-    ``r`` (its group's)."""
-    for r in range(gid.size):
-        G = gid[r]
-        o = orig[r]
+def _keys_of(gid, glab, at, out):
+    """``out[x, o]``: the label of attribute ``x`` of base class ``o`` (its group's; ``at[o]``
+    is its position)."""
+    for o in range(at.size):
+        G = gid[at[o]]
         for x in range(glab.shape[1]):
             out[x, o] = glab[G, x]
 
@@ -539,6 +555,7 @@ def kernels() -> SimpleNamespace | None:
         build_groups=jit(_build_groups),
         keys_of=jit(_keys_of),
         take_rows=jit(_take_rows),
+        counting_order=jit(_counting_order),
         split_classes=jit(_split_classes),
         class_hists=jit(_class_hists),
     )

@@ -447,13 +447,16 @@ class PartialDomainResult:
         """Number of released classes."""
         return int(self.class_sizes.size)
 
+    def _vector_ids(self) -> tuple[IntArray, int]:
+        """The level vector of each class, as dense ids (classes and attributes exist)."""
+        cols = list(np.ascontiguousarray(self.class_levels.T) + 1)  # -1 (no level) -> 0
+        return group_rows(cols, [int(c.max()) + 1 for c in cols])
+
     def n_level_vectors(self) -> int:
         """The number of distinct level vectors of the classes."""
-        lv = self.class_levels
-        if not self.class_sizes.size or not lv.shape[1]:
+        if not self.class_sizes.size or not self.class_levels.shape[1]:
             return int(min(self.class_sizes.size, 1))
-        cols = [lv[:, j] + 1 for j in range(lv.shape[1])]  # -1 (no level) -> 0
-        return group_rows(cols, [int(c.max()) + 1 for c in cols])[1]
+        return self._vector_ids()[1]
 
     def level_vectors(self) -> tuple[IntArray, IntArray]:
         """The distinct level vectors of the classes and the number of records on each."""
@@ -464,8 +467,7 @@ class PartialDomainResult:
         lv = self.class_levels
         if not lv.shape[1]:  # no attributes: one (empty) vector for every record
             return np.zeros((1, 0), dtype=np.int64), np.array([self.class_sizes.sum()])
-        cols = [lv[:, j] + 1 for j in range(lv.shape[1])]  # -1 (no level) -> 0
-        ids, n = group_rows(cols, [int(c.max()) + 1 for c in cols])
+        ids, n = self._vector_ids()
         rows = np.bincount(ids, weights=self.class_sizes, minlength=n).astype(np.int64)
         vecs = lv[_first_member(ids, n)]
         order = np.lexsort(vecs.T[::-1])  # lexicographic, as np.unique
@@ -503,15 +505,21 @@ def _near(new: U64Array, *others: U64Array) -> tuple[BoolArray, ...]:
 
 
 def _label_hashes(cards: Sequence[int]) -> list[U64Array]:
-    """A random 64-bit number per label id of each attribute (distinct within an attribute)."""
-    rng = np.random.default_rng(0x5F2)
+    """A pseudo-random 64-bit number per label id of each attribute, distinct within an
+    attribute: SplitMix64's finalizer (Steele, Lea & Flood, OOPSLA 2014) of the label's
+    number in a sequence per attribute. The finalizer is a bijection of 64-bit integers,
+    so distinct numbers give distinct hashes, with no check."""
     out = []
-    for card in cards:
-        while True:
-            f = rng.integers(0, np.iinfo(np.uint64).max, size=card, dtype=np.uint64, endpoint=True)
-            if np.unique(f).size == card:
-                break
-        out.append(f)
+    with np.errstate(over="ignore"):
+        for j, card in enumerate(cards):
+            z = np.arange(card, dtype=np.uint64) + np.uint64((j + 1) << 40)
+            z *= np.uint64(0x9E3779B97F4A7C15)  # odd: a bijection too
+            z ^= z >> np.uint64(30)
+            z *= np.uint64(0xBF58476D1CE4E5B9)
+            z ^= z >> np.uint64(27)
+            z *= np.uint64(0x94D049BB133111EB)
+            z ^= z >> np.uint64(31)
+            out.append(z)
     return out
 
 
@@ -1176,8 +1184,10 @@ class _CompiledPartial(_Rounds):
         # table: a group's members (a subset of one such class) then lie close together in
         # memory, and walking them reads compact ranges instead of the whole table.
         # ``_perm[i]`` is the base class at position ``i``.
-        self._perm = np.argsort(self._table.ids, kind="stable").astype(np.int64)
+        self._perm = kern.counting_order(self._table.ids, self._table.sizes.size)[0]
         perm = self._perm
+        self._at = np.empty(n, dtype=np.int64)  # the position of each base class
+        self._at[perm] = np.arange(n, dtype=np.int64)
         # 32-bit codes and labels: half the memory the kernels walk through
         self._codes = np.empty((m, n), dtype=np.int32)
         kern.take_rows(np.asarray(base.keys, dtype=np.int32), perm, self._codes)
@@ -1196,15 +1206,9 @@ class _CompiledPartial(_Rounds):
             nv += nvals
         self._nv = nv
         if cls_parts:
-            at = np.empty(n, dtype=np.int64)  # position of each base class
-            at[perm] = np.arange(n, dtype=np.int64)
-            cls_all = at[np.concatenate(cls_parts)]
-            by = np.argsort(cls_all, kind="stable")
+            by, self._sp_indptr = kern.counting_order(self._at[np.concatenate(cls_parts)], n)
             self._sp_val = np.concatenate(val_parts)[by]
             self._sp_cnt = np.concatenate(cnt_parts)[by]
-            self._sp_indptr = np.searchsorted(cls_all[by], np.arange(n + 1, dtype=np.int64)).astype(
-                np.int64
-            )
             self._total_hist = np.bincount(self._sp_val, weights=self._sp_cnt, minlength=nv).astype(
                 np.int64
             )
@@ -1242,9 +1246,7 @@ class _CompiledPartial(_Rounds):
     @property
     def levels(self) -> IntArray:
         """Level of each attribute in each base class (a copy)."""
-        out = np.empty(self._lv.shape, dtype=np.int64)
-        out[self._perm] = self._lv
-        return out
+        return self._lv[self._at].astype(np.int64)
 
     @levels.setter
     def levels(self, value: IntArray) -> None:
@@ -1266,7 +1268,7 @@ class _CompiledPartial(_Rounds):
     def _keys(self) -> list[IntArray]:
         """Label id per base class, per attribute: the labels of its group."""
         out = np.empty((self._m, self._n), dtype=np.int64)
-        self.k.keys_of(self._gid, self._glab, self._perm, out)
+        self.k.keys_of(self._gid, self._glab, self._at, out)
         return list(out)
 
     def _sync(self) -> None:
