@@ -118,11 +118,9 @@ class Counts:
         Divided by ``N * n_E`` this is ``p(s) - q(s)``; keeping numerators integral makes
         every distance exact up to one final division (so equality cases compare equal).
         """
-        return np.asarray(
-            self.p_count.astype(np.float64)[None, :] * self.n.astype(np.float64)[:, None]
-            - self.f.astype(np.float64) * float(self.n_total),
-            dtype=np.float64,
-        )
+        out = np.multiply.outer(self.n.astype(np.float64), self.p_count.astype(np.float64))
+        out -= np.multiply(self.f, float(self.n_total), dtype=np.float64)
+        return np.asarray(out, dtype=np.float64)
 
 
 def distinct_in_table(counts: Counts) -> int:
@@ -168,11 +166,12 @@ def counts_of(stats: ClassStats, attribute: str, model: str) -> Counts:
     f = np.asarray(hist.counts, dtype=np.int64)
     if f.ndim != 2:
         f = f.reshape(-1, len(hist.values))
-    p_count = f.sum(axis=0)
+    # einsum sums the short rows of a tall array several times faster than .sum(axis=...)
+    p_count = np.einsum("ij->j", f)
     return Counts(
         values=np.asarray(hist.values, dtype=object),
         f=f,
-        n=f.sum(axis=1),
+        n=np.einsum("ij->i", f),
         p_count=p_count,
         n_total=int(p_count.sum()),
     )

@@ -29,7 +29,8 @@ ENTROPY_TOLERANCE = 1e-10
 
 
 def _distinct(c: Counts) -> npt.NDArray[np.int64]:
-    return np.asarray(np.count_nonzero(c.f, axis=1), dtype=np.int64)
+    present = (c.f > 0).astype(np.int64)
+    return np.asarray(np.einsum("ij->i", present), dtype=np.int64)  # faster than count_nonzero
 
 
 def _entropy(c: Counts) -> npt.NDArray[np.float64]:

@@ -102,7 +102,9 @@ class EqualTCloseness(_TCloseness):
     def class_distance(self, stats: ClassStats) -> npt.NDArray[np.float64]:
         """``sum_s |p(s) - q(s)| / 2`` per class."""
         c = self.counts(stats)
-        num = np.abs(c.extras()).sum(axis=1)
+        extras = c.extras()
+        np.abs(extras, out=extras)
+        num = np.einsum("ij->i", extras)  # exact: integer-valued terms
         den = 2.0 * float(c.n_total) * np.maximum(c.n, 1).astype(np.float64)
         return np.asarray(num / den, dtype=np.float64)
 
