@@ -261,7 +261,8 @@ class _Search:
         self._runner_ups: deque[tuple[Node, float]] = deque()
         self._visited: set[Node] = set()
         # compiled refinement and histograms (numba), if there: a hash table of at least
-        # two slots per base class (all -1 between calls) and the sensitive counts
+        # two slots per base class (all -1 between calls; 32 bytes per base class) and the
+        # sensitive counts
         self._kern = kernels()
         if self._kern is not None:
             n = evaluator.base.n_classes
@@ -334,11 +335,11 @@ class _Search:
         ev = self.ev
         code = ev.level_codes(j, level)
         card = ev.level_size(j, level)
-        g, sizes = self._kern.split_classes(
+        _, sizes = self._kern.split_classes(
             np.asarray(ids, dtype=np.int64), code, card, ev.base.sizes, self._tkeys,
             self._tvals, self._out,
         )  # fmt: skip
-        return self._out[: ids.size].copy(), sizes
+        return self._out.copy(), sizes
 
     def _keep_classes(self, node: Node, ids: IntArray, n_classes: int) -> None:
         """Keep the classes of a table that passed (the tables top-down starts from), the
