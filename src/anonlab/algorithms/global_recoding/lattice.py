@@ -285,13 +285,13 @@ class LatticeEvaluator:
         Parameters
         ----------
         j : int
-            The index of the quasi-identifier.
+            The quasi-identifier: its column in the base classes' keys.
         level : int
-            Its generalization level.
+            The hierarchy level whose labels the codes index (0 = the original values).
 
         Returns
         -------
-        ndarray of int64
+        ndarray of int64, one code per base class
         """
         hit = self._code_cache.get((j, level))
         if hit is None:
@@ -359,10 +359,8 @@ class LatticeEvaluator:
 
         Parameters
         ----------
-        j : int
-            The index of the quasi-identifier.
-        level : int
-            Its generalization level.
+        j, level : int
+            The quasi-identifier and its level, as in :meth:`level_codes`.
 
         Returns
         -------
