@@ -434,3 +434,24 @@ def test_compiled_refinement_equals_the_lattice_refinement(rows, models, data):
         order = [mapped[c] for c in range(want_sizes.size)]
         assert np.array_equal(got.stats.sensitive[name].counts[order], h.counts)
     assert (got.anonymous, got.suppressed_rows) == (ref.anonymous, ref.suppressed_rows)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.lists(st.sampled_from([None, "*", "x", "y", "z", "xy", "1", "2"]), unique=True),
+        min_size=1,
+        max_size=5,
+    )
+)
+def test_label_ids_are_the_first_seen_codes_of_the_levels(levels):
+    """Label ids of a hierarchy's levels (each level's labels distinct, a label may repeat on
+    another level) are the codes, in the order first seen, of all the labels in a row."""
+    from anonlab.algorithms.global_recoding.privacyfrost2.partial import _first_seen
+
+    flat = [x for level in levels for x in level]
+    seen: dict[object, int] = {}
+    want = [seen.setdefault(x, len(seen)) for x in flat]
+    ids, values = _first_seen([np.array(level, dtype=object) for level in levels])
+    assert ids.tolist() == want
+    assert values.tolist() == list(seen)

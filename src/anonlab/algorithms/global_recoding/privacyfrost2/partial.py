@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -268,18 +269,32 @@ class _Table:
 
 
 def _first_seen(
-    labels: npt.NDArray[np.object_],
+    levels: Sequence[npt.NDArray[np.object_]],
 ) -> tuple[IntArray, npt.NDArray[np.object_]]:
-    """Codes of ``labels`` into their distinct values, in the order first seen (a hash
-    table over the distinct labels of a hierarchy's levels: no sorting, no string
-    conversion)."""
-    seen: dict[object, int] = {}
-    ids = np.fromiter(
-        (seen.setdefault(x, len(seen)) for x in labels), dtype=np.int64, count=len(labels)
+    """Codes of the labels of a hierarchy's levels, concatenated, into their distinct
+    values in the order first seen (no sorting, no string conversion).
+
+    The labels of one level are distinct (a label may repeat on another level), so the
+    first level's labels, the most numerous, are not put in a hash table: only the other
+    levels' labels are, and the first level's labels are looked up in it.
+    """
+    first = levels[0]
+    tail = np.concatenate(levels[1:]) if len(levels) > 1 else np.zeros(0, dtype=object)
+    later: dict[object, int] = {}  # each label of the other levels: its rank, first seen
+    tail_ids = np.fromiter(
+        (later.setdefault(x, len(later)) for x in tail), dtype=np.int64, count=len(tail)
     )
-    values = np.empty(len(seen), dtype=object)
-    values[:] = list(seen)
-    return ids, values
+    n0 = len(first)
+    hit = np.fromiter(map(later.get, first.tolist(), repeat(-1)), dtype=np.int64, count=n0)
+    later_id = np.full(len(later), -1, dtype=np.int64)
+    at_first = hit >= 0
+    later_id[hit[at_first]] = np.flatnonzero(at_first)  # a label of the first level too
+    new = later_id < 0
+    later_id[new] = n0 + np.arange(int(new.sum()), dtype=np.int64)
+    later_values = np.empty(len(later), dtype=object)
+    later_values[:] = list(later)
+    ids = np.concatenate([np.arange(n0, dtype=np.int64), later_id[tail_ids]])
+    return ids, np.concatenate([np.asarray(first, dtype=object), later_values[new]])
 
 
 class _LabelIndex:
@@ -310,7 +325,7 @@ class _LabelIndex:
                 parts.append(labels)
                 offset += labels.size
             # one id per distinct label, on any level (a null is a label of its own)
-            ids, values = _first_seen(np.concatenate(parts))
+            ids, values = _first_seen(parts)
             self._dom.append(ids[np.stack(maps)])
             self._codes.append(keys_t[j] if n else np.zeros(0, dtype=np.int64))
             self.values.append(values)
