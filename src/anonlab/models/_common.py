@@ -118,9 +118,11 @@ class Counts:
         Divided by ``N * n_E`` this is ``p(s) - q(s)``; keeping numerators integral makes
         every distance exact up to one final division (so equality cases compare equal).
         """
-        out = np.multiply.outer(self.n.astype(np.float64), self.p_count.astype(np.float64))
+        out: npt.NDArray[np.float64] = np.multiply.outer(
+            self.n.astype(np.float64), self.p_count.astype(np.float64)
+        )
         out -= np.multiply(self.f, float(self.n_total), dtype=np.float64)
-        return np.asarray(out, dtype=np.float64)
+        return out
 
 
 def distinct_in_table(counts: Counts) -> int:

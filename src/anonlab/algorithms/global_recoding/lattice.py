@@ -309,7 +309,7 @@ class LatticeEvaluator:
         """
         codes: list[npt.NDArray[np.int64]] = []
         cards: list[int] = []
-        items = [(j, int(lv), int(self._labels[j][lv].size)) for j, lv in zip(cols, levels)]
+        items = [(j, int(lv), self.level_size(j, lv)) for j, lv in zip(cols, levels)]
         items = [it for it in items if it[2] > 1]  # a column at its root adds nothing
         for i in range(0, len(items) - 1, 2):
             (a, la, ca), (b, lb, cb) = items[i], items[i + 1]
@@ -349,7 +349,7 @@ class LatticeEvaluator:
                 self._keycols[attribute], weights=self.base.sizes, minlength=maps[0].size
             ).astype(np.float64)
         dom = self._dom_sizes[attribute]
-        card = int(self._labels[attribute][level].size)
+        card = self.level_size(attribute, level)
         counts = np.bincount(maps[level], weights=dom, minlength=card)
         return counts[counts > 0].astype(np.int64)
 
@@ -390,7 +390,7 @@ class LatticeEvaluator:
         cols = list(range(len(base.columns))) if attributes is None else list(attributes)
         want_hist = with_sensitive and bool(self._sens)
         if with_keys:
-            cards = [int(self._labels[j][lv].size) for j, lv in zip(cols, levels)]
+            cards = [self.level_size(j, lv) for j, lv in zip(cols, levels)]
             codes = [self.level_codes(j, lv) for j, lv in zip(cols, levels)]
         else:
             codes, cards = self._paired(cols, levels)
@@ -461,7 +461,7 @@ class LatticeEvaluator:
         ids, sizes : ndarray of int64
             As :meth:`classes` for the new node.
         """
-        card = int(self._labels[attribute][level].size)
+        card = self.level_size(attribute, level)
         new, sizes, _ = roll_up(
             [np.asarray(ids, dtype=np.int64), self.level_codes(attribute, level)],
             [int(n_classes), card],
