@@ -588,12 +588,14 @@ def _anonymize_privacyfrost2(
             released = tuple(zip(part.label_codes, part.label_values))
         else:
             released = released_codes(evaluator, part.base_levels)
-        kept_base = np.zeros(base.n_classes, dtype=bool)
-        row_base = row_class[rows]
-        kept_base[row_base] = True
+        row_base = row_class if every_row else row_class[rows]
+        kept_base: npt.NDArray[np.bool_] | None = None  # None: every base class is kept
+        if not every_row:
+            kept_base = np.zeros(base.n_classes, dtype=bool)
+            kept_base[row_base] = True
         for q, (codes, cats) in zip(p.qis, released):
             used = np.zeros(cats.size, dtype=bool)  # drop the labels no record carries
-            used[codes[kept_base]] = True
+            used[codes if kept_base is None else codes[kept_base]] = True
             used_at = np.flatnonzero(used)
             labels = cats[used_at]
             order = natural_order(labels)  # the labels released, naturally ordered

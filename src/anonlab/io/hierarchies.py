@@ -67,13 +67,20 @@ def read_hierarchy(
         text: str | None = raw.decode(encoding)
     except UnicodeError:
         text = None  # read again as a text file below, to name the bad byte as ever
-    if text is not None and raw.count(b"\n") >= _ARROW_MIN_ROWS:
+    if text is not None and _lines_at_least(raw, _ARROW_MIN_ROWS):
         levels = _parse_columns(raw, text, separator, encoding)
         if levels is not None:
             codes, labels = levels
             return Hierarchy.from_codes(codes, labels, attribute=attribute, source=str(p))
     rows = _read_rows(p, text, name, separator, encoding)
     return Hierarchy(rows, attribute=attribute, source=str(p))
+
+
+def _lines_at_least(raw: bytes, n: int) -> bool:
+    """Whether ``raw`` has at least ``n`` line feeds (a short prefix usually tells)."""
+    cut = 256 * n
+    head = raw.count(b"\n", 0, cut)
+    return head >= n or (len(raw) > cut and head + raw.count(b"\n", cut) >= n)
 
 
 def _read_rows(

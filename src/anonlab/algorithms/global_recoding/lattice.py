@@ -104,7 +104,7 @@ def roll_up(
             ids, sizes = _hashed_groups(key, weights, need_ids=need_ids)
             return ids, sizes, []
         if not need_ids and space < 2 ** (62 - bits):
-            packed = np.sort((key << bits) | weights, kind="stable")
+            packed = np.sort((key << bits) | weights)  # values: no order of equals
             keys = packed >> bits
             starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
             ukeys = keys[starts]
@@ -523,12 +523,15 @@ class LatticeEvaluator:
             self._sparse = {}
             for name, h in self._sens.items():
                 counts = np.asarray(h.counts)
-                cls, val = np.nonzero(counts)
+                nv = int(counts.shape[1])
+                flat = np.ascontiguousarray(counts).reshape(-1)
+                at = np.flatnonzero(flat)  # row-major: in base-class order
+                cls, val = np.divmod(at, nv) if nv else (at, at)
                 self._sparse[name] = (
-                    cls.astype(np.int64),
-                    val.astype(np.int64),
-                    counts[cls, val].astype(np.float64),
-                    int(counts.shape[1]),
+                    cls.astype(np.int64, copy=False),
+                    val.astype(np.int64, copy=False),
+                    flat[at].astype(np.float64),
+                    nv,
                 )
         return self._sparse
 
