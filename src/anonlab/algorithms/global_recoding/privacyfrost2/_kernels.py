@@ -21,10 +21,16 @@ others work on the group state of
 * per group (capacity n, as groups partition the base classes): labels ``glab`` (n, m),
   a 64-bit tuple hash ``ghash`` (a sum of one random number ``fh`` per label), whether it is
   suppressed ``gviol``, the version of its last change ``gstamp``, its first base class
-  ``gfirst`` (a base class number, not a position), the deepest level of its members per attribute ``gmax`` (n, m), its members
-  ``mem[gstart : gstart + gcount]`` (a group's members are contiguous in ``mem``: a split
-  divides its group's range), and per attribute the version at which its split failed
-  the models ``failstamp``;
+  ``gfirst`` (a base class number, not a position), the deepest level of its members per
+  attribute ``gmax`` (n, m), its members ``mem[gstart : gstart + gcount]`` (a group's
+  members are contiguous in ``mem``: a split divides its group's range), per attribute the
+  version at which its split failed the models ``failstamp``, and the attributes on which
+  one of its members is doomed ``gdoom`` (n, words: one bit per attribute);
+* ``doom`` (n, words): per position, the attributes on which it is *doomed*: its split
+  class on that attribute was smaller than the minimal class size. The partial step only
+  refines the partition (a group splits, a level goes down), so a doomed member's split
+  class stays a subset of that class, too small, in every later group: a group with a
+  doomed member on ``j`` fails on ``j`` by size without its members being walked;
 * per label (flat, offsets ``lab_off``): how many base classes carry it ``lcount``, and a
   scratch array ``scratch`` that is all ``-1`` between calls (``delta`` all ``0``).
 
@@ -64,7 +70,7 @@ def _same_family(a, b, j, glab):
 def _find(
     j, lo_j, g, mcs, lv, codes, dom, dom_off, dom_w, fh, lab_off, bsize,
     glab, ghash, gviol, gstamp, gmax, failstamp, gstart, gcount, mem, scratch,
-    sp_indptr, sp_val, sp_cnt, nv,
+    sp_indptr, sp_val, sp_cnt, nv, doom, gdoom,
 ):  # fmt: skip
     """One batch on attribute ``j``: the candidate groups, which are judged, their split
     classes, the classes the models must judge and their sensitive histograms.
@@ -80,6 +86,8 @@ def _find(
     """
     fib = np.uint64(_FIB)
     off = lab_off[j]
+    wj = j >> 6
+    bj = np.uint64(1) << np.uint64(j & 63)
     judged = np.empty(g, dtype=np.int64)
     nj = 0
     n_cand = 0
@@ -89,6 +97,8 @@ def _find(
         n_cand += 1
         if failstamp[G, j] >= gstamp[G]:
             continue  # its split failed the models and it has not changed since
+        if gdoom[G, wj] & bj:
+            continue  # a member's split class on j is too small in any group it is in
         judged[nj] = G
         nj += 1
     judged = judged[:nj]
@@ -114,6 +124,7 @@ def _find(
     for a in range(nj):
         G = judged[a]
         c0 = nc
+        x0 = x
         cstart[a] = nc
         cur = glab[G, j]
         for q in range(gstart[G], gstart[G] + gcount[G]):
@@ -137,6 +148,13 @@ def _find(
             scratch[off + cls_label[c]] = -1
             if cls_size[c] < mcs:
                 failed[a] = True
+        if failed[a]:
+            # the members of a too-small split class are doomed on j: the partition only
+            # gets finer, so their split class on j stays too small in every later group
+            gdoom[G, wj] |= bj
+            for y in range(x0, x):
+                if cls_size[cls_of[y]] < mcs:
+                    doom[row_of[y], wj] |= bj
     cstart[nj] = nc
     # --- families on j of the judged groups (hash table keyed on the tuple without j)
     bits = 4
@@ -315,7 +333,8 @@ def _e_after(j, which, judged, e_j, cstart, cls_label, cls_nb, lab_off, glab, lc
 
 def _commit(
     j, lo_j, groups, g, version, lv, codes, dom, dom_off, dom_w, fh, lab_off, orig, gid,
-    glab, ghash, gviol, gstamp, gfirst, gmax, gstart, gcount, mem, lcount, scratch,
+    glab, ghash, gviol, gstamp, gfirst, gmax, gstart, gcount, mem, lcount, scratch, doom,
+    gdoom,
 ):  # fmt: skip
     """Split ``groups`` on ``j``: levels, label counts and the group state. Each split
     class becomes a group (the first one keeps the group's id) whose members are a
@@ -323,6 +342,7 @@ def _commit(
     new number of groups."""
     off = lab_off[j]
     m = glab.shape[1]
+    nw = doom.shape[1]
     n = gid.size
     saved = np.empty(m, dtype=np.int64)
     n_lab = lab_off[j + 1] - off
@@ -367,6 +387,8 @@ def _commit(
                 for x in range(m):
                     glab[t, x] = saved[x]
                     gmax[t, x] = -1
+                for w in range(nw):
+                    gdoom[t, w] = 0
                 glab[t, j] = lab
                 ghash[t] = fam + fh[off + lab]
                 gviol[t] = False
@@ -379,8 +401,9 @@ def _commit(
             if orig[r] < gfirst[t]:
                 gfirst[t] = orig[r]
             for x in range(m):
-                if lv[r, x] > gmax[t, x]:
-                    gmax[t, x] = lv[r, x]
+                gmax[t, x] = max(gmax[t, x], lv[r, x])  # branch-free: vectorized
+            for w in range(nw):
+                gdoom[t, w] |= doom[r, w]
         # the split classes take consecutive parts of the group's range (stable)
         at = s0
         for u in range(nu):
@@ -401,18 +424,21 @@ def _commit(
 
 def _build_groups(
     gid, g, lv, codes, dom, dom_off, dom_w, fh, lab_off, orig, glab, ghash, gfirst, gmax,
-    gstart, gcount, mem, lcount,
+    gstart, gcount, mem, lcount, doom, gdoom,
 ):  # fmt: skip
     """The group state of a table given as the group of each base class (``orig``: the
     base class number of each position, for ``gfirst``); a group's labels are those of
     its first member (all its members share them). ``lcount``: base classes per label."""
     m = lv.shape[1]
+    nw = doom.shape[1]
     n = gid.size
     for G in range(g):
         gcount[G] = 0
         gfirst[G] = n
         for x in range(m):
             gmax[G, x] = -1
+        for w in range(nw):
+            gdoom[G, w] = 0
     for r in range(n):
         G = gid[r]
         if gcount[G] == 0:
@@ -422,8 +448,9 @@ def _build_groups(
         if orig[r] < gfirst[G]:
             gfirst[G] = orig[r]
         for x in range(m):
-            if lv[r, x] > gmax[G, x]:
-                gmax[G, x] = lv[r, x]
+            gmax[G, x] = max(gmax[G, x], lv[r, x])
+        for w in range(nw):
+            gdoom[G, w] |= doom[r, w]
     fill = np.empty(g, dtype=np.int64)
     at = 0
     for G in range(g):

@@ -1138,12 +1138,13 @@ class _CompiledPartial(_Rounds):
     the released table is kept as groups of base classes (contiguous member ranges, labels, a
     64-bit tuple hash, the deepest level of each attribute); a group whose split on an
     attribute failed the models, and that has not changed since, fails again without being
-    looked at; merges are found per family (groups equal on every attribute but the one
-    split), see :mod:`._kernels`. The models judge the split classes of the groups judged
-    in one call per batch, on class statistics that hold those classes and one class of
-    every other record (so the whole table's distribution is the same). A batch that
-    changed nothing is not repeated while the table stays the same: its tables checked are
-    counted again.
+    looked at, and so does a group holding a member whose split class on that attribute was
+    once too small (it stays too small as the partition refines); merges are found per
+    family (groups equal on every attribute but the one split), see :mod:`._kernels`. The
+    models judge the split classes of the groups judged in one call per batch, on class
+    statistics that hold those classes and one class of every other record (so the whole
+    table's distribution is the same). A batch that changed nothing is not repeated while
+    the table stays the same: its tables checked are counted again.
     """
 
     def __init__(
@@ -1244,6 +1245,9 @@ class _CompiledPartial(_Rounds):
         self._mem = np.zeros(n, dtype=np.int64)
         self._gid = np.zeros(n, dtype=np.int64)
         self._failstamp = np.zeros((n, m), dtype=np.int32)  # older than any stamp
+        words = max((m + 63) // 64, 1)  # one bit per attribute
+        self._doom = np.zeros((n, words), dtype=np.uint64)
+        self._gdoom = np.zeros((n, words), dtype=np.uint64)
         self._lcount = np.zeros(int(self._lab_off[-1]), dtype=np.int64)
         self._scratch = np.full(int(self._lab_off[-1]), -1, dtype=np.int64)
         self._delta = np.zeros(int(self._lab_off[-1]), dtype=np.int64)
@@ -1266,6 +1270,7 @@ class _CompiledPartial(_Rounds):
     @levels.setter
     def levels(self, value: IntArray) -> None:
         self._lv = np.ascontiguousarray(np.asarray(value)[self._perm], dtype=self._ldt)
+        self._doom[...] = 0  # levels set from outside need not refine the ones known
         self._dirty = True
 
     @property
@@ -1278,6 +1283,7 @@ class _CompiledPartial(_Rounds):
     @table.setter
     def table(self, value: _Table) -> None:
         self._table = value
+        self._doom[...] = 0
         self._dirty = True
 
     def _keys(self) -> list[IntArray]:
@@ -1300,7 +1306,8 @@ class _CompiledPartial(_Rounds):
         self.k.build_groups(
             self._gid, g, self._lv, self._codes, self._dom, self._dom_off, self._dom_w,
             self._fh, self._lab_off, self._perm, self._glab, self._ghash, self._gfirst,
-            self._gmax, self._gstart, self._gcount, self._mem, self._lcount,
+            self._gmax, self._gstart, self._gcount, self._mem, self._lcount, self._doom,
+            self._gdoom,
         )  # fmt: skip
         self._e = (
             np.add.reduceat(self._lcount > 0, self._lab_off[:-1]).astype(np.int64)
@@ -1343,7 +1350,8 @@ class _CompiledPartial(_Rounds):
             self._dom_w, self._fh, self._lab_off, self._bsize, self._glab, self._ghash,
             self._gviol, self._gstamp, self._gmax, self._failstamp, self._gstart,
             self._gcount, self._mem,
-            self._scratch, self._sp_indptr, self._sp_val, self._sp_cnt, self._nv,
+            self._scratch, self._sp_indptr, self._sp_val, self._sp_cnt, self._nv, self._doom,
+            self._gdoom,
         )  # fmt: skip
         n_cand, judged, ent, failed, cls_group, judge_of, judge_size, hist = found[:8]
         if not n_cand:
@@ -1361,7 +1369,7 @@ class _CompiledPartial(_Rounds):
         passing = np.flatnonzero(~failed & ~ent)  # as indices into ``judged``
         if not passing.size:
             return False
-        passing = passing[np.argsort(self._gfirst[judged[passing]], kind="stable")]  # table order
+        passing = passing[np.argsort(self._gfirst[judged[passing]])]  # table order
         self._found = (judged, *found[8:])
         return self._apply(j, passing)
 
@@ -1422,7 +1430,8 @@ class _CompiledPartial(_Rounds):
             self._dom, self._dom_off, self._dom_w, self._fh, self._lab_off, self._perm,
             self._gid, self._glab, self._ghash, self._gviol, self._gstamp, self._gfirst,
             self._gmax,
-            self._gstart, self._gcount, self._mem, self._lcount, self._scratch,
+            self._gstart, self._gcount, self._mem, self._lcount, self._scratch, self._doom,
+            self._gdoom,
         )  # fmt: skip
         self._table = None
 
@@ -1478,13 +1487,13 @@ def _result(
     m = levels.shape[1]
     first = np.empty(g, dtype=np.int64)  # the first base class of each class
     first[t.ids[::-1]] = np.arange(n - 1, -1, -1, dtype=np.int64)
-    order = np.argsort(first, kind="stable")
+    order = np.argsort(first)  # distinct values
     rank = np.empty(g, dtype=np.int64)
     rank[order] = np.arange(g, dtype=np.int64)
     ids = rank[t.ids]
     member = first[order]  # any base class of each class: same labels
     if class_levels is None:
-        by = np.argsort(ids, kind="stable")
+        by = np.argsort(ids)  # a maximum per class: its order does not matter
         starts = np.searchsorted(ids[by], np.arange(g, dtype=np.int64))
         class_levels = (
             np.maximum.reduceat(levels[by], starts, axis=0)
