@@ -401,7 +401,7 @@ def _commit(
             if orig[r] < gfirst[t]:
                 gfirst[t] = orig[r]
             for x in range(m):
-                gmax[t, x] = max(gmax[t, x], lv[r, x])  # branch-free: vectorized
+                gmax[t, x] = max(gmax[t, x], lv[r, x])  # branch-free
             for w in range(nw):
                 gdoom[t, w] |= doom[r, w]
         # the split classes take consecutive parts of the group's range (stable)
