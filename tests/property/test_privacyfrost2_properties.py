@@ -286,6 +286,56 @@ def test_partial_step_equals_the_reference(
         event("partial step split groups")
 
 
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rows_st, st.sampled_from(MODELS), st.sampled_from(SCORES), prio_st,
+       st.tuples(*[st.integers(0, h) for h in HEIGHTS]), st.randoms(use_true_random=False))  # fmt: skip
+def test_partial_step_from_given_classes_equals_grouping_them(
+    rows, models, score_fn, prio, start, rnd
+):
+    """The full-domain table's classes passed in (as the search keeps them, in any
+    numbering) give the same result as the step grouping the table itself."""
+    from anonlab.algorithms.global_recoding.privacyfrost2.partial import (
+        partial_domain_degeneralization,
+    )
+
+    ev, _ = setup(rows, models)
+    if not ev.evaluate(start, with_loss=False).anonymous:
+        start = HEIGHTS
+        if not ev.evaluate(start, with_loss=False).anonymous:
+            return
+    eb = [int(ev.stats((0,), [j], with_keys=False).sizes.size) for j in range(len(QIS))]
+    kw = dict(min_levels=(0, 0, 0), order=[0, 1, 2], score=score_fn, priorities=prio,
+              base_counts=eb)  # fmt: skip
+    ids, sizes = ev.classes(start)
+    relabel = np.array(rnd.sample(range(sizes.size), sizes.size), dtype=np.int64)
+    given_ = partial_domain_degeneralization(
+        ev, start, classes=(relabel[ids].astype(np.int32), int(sizes.size)), **kw
+    )
+    grouped = partial_domain_degeneralization(ev, start, **kw)
+    assert np.array_equal(given_.base_levels, grouped.base_levels)
+    assert np.array_equal(given_.class_of_base, grouped.class_of_base)
+    assert np.array_equal(given_.suppressed, grouped.suppressed)
+    assert (given_.score, given_.splits, given_.tables_checked) == (
+        grouped.score, grouped.splits, grouped.tables_checked,
+    )  # fmt: skip
+
+
+def test_partial_step_rejects_classes_of_another_shape():
+    from anonlab.algorithms.global_recoding.privacyfrost2.partial import (
+        partial_domain_degeneralization,
+    )
+    from anonlab.exceptions import ParameterError
+
+    ev, _ = setup([("x", "y", "z", "p"), ("y", "y", "x", "q"), ("z", "x", "y", "r")], [])
+    n = ev.base.n_classes
+    for bad in [(np.zeros(1, np.int64), 1), (np.arange(n), n - 1), (np.full(n, -1), 1)]:
+        with pytest.raises(ParameterError, match="must give a class in"):
+            partial_domain_degeneralization(
+                ev, HEIGHTS, min_levels=(0, 0, 0), order=[0, 1, 2], score=build_score("basic"),
+                priorities=[1, 1, 1], base_counts=[1, 1, 1], classes=bad,
+            )  # fmt: skip
+
+
 @ENGINES
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rows_st, st.sampled_from(MODELS), st.sampled_from(SCORES), prio_st, st.data(),
@@ -402,7 +452,7 @@ def test_doomed_members_skip_groups_as_the_reference_judges_them(seed):
             j, lo_j, g = a[:3]
             gviol, gstamp, gmax, failstamp = a[14:18]
             bit = np.uint64(1) << np.uint64(j % 64)
-            doomed = (a[-1][:g, j // 64] & bit) != 0
+            doomed = (a[27][:g, j // 64] & bit) != 0  # gdoom
             live = ~gviol[:g] & (gmax[:g, j] > lo_j) & (failstamp[:g, j] < gstamp[:g])
             skipped.append(int(np.count_nonzero(live & doomed)))
             return kern.find(*a)

@@ -70,7 +70,7 @@ def _same_family(a, b, j, glab):
 def _find(
     j, lo_j, g, mcs, lv, codes, dom, dom_off, dom_w, fh, lab_off, bsize,
     glab, ghash, gviol, gstamp, gmax, failstamp, gstart, gcount, mem, scratch,
-    sp_indptr, sp_val, sp_cnt, nv, doom, gdoom,
+    sp_indptr, sp_val, sp_cnt, nv, doom, gdoom, total, total_hist,
 ):  # fmt: skip
     """One batch on attribute ``j``: the candidate groups, which are judged, their split
     classes, the classes the models must judge and their sensitive histograms.
@@ -82,7 +82,9 @@ def _find(
     split class its judged group; per class the row of ``hist``/``judge_size`` the models
     judge (``-1``: its group already failed on size); the split classes of judged group
     ``a`` are ``cstart[a]:cstart[a+1]``, each with its label on ``j`` and its number of base
-    classes (for :func:`_e_after`).
+    classes (for :func:`_e_after`). ``judge_size`` and ``hist`` have one more row, last: the
+    records of every other class as one class (``total`` records, ``total_hist`` their
+    sensitive counts), so the models see the whole table's distribution.
     """
     fib = np.uint64(_FIB)
     off = lab_off[j]
@@ -106,8 +108,9 @@ def _find(
     failed = np.zeros(nj, dtype=np.bool_)
     if nj == 0:
         e64 = np.zeros(0, dtype=np.int64)
-        h0 = np.zeros((0, nv), dtype=np.int64)
-        return n_cand, judged, ent, failed, e64, e64, e64, h0, np.zeros(1, np.int64), e64, e64
+        h1 = np.zeros((1, nv), dtype=np.int64)
+        s1 = np.full(1, total, dtype=np.int64)
+        return n_cand, judged, ent, failed, e64, e64, s1, h1, np.zeros(1, np.int64), e64, e64
     # --- split classes of the judged groups (their labels also decide entanglement)
     n_rows = 0
     for a in range(nj):
@@ -276,11 +279,14 @@ def _find(
         if not failed[cls_group[c]]:
             judge_of[c] = nk
             nk += 1
-    judge_size = np.empty(nk, dtype=np.int64)
+    judge_size = np.empty(nk + 1, dtype=np.int64)
+    rest = total
     for c in range(nc):
         if judge_of[c] >= 0:
             judge_size[judge_of[c]] = cls_size[c]
-    hist = np.zeros((nk, nv), dtype=np.int64)
+            rest -= cls_size[c]
+    judge_size[nk] = rest
+    hist = np.zeros((nk + 1, nv), dtype=np.int64)
     if nv:
         for x in range(n_rows):
             k = judge_of[cls_of[x]]
@@ -288,6 +294,11 @@ def _find(
                 r = row_of[x]
                 for e in range(sp_indptr[r], sp_indptr[r + 1]):
                     hist[k, sp_val[e]] += sp_cnt[e]
+        for v in range(nv):
+            hist[nk, v] = total_hist[v]
+        for k in range(nk):
+            for v in range(nv):
+                hist[nk, v] -= hist[k, v]
     return (
         n_cand, judged, ent, failed, cls_group[:nc], judge_of, judge_size, hist, cstart,
         cls_label[:nc], cls_nb[:nc],

@@ -285,7 +285,11 @@ def _first_seen(
         (later.setdefault(x, len(later)) for x in tail), dtype=np.int64, count=len(tail)
     )
     n0 = len(first)
-    hit = np.fromiter(map(later.get, first.tolist(), repeat(-1)), dtype=np.int64, count=n0)
+    listed = first.tolist()
+    if later.keys().isdisjoint(listed):  # the usual case; 3x faster than the lookups
+        hit = np.full(n0, -1, dtype=np.int64)
+    else:
+        hit = np.fromiter(map(later.get, listed, repeat(-1)), dtype=np.int64, count=n0)
     later_id = np.full(len(later), -1, dtype=np.int64)
     at_first = hit >= 0
     later_id[hit[at_first]] = np.flatnonzero(at_first)  # a label of the first level too
@@ -393,16 +397,22 @@ class _LabelIndex:
             cards.append(int(apart.max()) + 1 if apart.size else 1)
         ids, sizes, _ = roll_up(by, cards, ev.base.sizes, need_ids=True, need_codes=False)
         assert ids is not None
-        stats = _class_stats(ev, ids, sizes, self._sparse)
-        bad = _violating(ev, stats)
-        suppressed = int(sizes[bad].sum())
         e = np.array(
             [np.count_nonzero(np.bincount(k, minlength=c)) for k, c in zip(keys, self.cards)]
             if counts
             else [],
             dtype=np.int64,
         )
-        return _Table(ids, sizes, bad, suppressed, suppressed <= ev.max_suppressed, e)
+        return self.judged(ids, sizes, e)
+
+    def judged(self, ids: IntArray, sizes: IntArray, counts: IntArray) -> _Table:
+        """The table of classes ``ids`` (one per base class) of ``sizes`` records, judged by
+        the models; ``counts`` become its label counts."""
+        ev = self.evaluator
+        stats = _class_stats(ev, ids, sizes, self._sparse)
+        bad = _violating(ev, stats)
+        suppressed = int(sizes[bad].sum())
+        return _Table(ids, sizes, bad, suppressed, suppressed <= ev.max_suppressed, counts)
 
 
 @dataclass(frozen=True)
@@ -1158,6 +1168,7 @@ class _CompiledPartial(_Rounds):
         base_counts: IntArray,
         progress: Progress | None,
         kern: Any,
+        classes: tuple[npt.NDArray[np.integer], int] | None = None,
     ) -> None:
         super().__init__(evaluator, min_levels, order, score, priorities, base_counts, progress)
         self.k = kern
@@ -1185,9 +1196,16 @@ class _CompiledPartial(_Rounds):
             if m
             else np.zeros(0, dtype=np.int32)
         )
-        keys0 = [self.index.level_ids(j, int(lv)) for j, lv in enumerate(levels)]
         # (its label counts come from the group state, below)
-        self._table: _Table | None = self.index.table(None, keys0, counts=False)
+        no_counts = np.zeros(0, dtype=np.int64)
+        self._table: _Table | None
+        if classes is None:
+            keys0 = [self.index.level_ids(j, int(lv)) for j, lv in enumerate(levels)]
+            self._table = self.index.table(None, keys0, counts=False)
+        else:  # the full-domain table's classes, as the search found them
+            ids = np.asarray(classes[0], dtype=np.int64)
+            csize = np.bincount(ids, weights=base.sizes, minlength=classes[1]).astype(np.int64)
+            self._table = self.index.judged(ids, csize, no_counts)
         self.checked += 1
         if progress is not None:
             progress(1, None)
@@ -1233,6 +1251,7 @@ class _CompiledPartial(_Rounds):
             self._sp_indptr = np.zeros(n + 1, dtype=np.int64)
             self._total_hist = np.zeros(0, dtype=np.int64)
         self._total = int(self._bsize.sum())
+        self._mixed = tuple(-1 for _ in base.columns)  # the class levels of the judge's stats
         # group state (capacity n: groups partition the base classes)
         self._glab = np.zeros((n, m), dtype=np.int32)
         self._ghash = np.zeros(n, dtype=np.uint64)
@@ -1351,13 +1370,13 @@ class _CompiledPartial(_Rounds):
             self._gviol, self._gstamp, self._gmax, self._failstamp, self._gstart,
             self._gcount, self._mem,
             self._scratch, self._sp_indptr, self._sp_val, self._sp_cnt, self._nv, self._doom,
-            self._gdoom,
+            self._gdoom, self._total, self._total_hist,
         )  # fmt: skip
         n_cand, judged, ent, failed, cls_group, judge_of, judge_size, hist = found[:8]
         if not n_cand:
             return False
         self._tick()  # the table with every candidate group split
-        if judge_size.size:
+        if judge_size.size > 1:
             bad = self._judge(judge_size, hist)
             cls_bad = np.zeros(judge_of.size, dtype=bool)
             has = judge_of >= 0
@@ -1374,24 +1393,22 @@ class _CompiledPartial(_Rounds):
         return self._apply(j, passing)
 
     def _judge(self, sizes: IntArray, hist: IntArray) -> BoolArray:
-        """Which of these classes violate a model (judged with one class of every other
-        record, so the whole table's distribution is the same)."""
+        """Which of these classes violate a model. The last row of ``sizes`` and ``hist``
+        (dropped from the answer) is one class of every other record, so the whole table's
+        distribution is the same; it is left out when it is empty."""
         ev = self.evaluator
-        nk = int(sizes.size)
-        rest = self._total - int(sizes.sum())
-        all_sizes = np.append(sizes, rest) if rest else sizes
+        nk = int(sizes.size) - 1
+        if not sizes[nk]:
+            sizes, hist = sizes[:nk], hist[:nk]
         hists = {}
-        if self._sens:
-            total = hist.sum(axis=0)
-            full = np.vstack([hist, self._total_hist - total]) if rest else hist
-            for name, off, nvals in self._sens:
-                hists[name] = SensitiveHistogram(
-                    ev.base.sensitive[name].values, full[:, off : off + nvals]
-                )
+        for name, off, nvals in self._sens:
+            hists[name] = SensitiveHistogram(
+                ev.base.sensitive[name].values, hist[:, off : off + nvals]
+            )
         stats = ClassStats(
             columns=ev.base.columns,
-            levels=tuple(-1 for _ in ev.base.columns),
-            sizes=all_sizes,
+            levels=self._mixed,
+            sizes=sizes,
             n_rows=ev.base.n_rows,
             sensitive=hists,
         )
@@ -1630,6 +1647,7 @@ def partial_domain_degeneralization(
     priorities: npt.ArrayLike,
     base_counts: npt.ArrayLike,
     progress: Progress | None = None,
+    classes: tuple[npt.NDArray[np.integer], int] | None = None,
 ) -> PartialDomainResult:
     """Partial-domain de-generalization of a full-domain table (PrivacyFrost2 5.4, step 4).
 
@@ -1664,6 +1682,10 @@ def partial_domain_degeneralization(
         ``v`` and ``e^b`` of the score.
     progress : callable, optional
         ``progress(1, None)`` per table checked.
+    classes : (ndarray of int, int), optional
+        The classes of the full-domain table at ``levels``, if the caller has them: the
+        class of each base class (any numbering, below the number of classes) and the number
+        of classes. The compiled step then does not group them again.
 
     Returns
     -------
@@ -1689,8 +1711,18 @@ def partial_domain_degeneralization(
         np.asarray(base_counts, dtype=np.int64),
         progress,
     )
+    if classes is not None:
+        ids, n_classes = np.asarray(classes[0]), int(classes[1])
+        if ids.shape != (evaluator.base.n_classes,) or (
+            ids.size and not 0 <= int(ids.min()) <= int(ids.max()) < n_classes
+        ):
+            raise ParameterError(
+                "The 'classes' of partial_domain_degeneralization must give a class in "
+                f"0..{n_classes - 1} for each of the {evaluator.base.n_classes} base classes; "
+                f"got shape {ids.shape}."
+            )
     kern = kernels()
-    state = _Partial(*args) if kern is None else _CompiledPartial(*args, kern)
+    state = _Partial(*args) if kern is None else _CompiledPartial(*args, kern, classes)
     state.run()
     return state.result(evaluator)
 

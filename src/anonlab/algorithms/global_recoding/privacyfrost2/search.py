@@ -350,6 +350,11 @@ class _Search:
         while len(self._class_ids) > max(CLASS_CACHE_BYTES // max(small.nbytes, 1), 1):
             self._class_ids.popitem(last=False)
 
+    def kept_classes(self, node: Node) -> tuple[npt.NDArray[np.integer], int] | None:
+        """The classes of ``node`` (class per base class, number of classes) if they are
+        still kept (a table that passed, recently used), else None."""
+        return self._class_ids.get(node)
+
     def check(self, node: Node) -> bool:
         """Check_{k,l,c,t}(T)."""
         return self.evaluate(node)[0]
@@ -735,6 +740,7 @@ def privacyfrost2(
             priorities=search.v,
             base_counts=search.base_counts,
             progress=progress,
+            classes=search.kept_classes(node),
         )
         if recheck:
             verify_release(work, partial.base_levels)
