@@ -1197,7 +1197,6 @@ class _CompiledPartial(_Rounds):
             else np.zeros(0, dtype=np.int32)
         )
         # (its label counts come from the group state, below)
-        no_counts = np.zeros(0, dtype=np.int64)
         self._table: _Table | None
         if classes is None:
             keys0 = [self.index.level_ids(j, int(lv)) for j, lv in enumerate(levels)]
@@ -1205,7 +1204,7 @@ class _CompiledPartial(_Rounds):
         else:  # the full-domain table's classes, as the search found them
             ids = np.asarray(classes[0], dtype=np.int64)
             csize = np.bincount(ids, weights=base.sizes, minlength=classes[1]).astype(np.int64)
-            self._table = self.index.judged(ids, csize, no_counts)
+            self._table = self.index.judged(ids, csize, np.zeros(0, dtype=np.int64))
         self.checked += 1
         if progress is not None:
             progress(1, None)
