@@ -18,21 +18,28 @@ others work on the group state of
 * ``lv`` (n, m): the level of each attribute at each position; ``codes`` (m, n): the
   domain code at each position; ``dom`` (flat, ``dom_off``/``dom_w``): the label id of
   (attribute, level, domain code);
-* per group (capacity n, as groups partition the base classes): labels ``glab`` (n, m),
-  a 64-bit tuple hash ``ghash`` (a sum of one random number ``fh`` per label), whether it is
-  suppressed ``gviol``, the version of its last change ``gstamp``, its first base class
-  ``gfirst`` (a base class number, not a position), the deepest level of its members per
-  attribute ``gmax`` (n, m), its members ``mem[gstart : gstart + gcount]`` (a group's
-  members are contiguous in ``mem``: a split divides its group's range), per attribute the
-  version at which its split failed the models ``failstamp``, and the attributes on which
-  one of its members is doomed ``gdoom`` (n, words: one bit per attribute);
+* per group (capacity n, as groups partition the base classes): labels ``glab`` (m, n:
+  attribute-major, so a scan of all groups on one attribute reads one row), a 64-bit tuple
+  hash ``ghash`` (a sum of one random number ``fh`` per label), whether it is suppressed
+  ``gviol``, its first base class ``gfirst`` (a base class number, not a position), the
+  deepest level of its members per attribute ``gmax`` (n, m), its members
+  ``mem[gstart : gstart + gcount]`` (a group's members are contiguous in ``mem``: a split
+  divides its group's range), and three bit sets (n, words: one bit per attribute): the
+  attributes it is a candidate on ``gcand`` (not suppressed, a member above the lowest
+  level), those on which its split failed since it last changed ``gfail``, and those on
+  which one of its members is doomed ``gdoom``;
 * ``doom`` (n, words): per position, the attributes on which it is *doomed*: its split
   class on that attribute was smaller than the minimal class size. The partial step only
   refines the partition (a group splits, a level goes down), so a doomed member's split
   class stays a subset of that class, too small, in every later group: a group with a
   doomed member on ``j`` fails on ``j`` by size without its members being walked;
-* per label (flat, offsets ``lab_off``): how many base classes carry it ``lcount``, and a
-  scratch array ``scratch`` that is all ``-1`` between calls (``delta`` all ``0``).
+* per label (flat, offsets ``lab_off``): how many base classes carry it ``lcount``, and
+  scratch rows ``scratch`` (one per chunk of work run in parallel) that are all ``-1``
+  between calls (``delta`` all ``0``).
+
+:func:`_find` and :func:`_commit` split their groups into contiguous chunks of about equal
+members and run the chunks in parallel (``numba.prange``); each chunk writes only its own
+groups' slots, so the result does not depend on the number of threads.
 
 A group's split on attribute ``j`` regroups its members by their label on ``j`` one level
 down (members already at the lowest level keep the group's label). Two groups whose label
@@ -52,6 +59,8 @@ import numpy as np
 
 __all__ = ["kernels"]
 
+prange = range  # numba.prange once the kernels are compiled
+
 _FIB = 0x9E3779B97F4A7C15  # 2^64 / golden ratio: multiplicative hashing
 _CACHE: dict[str, Any] = {}
 
@@ -61,118 +70,107 @@ def _label(j, r, level, codes, dom, dom_off, dom_w):
 
 
 def _same_family(a, b, j, glab):
-    for x in range(glab.shape[1]):
-        if x != j and glab[a, x] != glab[b, x]:
+    for x in range(glab.shape[0]):
+        if x != j and glab[x, a] != glab[x, b]:
             return False
     return True
 
 
-def _find(
-    j, lo_j, g, mcs, lv, codes, dom, dom_off, dom_w, fh, lab_off, bsize,
-    glab, ghash, gviol, gstamp, gmax, failstamp, gstart, gcount, mem, scratch,
-    sp_indptr, sp_val, sp_cnt, nv, doom, gdoom, total, total_hist,
+def _split_groups(
+    lo, hi, sc, j, lo_j, mcs, off, wj, bj, judged, xoff, lv, codes, dom, dom_off, dom_w,
+    bsize, glab, gstart, gcount, mem, doom, gdoom, row_of, cls_of, s_label, s_size, s_nb,
+    ncls, failed,
 ):  # fmt: skip
-    """One batch on attribute ``j``: the candidate groups, which are judged, their split
-    classes, the classes the models must judge and their sensitive histograms.
-
-    Returns ``(n_cand, judged, entangled, failed, cls_group, judge_of_class, judge_size,
-    hist, cstart, cls_label, cls_nb)``: groups with candidates (not suppressed), the groups
-    judged now (not known to fail since their last change), per judged group whether its
-    split would merge with another group and whether a split class is below ``mcs``; per
-    split class its judged group; per class the row of ``hist``/``judge_size`` the models
-    judge (``-1``: its group already failed on size); the split classes of judged group
-    ``a`` are ``cstart[a]:cstart[a+1]``, each with its label on ``j`` and its number of base
-    classes (for :func:`_e_after`). ``judge_size`` and ``hist`` have one more row, last: the
-    records of every other class as one class (``total`` records, ``total_hist`` their
-    sensitive counts), so the models see the whole table's distribution.
-    """
-    fib = np.uint64(_FIB)
-    off = lab_off[j]
-    wj = j >> 6
-    bj = np.uint64(1) << np.uint64(j & 63)
-    judged = np.empty(g, dtype=np.int64)
-    nj = 0
-    n_cand = 0
-    for G in range(g):
-        if gviol[G] or gmax[G, j] <= lo_j:
-            continue
-        n_cand += 1
-        if failstamp[G, j] >= gstamp[G]:
-            continue  # its split failed the models and it has not changed since
-        if gdoom[G, wj] & bj:
-            continue  # a member's split class on j is too small in any group it is in
-        judged[nj] = G
-        nj += 1
-    judged = judged[:nj]
-    ent = np.zeros(nj, dtype=np.bool_)
-    failed = np.zeros(nj, dtype=np.bool_)
-    if nj == 0:
-        e64 = np.zeros(0, dtype=np.int64)
-        h1 = np.zeros((1, nv), dtype=np.int64)
-        s1 = np.full(1, total, dtype=np.int64)
-        return n_cand, judged, ent, failed, e64, e64, s1, h1, np.zeros(1, np.int64), e64, e64
-    # --- split classes of the judged groups (their labels also decide entanglement)
-    n_rows = 0
-    for a in range(nj):
-        n_rows += gcount[judged[a]]
-    row_of = np.empty(n_rows, dtype=np.int64)
-    cls_of = np.empty(n_rows, dtype=np.int64)
-    cls_group = np.empty(n_rows, dtype=np.int64)
-    cls_label = np.empty(n_rows, dtype=np.int64)
-    cls_size = np.zeros(n_rows, dtype=np.int64)
-    cls_nb = np.zeros(n_rows, dtype=np.int64)
-    cstart = np.empty(nj + 1, dtype=np.int64)
-    nc = 0
-    x = 0
-    for a in range(nj):
+    """The split classes on ``j`` of judged groups ``lo:hi`` (one chunk of :func:`_find`,
+    with its own scratch row ``sc``): per member its row and class within its group, per
+    group its classes in slots ``xoff[a] + 0, 1, ...`` (label, size, base classes), their
+    number and whether one is below ``mcs`` (then the members of too-small classes are
+    doomed on ``j``)."""
+    for a in range(lo, hi):
         G = judged[a]
-        c0 = nc
-        x0 = x
-        cstart[a] = nc
-        cur = glab[G, j]
+        x0 = xoff[a]
+        x = x0
+        nc_a = 0
+        cur = glab[j, G]
         for q in range(gstart[G], gstart[G] + gcount[G]):
             r = mem[q]
             lab = cur
             if lv[r, j] > lo_j:
                 lab = _label(j, r, lv[r, j] - 1, codes, dom, dom_off, dom_w)
-            c = scratch[off + lab]
+            c = sc[off + lab]
             if c == -1:
-                c = nc
-                scratch[off + lab] = c
-                cls_group[c] = a
-                cls_label[c] = lab
-                nc += 1
-            cls_size[c] += bsize[r]
-            cls_nb[c] += 1
+                c = nc_a
+                sc[off + lab] = c
+                s_label[x0 + c] = lab
+                s_size[x0 + c] = 0
+                s_nb[x0 + c] = 0
+                nc_a += 1
+            s_size[x0 + c] += bsize[r]
+            s_nb[x0 + c] += 1
             row_of[x] = r
             cls_of[x] = c
             x += 1
-        for c in range(c0, nc):
-            scratch[off + cls_label[c]] = -1
-            if cls_size[c] < mcs:
-                failed[a] = True
-        if failed[a]:
+        small = False
+        for c in range(nc_a):
+            sc[off + s_label[x0 + c]] = -1
+            if s_size[x0 + c] < mcs:
+                small = True
+        ncls[a] = nc_a
+        failed[a] = small
+        if small:
             # the members of a too-small split class are doomed on j: the partition only
             # gets finer, so their split class on j stays too small in every later group
             gdoom[G, wj] |= bj
             for y in range(x0, x):
-                if cls_size[cls_of[y]] < mcs:
+                if s_size[x0 + cls_of[y]] < mcs:
                     doom[row_of[y], wj] |= bj
-    cstart[nj] = nc
+
+
+def _hist_groups(
+    lo, hi, failed, judge_of, cstart, xoff, cls_of, row_of, sp_indptr, sp_val, sp_cnt, hist
+):  # fmt: skip
+    """The sensitive histograms of the classes of judged groups ``lo:hi`` not failed on size
+    (one chunk of :func:`_find`): a group's classes are judged in a row."""
+    for a in range(lo, hi):
+        if failed[a]:
+            continue
+        k0 = judge_of[cstart[a]]
+        for x in range(xoff[a], xoff[a + 1]):
+            k = k0 + cls_of[x]
+            r = row_of[x]
+            for e in range(sp_indptr[r], sp_indptr[r + 1]):
+                hist[k, sp_val[e]] += sp_cnt[e]
+
+
+def _entangled(
+    j, lo_j, g, judged, off, fh, glab, ghash, gcand, gstart, gcount, mem, lv, codes,
+    dom, dom_off, dom_w, cstart, cls_label, sc0, ent,
+):  # fmt: skip
+    """Which judged groups' splits on ``j`` would merge with another group (``ent``): per
+    family on ``j`` (a hash table keyed on the tuple without ``j``), whether the label sets
+    on ``j`` of its groups intersect (for :func:`_find`; ``sc0``: a scratch row)."""
+    fib = np.uint64(_FIB)
+    nj = judged.size
     # --- families on j of the judged groups (hash table keyed on the tuple without j)
     bits = 4
     while (1 << bits) < 2 * nj:
         bits += 1
     size = 1 << bits
     mask = size - 1
-    shift = np.uint64(64 - bits)
     table = np.full(size, -1, dtype=np.int64)
     famh = np.empty(nj, dtype=np.uint64)
+    # a bit per slot of a table 8 times larger, set for the families of judged groups: most
+    # groups are in none of them, and the bits (2 bytes per judged group) stay in cache
+    fshift = np.uint64(64 - bits - 3)
+    three = np.uint64(3)
+    filt = np.zeros(((size << 3) >> 6) + 1, dtype=np.uint64)
     for a in range(nj):
         G = judged[a]
-        h = ghash[G] - fh[off + glab[G, j]]
+        h = ghash[G] - fh[off + glab[j, G]]
         famh[a] = h
-        s = np.int64((h * fib) >> shift)
+        f = (h * fib) >> fshift
+        filt[f >> np.uint64(6)] |= np.uint64(1) << (f & np.uint64(63))
+        s = np.int64(f >> three)
         while table[s] != -1:
             b = table[s]
             if famh[b] == h and _same_family(judged[b], G, j, glab):
@@ -184,9 +182,13 @@ def _find(
     fam_rep = np.empty(g, dtype=np.int64)
     fam_cnt = np.zeros(nj, dtype=np.int64)
     for H in range(g):
-        h = ghash[H] - fh[off + glab[H, j]]
-        s = np.int64((h * fib) >> shift)
+        h = ghash[H] - fh[off + glab[j, H]]
+        f = (h * fib) >> fshift
         rep = -1
+        if not (filt[f >> np.uint64(6)] >> (f & np.uint64(63))) & np.uint64(1):
+            fam_rep[H] = rep
+            continue
+        s = np.int64(f >> three)
         while table[s] != -1:
             b = table[s]
             if famh[b] == h and (judged[b] == H or _same_family(judged[b], H, j, glab)):
@@ -226,7 +228,7 @@ def _find(
                 H = members[x]
                 k = x - pos[rep]
                 owner_of[k] = H
-                cur = glab[H, j]
+                cur = glab[j, H]
                 aj = is_judged[H]
                 # its labels on j: the current one (kept if its split is not), then those
                 # of its split classes: known if it is judged, else from its members
@@ -237,7 +239,7 @@ def _find(
                 if aj >= 0:
                     c = cstart[aj]
                     n_lab = cstart[aj + 1] - c
-                elif (not gviol[H]) and gmax[H, j] > lo_j:
+                elif (gcand[H, j >> 6] >> np.uint64(j & 63)) & np.uint64(1):
                     q0 = gstart[H]
                     q1 = q0 + gcount[H]
                 i = -1
@@ -253,9 +255,9 @@ def _find(
                             lab = _label(j, r, lv[r, j] - 1, codes, dom, dom_off, dom_w)
                         q0 += 1
                     i += 1
-                    o = scratch[off + lab]
+                    o = sc0[off + lab]
                     if o == -1:
-                        scratch[off + lab] = k
+                        sc0[off + lab] = k
                         if nt == touched.size:
                             grown = np.empty(2 * nt, dtype=np.int64)
                             grown[:nt] = touched
@@ -266,12 +268,101 @@ def _find(
                         hit[k] = True
                         hit[o] = True
             for t in range(nt):
-                scratch[touched[t]] = -1
+                sc0[touched[t]] = -1
             for k in range(hit.size):
                 if hit[k]:
                     a = is_judged[owner_of[k]]
                     if a >= 0:
                         ent[a] = True
+
+
+def _find(
+    j, lo_j, g, mcs, lv, codes, dom, dom_off, dom_w, fh, lab_off, bsize,
+    glab, ghash, gcand, gfail, gstart, gcount, mem, scratch,
+    sp_indptr, sp_val, sp_cnt, nv, doom, gdoom, total, total_hist,
+):  # fmt: skip
+    """One batch on attribute ``j``: the candidate groups, which are judged, their split
+    classes, the classes the models must judge and their sensitive histograms.
+
+    Returns ``(n_cand, judged, entangled, failed, cls_group, judge_of_class, judge_size,
+    hist, cstart, cls_label, cls_nb)``: groups with candidates (not suppressed), the groups
+    judged now (not known to fail since their last change), per judged group whether its
+    split would merge with another group and whether a split class is below ``mcs``; per
+    split class its judged group; per class the row of ``hist``/``judge_size`` the models
+    judge (``-1``: its group already failed on size); the split classes of judged group
+    ``a`` are ``cstart[a]:cstart[a+1]``, each with its label on ``j`` and its number of base
+    classes (for :func:`_e_after`). ``judge_size`` and ``hist`` have one more row, last: the
+    records of every other class as one class (``total`` records, ``total_hist`` their
+    sensitive counts), so the models see the whole table's distribution.
+    """
+    off = lab_off[j]
+    wj = j >> 6
+    bj = np.uint64(1) << np.uint64(j & 63)
+    judged = np.empty(g, dtype=np.int64)
+    nj = np.int64(0)
+    n_cand = np.int64(0)
+    sh = np.uint64(j & 63)
+    one = np.uint64(1)
+    for G in range(g):  # without branches: which way they go is hard to predict
+        cand = gcand[G, wj]
+        n_cand += np.int64((cand >> sh) & one)
+        # not if its split failed the models since it last changed, nor if a member's split
+        # class on j is too small in any group it is in
+        judged[nj] = G
+        nj += np.int64(((cand & ~(gfail[G, wj] | gdoom[G, wj])) >> sh) & one)
+    judged = judged[:nj]
+    ent = np.zeros(nj, dtype=np.bool_)
+    failed = np.zeros(nj, dtype=np.bool_)
+    if nj == 0:
+        e64 = np.zeros(0, dtype=np.int64)
+        h1 = np.zeros((1, nv), dtype=np.int64)
+        s1 = np.full(1, total, dtype=np.int64)
+        z1 = np.zeros(1, np.int64)
+        return n_cand, judged, ent, failed, e64, e64, s1, h1, z1, e64, e64, z1, e64, e64
+    # --- split classes of the judged groups (their labels also decide entanglement), in
+    # contiguous chunks of groups of about equal members, one per scratch row (in parallel)
+    xoff = np.empty(nj + 1, dtype=np.int64)  # group a's members are row_of[xoff[a]:xoff[a+1]]
+    xoff[0] = 0
+    for a in range(nj):
+        xoff[a + 1] = xoff[a] + gcount[judged[a]]
+    n_rows = xoff[nj]
+    n_chunks = scratch.shape[0]
+    bounds = _chunk_bounds(xoff, n_chunks)
+    row_of = np.empty(n_rows, dtype=np.int64)
+    cls_of = np.empty(n_rows, dtype=np.int64)  # its split class, counted within its group
+    # the split classes of group a in slots xoff[a] + 0, 1, ... (a group has at most as
+    # many classes as members)
+    s_label = np.empty(n_rows, dtype=np.int64)
+    s_size = np.empty(n_rows, dtype=np.int64)
+    s_nb = np.empty(n_rows, dtype=np.int64)
+    ncls = np.empty(nj, dtype=np.int64)
+    for t in prange(n_chunks):
+        _split_groups(
+            bounds[t], bounds[t + 1], scratch[t], j, lo_j, mcs, off, wj, bj, judged, xoff, lv,
+            codes, dom, dom_off, dom_w, bsize, glab, gstart, gcount, mem, doom, gdoom, row_of,
+            cls_of, s_label, s_size, s_nb, ncls, failed,
+        )  # fmt: skip
+    # the classes numbered group after group
+    cstart = np.empty(nj + 1, dtype=np.int64)
+    cstart[0] = 0
+    for a in range(nj):
+        cstart[a + 1] = cstart[a] + ncls[a]
+    nc = cstart[nj]
+    cls_group = np.empty(nc, dtype=np.int64)
+    cls_label = np.empty(nc, dtype=np.int64)
+    cls_size = np.empty(nc, dtype=np.int64)
+    cls_nb = np.empty(nc, dtype=np.int64)
+    for a in range(nj):
+        for u in range(ncls[a]):
+            c = cstart[a] + u
+            cls_group[c] = a
+            cls_label[c] = s_label[xoff[a] + u]
+            cls_size[c] = s_size[xoff[a] + u]
+            cls_nb[c] = s_nb[xoff[a] + u]
+    _entangled(
+        j, lo_j, g, judged, off, fh, glab, ghash, gcand, gstart, gcount, mem, lv, codes,
+        dom, dom_off, dom_w, cstart, cls_label, scratch[0], ent,
+    )  # fmt: skip
     # --- histograms of the classes of groups not failed on size
     judge_of = np.full(nc, -1, dtype=np.int64)
     nk = 0
@@ -288,21 +379,37 @@ def _find(
     judge_size[nk] = rest
     hist = np.zeros((nk + 1, nv), dtype=np.int64)
     if nv:
-        for x in range(n_rows):
-            k = judge_of[cls_of[x]]
-            if k >= 0:
-                r = row_of[x]
-                for e in range(sp_indptr[r], sp_indptr[r + 1]):
-                    hist[k, sp_val[e]] += sp_cnt[e]
+        for t in prange(n_chunks):
+            _hist_groups(
+                bounds[t], bounds[t + 1], failed, judge_of, cstart, xoff, cls_of, row_of,
+                sp_indptr, sp_val, sp_cnt, hist,
+            )  # fmt: skip
         for v in range(nv):
             hist[nk, v] = total_hist[v]
         for k in range(nk):
             for v in range(nv):
                 hist[nk, v] -= hist[k, v]
     return (
-        n_cand, judged, ent, failed, cls_group[:nc], judge_of, judge_size, hist, cstart,
-        cls_label[:nc], cls_nb[:nc],
+        n_cand, judged, ent, failed, cls_group, judge_of, judge_size, hist, cstart,
+        cls_label, cls_nb, xoff, row_of, cls_of,
     )  # fmt: skip
+
+
+def _chunk_bounds(xoff, n_chunks):
+    """Split the items with running totals ``xoff`` (``xoff[a]`` before item ``a``, the
+    total last) into ``n_chunks`` contiguous chunks of about equal totals: chunk ``t`` is
+    items ``bounds[t]:bounds[t + 1]``."""
+    n = xoff.size - 1
+    bounds = np.empty(n_chunks + 1, dtype=np.int64)
+    bounds[0] = 0
+    a = 0
+    for t in range(1, n_chunks):
+        target = (xoff[n] * t) // n_chunks
+        while a < n and xoff[a] < target:
+            a += 1
+        bounds[t] = a
+    bounds[n_chunks] = n
+    return bounds
 
 
 def _e_after(j, which, judged, e_j, cstart, cls_label, cls_nb, lab_off, glab, lcount, delta):
@@ -314,7 +421,7 @@ def _e_after(j, which, judged, e_j, cstart, cls_label, cls_nb, lab_off, glab, lc
     nt = 0
     for i in range(which.size):
         a = which[i]
-        old = off + glab[judged[a], j]
+        old = off + glab[j, judged[a]]
         for c in range(cstart[a], cstart[a + 1]):
             new = off + cls_label[c]
             if new != old:
@@ -343,103 +450,122 @@ def _e_after(j, which, judged, e_j, cstart, cls_label, cls_nb, lab_off, glab, lc
 
 
 def _commit(
-    j, lo_j, groups, g, version, lv, codes, dom, dom_off, dom_w, fh, lab_off, orig, gid,
-    glab, ghash, gviol, gstamp, gfirst, gmax, gstart, gcount, mem, lcount, scratch, doom,
-    gdoom,
+    j, lo, which, judged, cstart, cls_label, cls_nb, xoff, row_of, cls_of, g, lv, fh, lab_off,
+    orig, gid, glab, ghash, gcand, gfail, gfirst, gmax, gstart, gcount, mem, lcount, doom,
+    gdoom, n_chunks,
 ):  # fmt: skip
-    """Split ``groups`` on ``j``: levels, label counts and the group state. Each split
-    class becomes a group (the first one keeps the group's id) whose members are a
-    contiguous part of the split group's range of ``mem`` (in the same order). Returns the
-    new number of groups."""
+    """Split the judged groups ``judged[which]`` of the last :func:`_find` on ``j`` into the
+    split classes it found (``cstart``, ``cls_label``, ``cls_nb``; per member ``row_of`` and
+    ``cls_of``, group ``a``'s at ``xoff[a]:xoff[a+1]``): levels, label counts and the group
+    state. Each split class becomes a group (the first one keeps the group's id) whose
+    members are a contiguous part of the split group's range of ``mem`` (in the same order).
+    The groups are split in ``n_chunks`` chunks in parallel. Returns the new number of
+    groups."""
     off = lab_off[j]
-    m = glab.shape[1]
+    n_cls = cstart[judged.size]
+    ct = np.empty(n_cls, dtype=np.int64)  # per split class (of the groups split): its group
+    cat = np.empty(n_cls, dtype=np.int64)  # and where its members start in mem
+    wx = np.empty(which.size + 1, dtype=np.int64)  # running member totals, for the chunks
+    wx[0] = 0
+    for i in range(which.size):
+        a = which[i]
+        G = judged[a]
+        old = glab[j, G]
+        at = gstart[G]
+        for c in range(cstart[a], cstart[a + 1]):
+            if c == cstart[a]:
+                ct[c] = G
+            else:
+                ct[c] = g
+                g += 1
+            cat[c] = at
+            at += cls_nb[c]
+            if cls_label[c] != old:  # its members went down to another label
+                lcount[off + cls_label[c]] += cls_nb[c]
+                lcount[off + old] -= cls_nb[c]
+        wx[i + 1] = wx[i] + gcount[G]
+    bounds = _chunk_bounds(wx, n_chunks)
+    for t in prange(n_chunks):
+        _split_into(
+            bounds[t], bounds[t + 1], j, which, judged, cstart, cls_label, cls_nb, xoff,
+            row_of, cls_of, ct, cat, lo, lv, fh, off, orig, gid, glab, ghash, gcand, gfail,
+            gfirst, gmax, gstart, gcount, mem, doom, gdoom,
+        )  # fmt: skip
+    return g
+
+
+def _split_into(
+    lo, hi, j, which, judged, cstart, cls_label, cls_nb, xoff, row_of, cls_of, ct, cat,
+    lo_lv, lv, fh, off, orig, gid, glab, ghash, gcand, gfail, gfirst, gmax, gstart, gcount,
+    mem, doom, gdoom,
+):  # fmt: skip
+    """Split groups ``judged[which[lo:hi]]`` (one chunk of :func:`_commit`) into the groups
+    ``ct`` of their split classes, whose members start at ``cat`` in ``mem``; ``lo_lv``: the
+    lowest level of each attribute."""
+    m = glab.shape[0]
     nw = doom.shape[1]
     n = gid.size
-    saved = np.empty(m, dtype=np.int64)
-    n_lab = lab_off[j + 1] - off
-    used = np.empty(n_lab, dtype=np.int64)  # per split class: its label slot, group, size
-    ugroup = np.empty(n_lab, dtype=np.int64)
-    ucount = np.empty(n_lab, dtype=np.int64)
-    big = 0
-    for i in range(groups.size):
-        big = max(big, gcount[groups[i]])
-    cls = np.empty(big, dtype=np.int64)
-    tmp = np.empty(big, dtype=np.int64)
-    for i in range(groups.size):
-        G = groups[i]
-        for x in range(m):
-            saved[x] = glab[G, x]
-        old = saved[j]
-        fam = ghash[G] - fh[off + old]
-        s0 = gstart[G]
-        cnt = gcount[G]
-        nu = 0
-        for q in range(cnt):
-            r = mem[s0 + q]
-            lab = old
+    lo_j = lo_lv[j]
+    for i in range(lo, hi):
+        a = which[i]
+        G = judged[a]
+        fam = ghash[G] - fh[off + glab[j, G]]
+        c0, c1 = cstart[a], cstart[a + 1]
+        for c in range(c0, c1):
+            t = ct[c]
+            if t != G:
+                for x in range(m):
+                    glab[x, t] = glab[x, G]
+        for c in range(c0, c1):
+            t = ct[c]
+            glab[j, t] = cls_label[c]
+            ghash[t] = fam + fh[off + cls_label[c]]
+            gfirst[t] = n
+            gstart[t] = cat[c]
+            gcount[t] = cls_nb[c]
+            for x in range(m):
+                gmax[t, x] = -1
+            for w in range(nw):
+                gdoom[t, w] = 0
+        for x in range(xoff[a], xoff[a + 1]):
+            r = row_of[x]
+            c = c0 + cls_of[x]
+            t = ct[c]
             if lv[r, j] > lo_j:
                 lv[r, j] -= 1
-                lab = _label(j, r, lv[r, j], codes, dom, dom_off, dom_w)
-                lcount[off + lab] += 1
-                lcount[off + old] -= 1
-            u = scratch[off + lab]
-            if u == -1:
-                u = nu
-                nu += 1
-                if u == 0:
-                    t = G
-                else:
-                    t = g
-                    g += 1
-                scratch[off + lab] = u
-                used[u] = off + lab
-                ugroup[u] = t
-                ucount[u] = 0
-                for x in range(m):
-                    glab[t, x] = saved[x]
-                    gmax[t, x] = -1
-                for w in range(nw):
-                    gdoom[t, w] = 0
-                glab[t, j] = lab
-                ghash[t] = fam + fh[off + lab]
-                gviol[t] = False
-                gstamp[t] = version
-                gfirst[t] = n
-            t = ugroup[u]
-            cls[q] = u
-            ucount[u] += 1
             gid[r] = t
             if orig[r] < gfirst[t]:
                 gfirst[t] = orig[r]
-            for x in range(m):
-                gmax[t, x] = max(gmax[t, x], lv[r, x])  # branch-free
+            for y in range(m):
+                gmax[t, y] = max(gmax[t, y], lv[r, y])  # branch-free
             for w in range(nw):
                 gdoom[t, w] |= doom[r, w]
-        # the split classes take consecutive parts of the group's range (stable)
-        at = s0
-        for u in range(nu):
-            t = ugroup[u]
-            gstart[t] = at
-            gcount[t] = ucount[u]
-            ucount[u] = at - s0  # now: where the class's next member goes in tmp
-            at += gcount[t]
-            scratch[used[u]] = -1
-        for q in range(cnt):
-            u = cls[q]
-            tmp[ucount[u]] = mem[s0 + q]
-            ucount[u] += 1
-        for q in range(cnt):
-            mem[s0 + q] = tmp[q]
-    return g
+            mem[cat[c]] = r  # the split classes take consecutive parts of the range (stable)
+            cat[c] += 1
+        for c in range(c0, c1):
+            _set_candidate(ct[c], lo_lv, gmax, gcand, gfail)
+
+
+def _set_candidate(G, lo_lv, gmax, gcand, gfail):
+    """Group ``G`` (not suppressed) just changed: it is a candidate on the attributes where
+    a member is above the lowest level, and no split of it has failed yet."""
+    for w in range(gcand.shape[1]):
+        gcand[G, w] = 0
+        gfail[G, w] = 0
+    for x in range(gmax.shape[1]):
+        if gmax[G, x] > lo_lv[x]:
+            gcand[G, x >> 6] |= np.uint64(1) << np.uint64(x & 63)
 
 
 def _build_groups(
     gid, g, lv, codes, dom, dom_off, dom_w, fh, lab_off, orig, glab, ghash, gfirst, gmax,
-    gstart, gcount, mem, lcount, doom, gdoom,
+    gstart, gcount, mem, lcount, doom, gdoom, gviol, lo_lv, gcand, gfail,
 ):  # fmt: skip
     """The group state of a table given as the group of each base class (``orig``: the
     base class number of each position, for ``gfirst``); a group's labels are those of
-    its first member (all its members share them). ``lcount``: base classes per label."""
+    its first member (all its members share them). ``lcount``: base classes per label.
+    A group not suppressed (``gviol``) is a candidate (``gcand``) on the attributes where a
+    member is above the lowest level ``lo_lv``; none has failed (``gfail``)."""
     m = lv.shape[1]
     nw = doom.shape[1]
     n = gid.size
@@ -454,7 +580,7 @@ def _build_groups(
         G = gid[r]
         if gcount[G] == 0:
             for x in range(m):
-                glab[G, x] = _label(x, r, lv[r, x], codes, dom, dom_off, dom_w)
+                glab[x, G] = _label(x, r, lv[r, x], codes, dom, dom_off, dom_w)
         gcount[G] += 1
         if orig[r] < gfirst[G]:
             gfirst[G] = orig[r]
@@ -477,9 +603,13 @@ def _build_groups(
     for G in range(g):
         h = np.uint64(0)
         for x in range(m):
-            h += fh[lab_off[x] + glab[G, x]]
-            lcount[lab_off[x] + glab[G, x]] += gcount[G]
+            h += fh[lab_off[x] + glab[x, G]]
+            lcount[lab_off[x] + glab[x, G]] += gcount[G]
         ghash[G] = h
+        _set_candidate(G, lo_lv, gmax, gcand, gfail)
+        if gviol[G]:
+            for w in range(gcand.shape[1]):
+                gcand[G, w] = 0
 
 
 def _split_classes(ids, code, card, weights, tkeys, tvals, out):
@@ -561,8 +691,8 @@ def _keys_of(gid, glab, at, out):
     is its position)."""
     for o in range(at.size):
         G = gid[at[o]]
-        for x in range(glab.shape[1]):
-            out[x, o] = glab[G, x]
+        for x in range(glab.shape[0]):
+            out[x, o] = glab[x, G]
 
 
 def kernels() -> SimpleNamespace | None:
@@ -579,17 +709,26 @@ def kernels() -> SimpleNamespace | None:
         _CACHE["k"] = None
         return None
 
-    def jit(f: Any, inline: bool = False) -> Any:
+    def jit(f: Any, inline: bool = False, parallel: bool = False) -> Any:
         how: Any = "always" if inline else "never"
-        return numba.njit(cache=True, nogil=True, inline=how)(f)
+        return numba.njit(cache=True, nogil=True, inline=how, parallel=parallel)(f)
 
     g = globals()
+    g["prange"] = numba.prange
     g["_label"] = jit(_label, inline=True)  # the kernels call the compiled helpers
     g["_same_family"] = jit(_same_family, inline=True)
+    g["_split_groups"] = jit(_split_groups)
+    g["_hist_groups"] = jit(_hist_groups)
+    g["_split_into"] = jit(_split_into)
+    g["_chunk_bounds"] = jit(_chunk_bounds)
+    g["_entangled"] = jit(_entangled)
+    g["_set_candidate"] = jit(_set_candidate)
     ns = SimpleNamespace(
-        find=jit(_find),
+        # chunks of work run in parallel: one per thread, up to 8 (a scratch row each)
+        chunks=max(1, min(8, int(numba.get_num_threads()))),
+        find=jit(_find, parallel=True),
+        commit=jit(_commit, parallel=True),
         e_after=jit(_e_after),
-        commit=jit(_commit),
         build_groups=jit(_build_groups),
         keys_of=jit(_keys_of),
         take_rows=jit(_take_rows),

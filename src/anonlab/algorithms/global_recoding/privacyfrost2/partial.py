@@ -1252,22 +1252,25 @@ class _CompiledPartial(_Rounds):
         self._total = int(self._bsize.sum())
         self._mixed = tuple(-1 for _ in base.columns)  # the class levels of the judge's stats
         # group state (capacity n: groups partition the base classes)
-        self._glab = np.zeros((n, m), dtype=np.int32)
+        self._glab = np.zeros((m, n), dtype=np.int32)  # attribute-major: a column per scan
         self._ghash = np.zeros(n, dtype=np.uint64)
         self._gviol = np.zeros(n, dtype=np.bool_)
-        self._gstamp = np.zeros(n, dtype=np.int32)
         self._gfirst = np.zeros(n, dtype=np.int64)
         self._gmax = np.zeros((n, m), dtype=self._ldt)
         self._gstart = np.zeros(n, dtype=np.int64)
         self._gcount = np.zeros(n, dtype=np.int64)
         self._mem = np.zeros(n, dtype=np.int64)
         self._gid = np.zeros(n, dtype=np.int64)
-        self._failstamp = np.zeros((n, m), dtype=np.int32)  # older than any stamp
         words = max((m + 63) // 64, 1)  # one bit per attribute
         self._doom = np.zeros((n, words), dtype=np.uint64)
         self._gdoom = np.zeros((n, words), dtype=np.uint64)
+        # per group, one bit per attribute: a candidate (not suppressed, a member above the
+        # lowest level), its split failed the models since it last changed
+        self._gcand = np.zeros((n, words), dtype=np.uint64)
+        self._gfail = np.zeros((n, words), dtype=np.uint64)
         self._lcount = np.zeros(int(self._lab_off[-1]), dtype=np.int64)
-        self._scratch = np.full(int(self._lab_off[-1]), -1, dtype=np.int64)
+        # one scratch row per chunk of work that the kernels run in parallel
+        self._scratch = np.full((kern.chunks, int(self._lab_off[-1])), -1, dtype=np.int64)
         self._delta = np.zeros(int(self._lab_off[-1]), dtype=np.int64)
         self._g = 0
         self._version = 0
@@ -1325,16 +1328,14 @@ class _CompiledPartial(_Rounds):
             self._gid, g, self._lv, self._codes, self._dom, self._dom_off, self._dom_w,
             self._fh, self._lab_off, self._perm, self._glab, self._ghash, self._gfirst,
             self._gmax, self._gstart, self._gcount, self._mem, self._lcount, self._doom,
-            self._gdoom,
+            self._gdoom, self._gviol, self.lo, self._gcand, self._gfail,
         )  # fmt: skip
         self._e = (
             np.add.reduceat(self._lcount > 0, self._lab_off[:-1]).astype(np.int64)
             if self._m
             else np.zeros(0, dtype=np.int64)
         )
-        # every group's stamp is newer than any failure recorded so far: all are stale
         self._version += 1
-        self._gstamp[...] = self._version
         self._memo = {}
         self._dirty = False
 
@@ -1366,8 +1367,7 @@ class _CompiledPartial(_Rounds):
         found = k.find(
             j, lo_j, self._g, self._mcs, lv, self._codes, self._dom, self._dom_off,
             self._dom_w, self._fh, self._lab_off, self._bsize, self._glab, self._ghash,
-            self._gviol, self._gstamp, self._gmax, self._failstamp, self._gstart,
-            self._gcount, self._mem,
+            self._gcand, self._gfail, self._gstart, self._gcount, self._mem,
             self._scratch, self._sp_indptr, self._sp_val, self._sp_cnt, self._nv, self._doom,
             self._gdoom, self._total, self._total_hist,
         )  # fmt: skip
@@ -1382,7 +1382,7 @@ class _CompiledPartial(_Rounds):
             cls_bad[has] = bad[judge_of[has]]
             failed = failed.copy()
             failed[cls_group[cls_bad]] = True
-        self._failstamp[judged[failed], j] = self._version
+        self._gfail[judged[failed], j >> 6] |= np.uint64(1) << np.uint64(j & 63)
         self.entangled += int(np.count_nonzero(ent & ~failed))
         passing = np.flatnonzero(~failed & ~ent)  # as indices into ``judged``
         if not passing.size:
@@ -1418,7 +1418,7 @@ class _CompiledPartial(_Rounds):
         :meth:`_try_batch`'s judged groups) if the score does not drop; otherwise each half
         (in table order), as the reference does."""
         self._tick()
-        judged, cstart, cls_label, cls_nb = self._found
+        judged, cstart, cls_label, cls_nb = self._found[:4]
         if self._ok:
             e_j = self.k.e_after(
                 j, which, judged, int(self._e[j]), cstart, cls_label, cls_nb, self._lab_off,
@@ -1428,7 +1428,7 @@ class _CompiledPartial(_Rounds):
             e[j] = e_j
             s = self.score_fn.score(e, self.v, self.eb)
             if s >= self.s:
-                self._commit(j, judged[which])
+                self._commit(j, which)
                 self._e, self.s = e, s
                 self.splits += int(which.size)
                 return True
@@ -1439,15 +1439,15 @@ class _CompiledPartial(_Rounds):
         second = self._apply(j, which[half:])
         return first or second
 
-    def _commit(self, j: int, groups: IntArray) -> None:
+    def _commit(self, j: int, which: IntArray) -> None:
+        """Split the judged groups ``which`` of the last :meth:`_try_batch` on ``j``, into
+        the split classes that its ``find`` found."""
         self._version += 1
         self._g = self.k.commit(
-            j, int(self.lo[j]), groups, self._g, self._version, self._lv, self._codes,
-            self._dom, self._dom_off, self._dom_w, self._fh, self._lab_off, self._perm,
-            self._gid, self._glab, self._ghash, self._gviol, self._gstamp, self._gfirst,
-            self._gmax,
-            self._gstart, self._gcount, self._mem, self._lcount, self._scratch, self._doom,
-            self._gdoom,
+            j, self.lo, which, *self._found, self._g, self._lv, self._fh, self._lab_off,
+            self._perm, self._gid, self._glab, self._ghash, self._gcand, self._gfail,
+            self._gfirst, self._gmax, self._gstart, self._gcount, self._mem, self._lcount,
+            self._doom, self._gdoom, self.k.chunks,
         )  # fmt: skip
         self._table = None
 
