@@ -27,7 +27,8 @@ others work on the group state of
   divides its group's range), and three bit sets (n, words: one bit per attribute): the
   attributes it is a candidate on ``gcand`` (not suppressed, a member above the lowest
   level), those on which its split failed since it last changed ``gfail``, and those on
-  which one of its members is doomed ``gdoom``;
+  which one of its members is doomed ``gdoom``; and the attributes on which its members
+  share one level ``guni`` (a split keeps that, so the deepest level is known unwalked);
 * ``doom`` (n, words): per position, the attributes on which it is *doomed*: its split
   class on that attribute was smaller than the minimal class size. The partial step only
   refines the partition (a group splits, a level goes down), so a doomed member's split
@@ -451,8 +452,8 @@ def _e_after(j, which, judged, e_j, cstart, cls_label, cls_nb, lab_off, glab, lc
 
 def _commit(
     j, lo, which, judged, cstart, cls_label, cls_nb, xoff, row_of, cls_of, g, lv, fh, lab_off,
-    orig, gid, glab, ghash, gcand, gfail, gfirst, gmax, gstart, gcount, mem, lcount, doom,
-    gdoom, n_chunks,
+    orig, gid, glab, ghash, gcand, gfail, gfirst, gmax, guni, gstart, gcount, mem, lcount,
+    doom, gdoom, n_chunks,
 ):  # fmt: skip
     """Split the judged groups ``judged[which]`` of the last :func:`_find` on ``j`` into the
     split classes it found (``cstart``, ``cls_label``, ``cls_nb``; per member ``row_of`` and
@@ -489,28 +490,50 @@ def _commit(
         _split_into(
             bounds[t], bounds[t + 1], j, which, judged, cstart, cls_label, cls_nb, xoff,
             row_of, cls_of, ct, cat, lo, lv, fh, off, orig, gid, glab, ghash, gcand, gfail,
-            gfirst, gmax, gstart, gcount, mem, doom, gdoom,
+            gfirst, gmax, guni, gstart, gcount, mem, doom, gdoom,
         )  # fmt: skip
     return g
 
 
 def _split_into(
     lo, hi, j, which, judged, cstart, cls_label, cls_nb, xoff, row_of, cls_of, ct, cat,
-    lo_lv, lv, fh, off, orig, gid, glab, ghash, gcand, gfail, gfirst, gmax, gstart, gcount,
-    mem, doom, gdoom,
+    lo_lv, lv, fh, off, orig, gid, glab, ghash, gcand, gfail, gfirst, gmax, guni, gstart,
+    gcount, mem, doom, gdoom,
 ):  # fmt: skip
     """Split groups ``judged[which[lo:hi]]`` (one chunk of :func:`_commit`) into the groups
     ``ct`` of their split classes, whose members start at ``cat`` in ``mem``; ``lo_lv``: the
-    lowest level of each attribute."""
+    lowest level of each attribute. On an attribute where a group's members share one level
+    (``guni``, one bit per attribute) its split classes' deepest level is known without
+    walking them: the same, or one less on ``j``."""
     m = glab.shape[0]
     nw = doom.shape[1]
     n = gid.size
     lo_j = lo_lv[j]
+    pmax = np.empty(m, dtype=np.int64)  # the split group's deepest levels
+    walk = np.empty(m, dtype=np.int64)  # the attributes on which its levels differ
+    puni = np.empty(nw, dtype=np.uint64)
+    keep = np.empty(nw, dtype=np.uint64)  # candidate bits the split classes inherit
+    bj = np.uint64(1) << np.uint64(j & 63)
     for i in range(lo, hi):
         a = which[i]
         G = judged[a]
         fam = ghash[G] - fh[off + glab[j, G]]
         c0, c1 = cstart[a], cstart[a + 1]
+        nwalk = 0
+        for x in range(m):
+            pmax[x] = gmax[G, x]
+            if not (guni[G, x >> 6] >> np.uint64(x & 63)) & np.uint64(1):
+                walk[nwalk] = x
+                nwalk += 1
+        for w in range(nw):
+            puni[w] = guni[G, w]
+            # on an attribute other than j whose members share one level, a split class
+            # has the group's deepest level, so it is a candidate as the group is
+            keep[w] = gcand[G, w] & puni[w]
+        keep[j >> 6] &= ~bj
+        uni_j = (puni[j >> 6] & bj) != 0
+        if uni_j:
+            pmax[j] -= 1  # every member is above the lowest level (a candidate) and goes down
         for c in range(c0, c1):
             t = ct[c]
             if t != G:
@@ -524,9 +547,12 @@ def _split_into(
             gstart[t] = cat[c]
             gcount[t] = cls_nb[c]
             for x in range(m):
-                gmax[t, x] = -1
+                gmax[t, x] = pmax[x]
+            for y in range(nwalk):
+                gmax[t, walk[y]] = -1
             for w in range(nw):
                 gdoom[t, w] = 0
+                guni[t, w] = puni[w]  # (a split class of members on one level stays so)
         for x in range(xoff[a], xoff[a + 1]):
             r = row_of[x]
             c = c0 + cls_of[x]
@@ -536,14 +562,23 @@ def _split_into(
             gid[r] = t
             if orig[r] < gfirst[t]:
                 gfirst[t] = orig[r]
-            for y in range(m):
-                gmax[t, y] = max(gmax[t, y], lv[r, y])  # branch-free
+            for y in range(nwalk):
+                gmax[t, walk[y]] = max(gmax[t, walk[y]], lv[r, walk[y]])
             for w in range(nw):
                 gdoom[t, w] |= doom[r, w]
             mem[cat[c]] = r  # the split classes take consecutive parts of the range (stable)
             cat[c] += 1
-        for c in range(c0, c1):
-            _set_candidate(ct[c], lo_lv, gmax, gcand, gfail)
+        for c in range(c0, c1):  # a changed group: a candidate where it can go down
+            t = ct[c]
+            for w in range(nw):
+                gcand[t, w] = keep[w]
+                gfail[t, w] = 0
+            if uni_j and pmax[j] > lo_j:
+                gcand[t, j >> 6] |= bj
+            for y in range(nwalk):
+                x = walk[y]
+                if gmax[t, x] > lo_lv[x]:
+                    gcand[t, x >> 6] |= np.uint64(1) << np.uint64(x & 63)
 
 
 def _set_candidate(G, lo_lv, gmax, gcand, gfail):
@@ -559,21 +594,24 @@ def _set_candidate(G, lo_lv, gmax, gcand, gfail):
 
 def _build_groups(
     gid, g, lv, codes, dom, dom_off, dom_w, fh, lab_off, orig, glab, ghash, gfirst, gmax,
-    gstart, gcount, mem, lcount, doom, gdoom, gviol, lo_lv, gcand, gfail,
+    gstart, gcount, mem, lcount, doom, gdoom, gviol, lo_lv, gcand, gfail, guni,
 ):  # fmt: skip
     """The group state of a table given as the group of each base class (``orig``: the
     base class number of each position, for ``gfirst``); a group's labels are those of
     its first member (all its members share them). ``lcount``: base classes per label.
     A group not suppressed (``gviol``) is a candidate (``gcand``) on the attributes where a
-    member is above the lowest level ``lo_lv``; none has failed (``gfail``)."""
+    member is above the lowest level ``lo_lv``; none has failed (``gfail``). ``guni``: the
+    attributes on which its members share one level."""
     m = lv.shape[1]
     nw = doom.shape[1]
     n = gid.size
+    gmin = np.empty((g, m), dtype=np.int64)
     for G in range(g):
         gcount[G] = 0
         gfirst[G] = n
         for x in range(m):
             gmax[G, x] = -1
+            gmin[G, x] = 1 << 30
         for w in range(nw):
             gdoom[G, w] = 0
     for r in range(n):
@@ -586,8 +624,15 @@ def _build_groups(
             gfirst[G] = orig[r]
         for x in range(m):
             gmax[G, x] = max(gmax[G, x], lv[r, x])
+            gmin[G, x] = min(gmin[G, x], lv[r, x])
         for w in range(nw):
             gdoom[G, w] |= doom[r, w]
+    for G in range(g):
+        for w in range(nw):
+            guni[G, w] = 0
+        for x in range(m):
+            if gmin[G, x] == gmax[G, x]:
+                guni[G, x >> 6] |= np.uint64(1) << np.uint64(x & 63)
     fill = np.empty(g, dtype=np.int64)
     at = 0
     for G in range(g):

@@ -1268,6 +1268,7 @@ class _CompiledPartial(_Rounds):
         # lowest level), its split failed the models since it last changed
         self._gcand = np.zeros((n, words), dtype=np.uint64)
         self._gfail = np.zeros((n, words), dtype=np.uint64)
+        self._guni = np.zeros((n, words), dtype=np.uint64)  # members on one level
         self._lcount = np.zeros(int(self._lab_off[-1]), dtype=np.int64)
         # one scratch row per chunk of work that the kernels run in parallel
         self._scratch = np.full((kern.chunks, int(self._lab_off[-1])), -1, dtype=np.int64)
@@ -1328,7 +1329,7 @@ class _CompiledPartial(_Rounds):
             self._gid, g, self._lv, self._codes, self._dom, self._dom_off, self._dom_w,
             self._fh, self._lab_off, self._perm, self._glab, self._ghash, self._gfirst,
             self._gmax, self._gstart, self._gcount, self._mem, self._lcount, self._doom,
-            self._gdoom, self._gviol, self.lo, self._gcand, self._gfail,
+            self._gdoom, self._gviol, self.lo, self._gcand, self._gfail, self._guni,
         )  # fmt: skip
         self._e = (
             np.add.reduceat(self._lcount > 0, self._lab_off[:-1]).astype(np.int64)
@@ -1446,8 +1447,8 @@ class _CompiledPartial(_Rounds):
         self._g = self.k.commit(
             j, self.lo, which, *self._found, self._g, self._lv, self._fh, self._lab_off,
             self._perm, self._gid, self._glab, self._ghash, self._gcand, self._gfail,
-            self._gfirst, self._gmax, self._gstart, self._gcount, self._mem, self._lcount,
-            self._doom, self._gdoom, self.k.chunks,
+            self._gfirst, self._gmax, self._guni, self._gstart, self._gcount, self._mem,
+            self._lcount, self._doom, self._gdoom, self.k.chunks,
         )  # fmt: skip
         self._table = None
 
