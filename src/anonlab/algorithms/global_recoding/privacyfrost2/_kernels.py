@@ -286,15 +286,20 @@ def _find(
     classes, the classes the models must judge and their sensitive histograms.
 
     Returns ``(n_cand, judged, entangled, failed, cls_group, judge_of_class, judge_size,
-    hist, cstart, cls_label, cls_nb)``: groups with candidates (not suppressed), the groups
+    hist, cstart, cls_label, cls_nb, xoff, row_of, cls_of)``: groups with candidates (not
+    suppressed), the groups
     judged now (not known to fail since their last change), per judged group whether its
     split would merge with another group and whether a split class is below ``mcs``; per
     split class its judged group; per class the row of ``hist``/``judge_size`` the models
     judge (``-1``: its group already failed on size); the split classes of judged group
     ``a`` are ``cstart[a]:cstart[a+1]``, each with its label on ``j`` and its number of base
-    classes (for :func:`_e_after`). ``judge_size`` and ``hist`` have one more row, last: the
-    records of every other class as one class (``total`` records, ``total_hist`` their
-    sensitive counts), so the models see the whole table's distribution.
+    classes (for :func:`_e_after`); the members of judged group ``a`` are
+    ``row_of[xoff[a]:xoff[a+1]]`` (in ``mem`` order), each with its split class counted
+    within the group in ``cls_of`` (for :func:`_commit`). ``judge_size`` and ``hist`` have
+    one more row, last: the records of every other class as one class (``total`` records,
+    ``total_hist`` their sensitive counts), so the models see the whole table's
+    distribution. The split classes and histograms are computed in ``scratch.shape[0]``
+    chunks of judged groups in parallel.
     """
     off = lab_off[j]
     wj = j >> 6
@@ -582,8 +587,9 @@ def _split_into(
 
 
 def _set_candidate(G, lo_lv, gmax, gcand, gfail):
-    """Group ``G`` (not suppressed) just changed: it is a candidate on the attributes where
-    a member is above the lowest level, and no split of it has failed yet."""
+    """The candidate bits of a group ``G`` not suppressed whose members were just set: a
+    candidate on the attributes where a member is above the lowest level, no split of it
+    failed yet (for :func:`_build_groups`)."""
     for w in range(gcand.shape[1]):
         gcand[G, w] = 0
         gfail[G, w] = 0
