@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 import random
 from collections import Counter
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -49,6 +50,8 @@ MODELS = [
     [("k_anonymity", {"k": 2}), ("distinct_l_diversity", {"attribute": "s", "l": 2})],
     [("recursive_cl_diversity", {"attribute": "s", "c": 2, "l": 2})],
     [("k_anonymity", {"k": 2}), ("equal_t_closeness", {"attribute": "s", "t": 0.4})],
+    # not a model of the compiled judge: the models judge themselves
+    [("k_anonymity", {"k": 2}), ("entropy_l_diversity", {"attribute": "s", "l": 2})],
 ]
 
 
@@ -556,6 +559,86 @@ def test_compiled_refinement_equals_the_lattice_refinement(rows, models, data):
         order = [mapped[c] for c in range(want_sizes.size)]
         assert np.array_equal(got.stats.sensitive[name].counts[order], h.counts)
     assert (got.anonymous, got.suppressed_rows) == (ref.anonymous, ref.suppressed_rows)
+    # the search's own check (the compiled judge when the models are built-in ones)
+    assert search.evaluate(node) == (ref.anonymous, ref.suppressed_rows)
+
+
+JUDGED_MODELS = ["k_anonymity", "distinct_l_diversity", "recursive_cl_diversity",
+                 "equal_t_closeness"]  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.lists(st.integers(0, 4), min_size=4, max_size=4), min_size=1, max_size=12),
+    st.lists(st.integers(0, 6), min_size=4, max_size=4),
+    st.lists(st.sampled_from(JUDGED_MODELS), min_size=1, max_size=3),
+    st.data(),
+)
+def test_compiled_judge_gives_the_models_verdicts(counts, rest, names, data):
+    """The compiled judge of the built-in models (used by the search and the partial step)
+    says of every class what the models' ``class_ok`` says, ties included: t is drawn among
+    the classes' own distances and c among their own ratios (a strict inequality)."""
+    from anonlab.algorithms.global_recoding.privacyfrost2._common import judge_spec
+    from anonlab.algorithms.global_recoding.privacyfrost2._kernels import kernels
+    from anonlab.algorithms.global_recoding.privacyfrost2.partial import _violating
+    from anonlab.data.stats import ClassStats, SensitiveHistogram
+
+    kern = kernels()
+    if kern is None:
+        pytest.skip("numba is not installed (pip install 'anonlab[fast]')")
+    hist = np.array(counts + [rest], dtype=np.int64)  # the last row: every other record
+    nk = hist.shape[0] - 1
+    sizes = hist.sum(axis=1) + np.array(data.draw(st.lists(st.integers(0, 1), min_size=nk + 1,
+                                                           max_size=nk + 1)))  # fmt: skip
+    values = np.array(["p", "q", "r", "s"], dtype=object)
+    stats = ClassStats(columns=("a",), levels=(-1,), sizes=sizes, n_rows=int(sizes.sum()),
+                       sensitive={"s": SensitiveHistogram(values, hist)})  # fmt: skip
+    models = []
+    for name in names:
+        if name == "k_anonymity":
+            models.append(build_model(name, {"k": data.draw(st.integers(1, 6))}))
+        elif name == "distinct_l_diversity":
+            models.append(build_model(name, {"attribute": "s", "l": data.draw(st.integers(1, 4))}))
+        elif name == "equal_t_closeness":
+            probe = build_model(name, {"attribute": "s", "t": 0.5})
+            ties = [float(x) for x in probe.class_distance(stats) if x <= 1.0]
+            t = data.draw(
+                st.sampled_from(ties) | st.floats(0.0, 1.0) if ties else st.floats(0.0, 1.0)
+            )
+            models.append(build_model(name, {"attribute": "s", "t": t}))
+        else:
+            lq = data.draw(st.integers(1, 4))
+            desc = -np.sort(-hist, axis=1)
+            tail = desc[:, lq - 1 :].sum(axis=1)
+            ratios = [float(h) / float(tl) for h, tl in zip(desc[:, 0], tail) if tl > 0 and h > 0]
+            c = data.draw(st.sampled_from(ratios) | st.floats(0.1, 5.0) if ratios
+                          else st.floats(0.1, 5.0))  # fmt: skip
+            models.append(build_model(name, {"attribute": "s", "c": c, "l": lq}))
+    mcs = max([m.min_class_size for m in models] + [1])
+    ev = SimpleNamespace(models=models, mcs=mcs)
+    want = _violating(ev, stats)[:nk]
+    spec = judge_spec(models, {"s": (0, 4)})
+    assert spec is not None
+    bad = np.empty(nk, dtype=np.bool_)
+    rows = kern.judge(sizes, hist, nk, hist.sum(axis=0), mcs, *spec, bad)
+    assert bad.tolist() == want.tolist()
+    assert rows == int(sizes[:nk][want].sum())
+
+
+def test_judge_spec_leaves_other_models_to_themselves():
+    """A model the compiled judge does not know (or a subclass of one it knows) makes the
+    spec None: the models then judge themselves."""
+    from anonlab.algorithms.global_recoding.privacyfrost2._common import judge_spec
+    from anonlab.models import DistinctLDiversity
+
+    class Stricter(DistinctLDiversity):
+        pass
+
+    layout = {"s": (0, 3)}
+    assert judge_spec([build_model("k_anonymity", {"k": 2})], layout) is not None
+    entropy = build_model("entropy_l_diversity", {"attribute": "s", "l": 2})
+    assert judge_spec([build_model("k_anonymity", {"k": 2}), entropy], layout) is None
+    assert judge_spec([Stricter("s", 2)], layout) is None
 
 
 @settings(max_examples=200, deadline=None)

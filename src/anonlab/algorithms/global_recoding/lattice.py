@@ -540,6 +540,17 @@ class LatticeEvaluator:
         self.evaluations = 0
         self._seen.clear()
 
+    def count_evaluation(self, levels: Node) -> None:
+        """Count the node ``levels`` in :attr:`evaluations` (once), for a search that judged
+        its classes itself (as :meth:`evaluate_classes` counts the nodes it judges).
+
+        Parameters
+        ----------
+        levels : tuple of int
+            The node.
+        """
+        self._count(None, levels)
+
     def _count(self, attributes: Sequence[int] | None, levels: Node) -> None:
         """Count a node the first time its classes are computed (``evaluations``)."""
         key = (None if attributes is None else tuple(attributes), tuple(levels))

@@ -712,6 +712,71 @@ def _class_hists(ids, g, cls, val, cnt, nv):
     return hist
 
 
+def _judge(sizes, hist, nk, total_hist, mcs, kinds, offs, widths, ipar, fpar, bad):
+    """Which of the classes ``0..nk-1`` violate the built-in models (see
+    :func:`~anonlab.algorithms.global_recoding.privacyfrost2._common.judge_spec`): ``bad[c]``
+    is set; returns the records of the violating classes.
+
+    ``hist`` holds each class's sensitive counts, every sensitive attribute side by side
+    (model ``q`` reads columns ``offs[q] : offs[q] + widths[q]``); ``total_hist`` the whole
+    table's. The arithmetic is the models' own: counts and the t-closeness numerators are
+    exact integers (as floats), divided once, so every verdict equals ``class_ok``'s.
+    """
+    nm = kinds.size
+    ntot = np.zeros(nm, dtype=np.int64)
+    for q in range(nm):
+        for v in range(widths[q]):
+            ntot[q] += total_hist[offs[q] + v]
+    top = np.zeros(max(hist.shape[1], 1), dtype=np.int64)
+    rows = np.int64(0)
+    for c in range(nk):
+        fail = sizes[c] < mcs
+        for q in range(nm):
+            if fail:
+                break
+            kind, off, w = kinds[q], offs[q], widths[q]
+            if kind == 0:  # k-anonymity: at least k records
+                fail = sizes[c] < ipar[q]
+            elif kind == 1:  # distinct l-diversity: at least l values
+                d = 0
+                for v in range(w):
+                    if hist[c, off + v] > 0:
+                        d += 1
+                fail = d < ipar[q]
+            elif kind == 2:  # recursive (c,l)-diversity: r_1 < c (r_l + ... + r_m)
+                d = 0
+                tail = np.int64(0)
+                for v in range(w):
+                    x = hist[c, off + v]
+                    if x > 0:
+                        top[d] = x
+                        d += 1
+                    tail += x
+                lq = ipar[q]
+                top[:d].sort()  # ascending: the l - 1 largest are the last
+                head = top[d - 1] if d else np.int64(0)
+                for u in range(max(d - (lq - 1), 0), d):
+                    tail -= top[u]
+                fail = d < lq or not (float(head) < fpar[q] * float(tail))
+            else:  # equal-distance t-closeness: sum |n p_count - f N| / (2 N n) <= t
+                n_tot = ntot[q]
+                n = np.int64(0)
+                for v in range(w):
+                    n += hist[c, off + v]
+                num = 0.0
+                for v in range(w):
+                    num += abs(
+                        float(n) * float(total_hist[off + v])
+                        - float(hist[c, off + v]) * float(n_tot)
+                    )
+                den = 2.0 * float(n_tot) * float(n if n > 1 else 1)
+                fail = not (den > 0.0 and num / den <= fpar[q])  # 0 / 0 fails, as NaN
+        bad[c] = fail
+        if fail:
+            rows += sizes[c]
+    return rows
+
+
 def _counting_order(keys, n_keys):
     """The stable sort order of ``keys`` (integers ``0..n_keys-1``) by counting, and the
     start of each key's run in it (``n_keys + 1`` offsets)."""
@@ -786,6 +851,7 @@ def kernels() -> SimpleNamespace | None:
         counting_order=jit(_counting_order),
         split_classes=jit(_split_classes),
         class_hists=jit(_class_hists),
+        judge=jit(_judge),
     )
     _CACHE["k"] = ns
     return ns

@@ -33,7 +33,11 @@ import numpy.typing as npt
 
 from anonlab._progress import Progress
 from anonlab.algorithms.global_recoding.lattice import LatticeEvaluator, group_rows, roll_up
-from anonlab.algorithms.global_recoding.privacyfrost2._common import base_codes, hierarchies_of
+from anonlab.algorithms.global_recoding.privacyfrost2._common import (
+    base_codes,
+    hierarchies_of,
+    judge_spec,
+)
 from anonlab.algorithms.global_recoding.privacyfrost2._kernels import kernels
 from anonlab.algorithms.global_recoding.privacyfrost2.scoring import Score
 from anonlab.data.grouping import factorize_keys
@@ -1250,6 +1254,8 @@ class _CompiledPartial(_Rounds):
             self._sp_indptr = np.zeros(n + 1, dtype=np.int64)
             self._total_hist = np.zeros(0, dtype=np.int64)
         self._total = int(self._bsize.sum())
+        # the models as the compiled judge reads them (None: they judge themselves)
+        self._jspec = judge_spec(evaluator.models, {n: (o, w) for n, o, w in self._sens})
         self._mixed = tuple(-1 for _ in base.columns)  # the class levels of the judge's stats
         # group state (capacity n: groups partition the base classes)
         self._glab = np.zeros((m, n), dtype=np.int32)  # attribute-major: a column per scan
@@ -1395,9 +1401,14 @@ class _CompiledPartial(_Rounds):
     def _judge(self, sizes: IntArray, hist: IntArray) -> BoolArray:
         """Which of these classes violate a model. The last row of ``sizes`` and ``hist``
         (dropped from the answer) is one class of every other record, so the whole table's
-        distribution is the same; it is left out when it is empty."""
+        distribution is the same; it is left out when it is empty. Built-in models are
+        judged by the compiled judge, on the whole table's counts, with the same verdicts."""
         ev = self.evaluator
         nk = int(sizes.size) - 1
+        if self._jspec is not None:
+            bad = np.empty(nk, dtype=np.bool_)
+            self.k.judge(sizes, hist, nk, self._total_hist, self._mcs, *self._jspec, bad)
+            return bad
         if not sizes[nk]:
             sizes, hist = sizes[:nk], hist[:nk]
         hists = {}

@@ -78,6 +78,7 @@ from anonlab._validation import check_int
 from anonlab.algorithms.global_recoding.lattice import Lattice, LatticeEvaluator
 from anonlab.algorithms.global_recoding.privacyfrost2._common import (
     hierarchies_of,
+    judge_spec,
     per_attribute,
     to_paper_levels,
 )
@@ -264,6 +265,7 @@ class _Search:
         # two slots per base class (all -1 between calls; 32 bytes per base class) and the
         # sensitive counts
         self._kern = kernels()
+        self._jspec: tuple[npt.NDArray[np.generic], ...] | None = None
         if self._kern is not None:
             n = evaluator.base.n_classes
             slots = 1 << max(4, (2 * n - 1).bit_length())
@@ -274,6 +276,24 @@ class _Search:
                 name: (cls, val, cnt.astype(np.int64), nv)
                 for name, (cls, val, cnt, nv) in evaluator.sparse_histograms().items()
             }
+            # the sensitive counts side by side, for the compiled judge of built-in models
+            layout, nv_all = {}, 0
+            for name, (_, _, _, nv) in self._sparse.items():
+                layout[name] = (nv_all, nv)
+                nv_all += nv
+            self._jspec = judge_spec(evaluator.models, layout)
+            if self._sparse:
+                self._sp_cls = np.concatenate([t[0] for t in self._sparse.values()])
+                self._sp_val = np.concatenate(
+                    [t[1] + layout[name][0] for name, t in self._sparse.items()]
+                )
+                self._sp_cnt = np.concatenate([t[2] for t in self._sparse.values()])
+            else:
+                self._sp_cls = self._sp_val = self._sp_cnt = np.zeros(0, dtype=np.int64)
+            self._nv_all = nv_all
+            self._total_hist = np.bincount(
+                self._sp_val, weights=self._sp_cnt, minlength=nv_all
+            ).astype(np.int64)
 
     # ------------------------------------------------------------------ primitives
     def e(self, node: Node) -> IntArray:
@@ -293,20 +313,31 @@ class _Search:
 
         A table one level finer than a table that passed (a top-down step) gets its classes
         by splitting that table's classes by the attribute that changed
-        (:meth:`LatticeEvaluator.refine`); others are grouped from the base classes.
+        (:meth:`LatticeEvaluator.refine`); others are grouped from the base classes. Built-in
+        models are judged by the compiled judge (the same verdicts as their ``class_ok``).
         """
         hit = self._checked.get(node)
         if hit is None:
             ids, sizes = self._classes(node)
             hists = None
-            if self._kern is not None and self._sparse:
-                g = int(sizes.size)
-                hists = {
-                    name: self._kern.class_hists(ids, g, cls, val, cnt, nv)
-                    for name, (cls, val, cnt, nv) in self._sparse.items()
-                }
-            res = self.ev.evaluate_classes(node, ids, sizes, hists)
-            hit = (bool(res.anonymous), int(res.suppressed_rows))
+            if self._kern is not None and self._jspec is not None:
+                g = int(sizes.size)  # the built-in models, judged compiled
+                hist = self._kern.class_hists(
+                    ids, g, self._sp_cls, self._sp_val, self._sp_cnt, self._nv_all
+                )
+                bad = np.empty(g, dtype=np.bool_)
+                rows = self._kern.judge(sizes, hist, g, self._total_hist, self.k, *self._jspec, bad)
+                hit = (int(rows) <= self.limit, int(rows))
+                self.ev.count_evaluation(node)
+            else:
+                if self._kern is not None and self._sparse:
+                    g = int(sizes.size)
+                    hists = {
+                        name: self._kern.class_hists(ids, g, cls, val, cnt, nv)
+                        for name, (cls, val, cnt, nv) in self._sparse.items()
+                    }
+                res = self.ev.evaluate_classes(node, ids, sizes, hists)
+                hit = (bool(res.anonymous), int(res.suppressed_rows))
             self._checked[node] = hit
             if hit[0]:
                 self._keep_classes(node, ids, sizes.size)
