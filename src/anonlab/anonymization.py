@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -45,7 +45,7 @@ from anonlab.data.hierarchy import Hierarchy
 from anonlab.data.labels import factorize, natural_order
 from anonlab.data.schema import Schema
 from anonlab.data.stats import ClassStats
-from anonlab.data.table import EncodedColumn, EncodedTable
+from anonlab.data.table import EncodedColumn, EncodedTable, LabelColumns
 from anonlab.engines import get_engine
 from anonlab.exceptions import InputError, ParameterError, PrivacyCheckError
 from anonlab.io import read_hierarchy, read_table
@@ -220,8 +220,9 @@ class AnonymizationResult:
     checks : dict
         Per model, whether it holds on the released table (always True: otherwise anonymize
         raises).
-    columns : dict
-        The released table: column name -> labels.
+    columns : Mapping
+        The released table: column name -> labels (a :class:`~anonlab.data.table.LabelColumns`,
+        each column decoded when first read).
     algorithm : str
     output : str, optional
         Where the table was written.
@@ -238,7 +239,7 @@ class AnonymizationResult:
     lattice_size: int
     elapsed_s: float
     checks: dict[str, bool]
-    columns: dict[str, npt.NDArray[np.object_]] = field(repr=False, default_factory=dict)
+    columns: Mapping[str, npt.NDArray[np.object_]] = field(repr=False, default_factory=dict)
     algorithm: str = "optimal"
     output: str | None = None
     details: dict[str, Any] = field(default_factory=dict)
@@ -281,7 +282,7 @@ def generalize_column(col: EncodedColumn, hierarchy: Hierarchy, level: int) -> E
 
 def release(
     p: Prepared, levels: dict[str, int], *, mask_suppressed: bool = False
-) -> tuple[dict[str, npt.NDArray[np.object_]], int, dict[str, bool]]:
+) -> tuple[LabelColumns, int, dict[str, bool]]:
     """Generalize the table to ``levels``, suppress violating classes, and re-verify.
 
     The verification is independent of the search: the released labels are re-encoded, a
@@ -290,8 +291,9 @@ def release(
 
     Returns
     -------
-    columns : dict
-        Released labels per column (suppressed rows removed, or masked with ``*``).
+    columns : LabelColumns
+        Released labels per column (suppressed rows removed, or masked with ``*``), decoded
+        when first read.
     suppressed_rows : int
     checks : dict
         Model name -> True.
@@ -314,7 +316,7 @@ def release(
 
 def verify_release(
     p: Prepared, generalized: EncodedTable, what: str, *, mask_suppressed: bool = False
-) -> tuple[dict[str, npt.NDArray[np.object_]], int, dict[str, bool]]:
+) -> tuple[LabelColumns, int, dict[str, bool]]:
     """Independently re-check a generalized table and return its released columns.
 
     The released labels are grouped by a fresh engine and every model judges the classes;
@@ -366,19 +368,14 @@ def verify_release(
     if not all(checks.values()):
         bad = [k for k, v in checks.items() if not v]
         raise PrivacyCheckError(f"Re-check failed for {', '.join(bad)}. Nothing was released.")
-    columns: dict[str, npt.NDArray[np.object_]] = {}
     ident = set(p.job.identifiers)
     kept_rows = None if mask_suppressed or bool(keep.all()) else np.flatnonzero(keep)
-    for col in generalized.columns:
-        if col.name in ident:
-            continue  # identifiers are never released
-        if kept_rows is not None:
-            labels = col.categories[col.codes[kept_rows]]  # one gather of the kept rows
-        else:
-            labels = col.labels()
-        if mask_suppressed and col.name in p.qis:
-            labels = np.where(keep, labels, "*").astype(object)
-        columns[col.name] = labels
+    columns = LabelColumns(
+        [col for col in generalized.columns if col.name not in ident],  # never released
+        kept_rows,
+        masked=p.qis if mask_suppressed else (),
+        keep=keep if mask_suppressed else None,
+    )  # labels decoded when read
     return columns, suppressed, checks
 
 

@@ -660,3 +660,13 @@ def test_label_ids_are_the_first_seen_codes_of_the_levels(levels):
     ids, values = _first_seen([np.array(level, dtype=object) for level in levels])
     assert ids.tolist() == want
     assert values.tolist() == list(seen)
+    # the first level as a hierarchy gives it: sorted, a null last; searched by bisection
+    head = sorted(x for x in levels[0] if x is not None) + [None] * (None in levels[0])
+    levels = [head, *levels[1:]]
+    flat = [x for level in levels for x in level]
+    seen = {}
+    want = [seen.setdefault(x, len(seen)) for x in flat]
+    arrays = [np.array(level, dtype=object) for level in levels]
+    ids, values = _first_seen(arrays, sorted_first=True)
+    assert ids.tolist() == want
+    assert values.tolist() == list(seen)

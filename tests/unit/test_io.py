@@ -111,3 +111,23 @@ def test_encoded_table_helpers():
 def test_numbers_sort_naturally():
     t = EncodedTable.from_columns({"age": ["10", "9", "100"]})
     assert list(t["age"].categories) == ["9", "10", "100"]
+
+
+def test_label_columns_decode_the_rows_taken_and_mask_once_read():
+    """The released columns decode each column when first read (then keep it): the rows
+    taken, a null as None, and ``*`` in the masked columns where a row is not kept."""
+    from anonlab.data.table import EncodedColumn, LabelColumns
+
+    a = EncodedColumn("a", np.array([0, 1, 2, 1], dtype=np.int32), np.array(["x", "y", None]))
+    b = EncodedColumn("b", np.array([1, 0, 0, 1], dtype=np.int32), np.array(["p", "q"]))
+    taken = LabelColumns([a, b], np.array([0, 2, 3]))
+    assert list(taken) == ["a", "b"] and len(taken) == 2
+    assert taken["a"].tolist() == ["x", None, "y"]
+    assert taken["b"].tolist() == ["q", "p", "q"]
+    assert taken["a"] is taken["a"]  # decoded once
+    keep = np.array([True, False, True, False])
+    masked = LabelColumns([a, b], masked=["a"], keep=keep)
+    assert masked["a"].tolist() == ["x", "*", None, "*"]
+    assert masked["b"].tolist() == ["q", "p", "p", "q"]
+    with pytest.raises(KeyError):
+        masked["c"]

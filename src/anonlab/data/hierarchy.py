@@ -97,6 +97,7 @@ class Hierarchy:
         *,
         attribute: str | None = None,
         source: str | None = None,
+        sorted_labels: bool = False,
     ) -> Hierarchy:
         """Build a hierarchy from integer codes per level, without a Python loop over rows.
 
@@ -114,6 +115,10 @@ class Hierarchy:
             The attribute the hierarchy belongs to, named in error messages.
         source : str, optional
             The file the hierarchy came from, named in error messages.
+        sorted_labels : bool, default False
+            The caller guarantees that each level's labels are distinct str in code-point
+            order (a file reader that sorted them): their order is not checked again, only
+            that none is empty.
 
         Returns
         -------
@@ -147,6 +152,10 @@ class Hierarchy:
         out = np.empty((len(levels), n), dtype=np.int32)
         empties: list[npt.NDArray[np.bool_] | None] = []
         for j, (c, lab) in enumerate(zip(levels, labs)):
+            if sorted_labels and lab.size and lab[0] != "":  # sorted: an empty one is first
+                out[j] = c
+                empties.append(None)
+                continue
             lab, out[j], empty = _sorted_level(c, lab)
             labs[j] = lab
             empties.append(empty)

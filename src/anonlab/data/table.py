@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -13,7 +13,7 @@ from anonlab.data.labels import factorize, natural_order
 from anonlab.data.schema import Role, Schema
 from anonlab.exceptions import InputError
 
-__all__ = ["EncodedColumn", "EncodedTable"]
+__all__ = ["EncodedColumn", "EncodedTable", "LabelColumns"]
 
 
 @dataclass(frozen=True)
@@ -69,6 +69,60 @@ class EncodedColumn:
         used[sub] = True
         remap = np.cumsum(used, dtype=np.int64) - 1
         return EncodedColumn(self.name, remap[sub].astype(np.int32), self.categories[used])
+
+
+class LabelColumns(Mapping[str, npt.NDArray[np.object_]]):
+    """Columns of labels, one per row, decoded from encoded columns when first read.
+
+    A read-only mapping from column name to an object array of labels (a null as ``None``),
+    in column order. Each column is decoded on its first access and then kept, so a caller
+    that reads a few columns (or none) does not pay for the others.
+
+    Parameters
+    ----------
+    columns : sequence of EncodedColumn
+        The columns, in order.
+    rows : ndarray of intp, optional
+        The rows (positions) to take from each column; every row when omitted.
+    masked : collection of str
+        Columns whose labels are replaced by ``"*"`` where ``keep`` is False.
+    keep : ndarray of bool, optional
+        Per row taken, whether it keeps its labels in the ``masked`` columns.
+    """
+
+    def __init__(
+        self,
+        columns: Sequence[EncodedColumn],
+        rows: npt.NDArray[np.intp] | None = None,
+        *,
+        masked: Iterable[str] = (),
+        keep: npt.NDArray[np.bool_] | None = None,
+    ) -> None:
+        self._columns = {c.name: c for c in columns}
+        self._rows = rows
+        self._masked = frozenset(masked) if keep is not None else frozenset()
+        self._keep = keep
+        self._decoded: dict[str, npt.NDArray[np.object_]] = {}
+
+    def __getitem__(self, name: str) -> npt.NDArray[np.object_]:
+        hit = self._decoded.get(name)
+        if hit is None:
+            col = self._columns[name]
+            codes = col.codes if self._rows is None else col.codes[self._rows]
+            hit = col.categories[codes]
+            if name in self._masked and self._keep is not None:
+                hit = np.where(self._keep, hit, "*").astype(object)
+            self._decoded[name] = hit
+        return hit
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._columns)
+
+    def __len__(self) -> int:
+        return len(self._columns)
+
+    def __repr__(self) -> str:
+        return f"LabelColumns({list(self._columns)})"
 
 
 @dataclass(frozen=True)

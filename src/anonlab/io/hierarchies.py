@@ -71,7 +71,9 @@ def read_hierarchy(
         levels = _parse_columns(raw, text, separator, encoding)
         if levels is not None:
             codes, labels = levels
-            return Hierarchy.from_codes(codes, labels, attribute=attribute, source=str(p))
+            return Hierarchy.from_codes(
+                codes, labels, attribute=attribute, source=str(p), sorted_labels=True
+            )
     rows = _read_rows(p, text, name, separator, encoding)
     return Hierarchy(rows, attribute=attribute, source=str(p))
 

@@ -277,6 +277,7 @@ class LatticeEvaluator:
             | None
         ) = None
         self._needs_sensitive = any(m.sensitive_attributes for m in self.models)
+        self._float_sizes: npt.NDArray[np.float64] | None = None
 
     def level_codes(self, j: int, level: int) -> npt.NDArray[np.int64]:
         """The code of every base class's label of attribute ``j`` at ``level``, an index
@@ -345,9 +346,14 @@ class LatticeEvaluator:
         """
         maps = self._maps[attribute]
         if attribute not in self._dom_sizes:
-            self._dom_sizes[attribute] = np.bincount(
-                self._keycols[attribute], weights=self.base.sizes, minlength=maps[0].size
-            ).astype(np.float64)
+            if self._float_sizes is None:  # converted once for every attribute
+                self._float_sizes = np.asarray(self.base.sizes, dtype=np.float64)
+            self._dom_sizes[attribute] = np.asarray(
+                np.bincount(
+                    self._keycols[attribute], weights=self._float_sizes, minlength=maps[0].size
+                ),
+                dtype=np.float64,
+            )
         dom = self._dom_sizes[attribute]
         card = self.level_size(attribute, level)
         counts = np.bincount(maps[level], weights=dom, minlength=card)
