@@ -632,6 +632,7 @@ def _anonymize_privacyfrost2(
             "paper_levels": dict(zip(p.qis, map(int, res.levels_before_restarts))),
         },
         "presampled_rows": int(table.n_rows - rows.size),
+        "presampling_s": res.presampling_s,
     }
     if res.partial is not None:
         details["partial_domain"] = {

@@ -405,6 +405,9 @@ def test_search_with_presampling():
     assert res.presample is not None and res.kept is not None
     isolated = _isolated_rows(ROWS, (0, 0, 0), 2)
     assert res.presample.removed_rows == len(isolated) > 0
+    # the step's own time (the paper's Table 1) is part of the whole search's
+    assert 0.0 < res.presampling_s <= res.elapsed_s
+    assert privacyfrost2(ev, lat, priorities=[1, 1, 1]).presampling_s == 0.0
     part = res.partial
     assert part is not None and part.base_levels.shape == (ev.base.n_classes, 3)
     assert ((part.base_levels[:, 0] == -1) == ~res.kept).all()
