@@ -324,7 +324,6 @@ class _Search:
         hit = self._checked.get(node)
         if hit is None:
             ids, sizes = self._classes(node)
-            hists = None
             if self._kern is not None and self._jspec is not None:
                 g = int(sizes.size)  # the built-in models, judged compiled
                 hist = self._kern.class_hists(
@@ -335,6 +334,7 @@ class _Search:
                 hit = (int(rows) <= self.limit, int(rows))
                 self.ev.count_evaluation(node)
             else:
+                hists = None
                 if self._kern is not None and self._sparse:
                     g = int(sizes.size)
                     hists = {
