@@ -19,6 +19,7 @@ __all__ = [
     "hierarchies_of",
     "judge_spec",
     "per_attribute",
+    "side_by_side",
     "to_paper_levels",
     "from_paper_levels",
 ]
@@ -153,3 +154,42 @@ def judge_spec(
         fpar.append(float(getattr(m, "c" if kind == 2 else "t", 0.0)))
     as_int = [np.asarray(x, dtype=np.int64) for x in (kinds, offs, widths, ipar)]
     return as_int[0], as_int[1], as_int[2], as_int[3], np.asarray(fpar, dtype=np.float64)
+
+
+def side_by_side(
+    sparse: Mapping[str, tuple[IntArray, IntArray, npt.NDArray[np.floating], int]],
+) -> tuple[dict[str, tuple[int, int]], IntArray, IntArray, IntArray, int, IntArray]:
+    """The base classes' sensitive counts of every attribute side by side, as the compiled
+    kernels read them (from :meth:`LatticeEvaluator.sparse_histograms`).
+
+    Parameters
+    ----------
+    sparse : mapping
+        Per sensitive attribute: base class, value and count of each non-zero count, and
+        the number of values.
+
+    Returns
+    -------
+    layout : dict
+        Per attribute, its first column and number of columns.
+    cls, val, cnt : ndarray of int64
+        The non-zero counts: base class, column (offset by its attribute's first column),
+        count.
+    n_columns : int
+        The columns of all attributes.
+    total : ndarray of int64
+        The whole table's count in each column.
+    """
+    layout: dict[str, tuple[int, int]] = {}
+    nv = 0
+    for name, (_, _, _, nvals) in sparse.items():
+        layout[name] = (nv, nvals)
+        nv += nvals
+    if sparse:
+        cls = np.concatenate([t[0] for t in sparse.values()]).astype(np.int64, copy=False)
+        val = np.concatenate([t[1] + layout[name][0] for name, t in sparse.items()])
+        cnt = np.concatenate([t[2] for t in sparse.values()]).astype(np.int64)
+    else:
+        cls = val = cnt = np.zeros(0, dtype=np.int64)
+    total = np.bincount(val, weights=cnt, minlength=nv).astype(np.int64)
+    return layout, cls, val.astype(np.int64, copy=False), cnt, nv, total

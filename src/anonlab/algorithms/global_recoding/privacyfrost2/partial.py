@@ -37,6 +37,7 @@ from anonlab.algorithms.global_recoding.privacyfrost2._common import (
     base_codes,
     hierarchies_of,
     judge_spec,
+    side_by_side,
 )
 from anonlab.algorithms.global_recoding.privacyfrost2._kernels import kernels
 from anonlab.algorithms.global_recoding.privacyfrost2.scoring import Score
@@ -1256,31 +1257,13 @@ class _CompiledPartial(_Rounds):
         self._bsize = np.ascontiguousarray(np.asarray(base.sizes)[perm], dtype=np.int64)
         self._mcs = int(evaluator.mcs)
         # the sensitive counts of every base class, all attributes side by side (CSR)
-        sparse = self.index._sparse
-        self._sens: list[tuple[str, int, int]] = []
-        cls_parts, val_parts, cnt_parts = [], [], []
-        nv = 0
-        for name, (cls, val, cnt, nvals) in sparse.items():
-            self._sens.append((name, nv, nvals))
-            cls_parts.append(cls)
-            val_parts.append(val + nv)
-            cnt_parts.append(cnt.astype(np.int64))
-            nv += nvals
-        self._nv = nv
-        if cls_parts:
-            by, self._sp_indptr = kern.counting_order(self._at[np.concatenate(cls_parts)], n)
-            self._sp_val = np.concatenate(val_parts)[by]
-            self._sp_cnt = np.concatenate(cnt_parts)[by]
-            self._total_hist = np.bincount(self._sp_val, weights=self._sp_cnt, minlength=nv).astype(
-                np.int64
-            )
-        else:
-            self._sp_val = self._sp_cnt = np.zeros(0, dtype=np.int64)
-            self._sp_indptr = np.zeros(n + 1, dtype=np.int64)
-            self._total_hist = np.zeros(0, dtype=np.int64)
+        layout, cls, val, cnt, self._nv, self._total_hist = side_by_side(self.index._sparse)
+        self._sens = [(name, off, width) for name, (off, width) in layout.items()]
+        by, self._sp_indptr = kern.counting_order(self._at[cls], n)
+        self._sp_val, self._sp_cnt = val[by], cnt[by]
         self._total = int(self._bsize.sum())
         # the models as the compiled judge reads them (None: they judge themselves)
-        self._jspec = judge_spec(evaluator.models, {n: (o, w) for n, o, w in self._sens})
+        self._jspec = judge_spec(evaluator.models, layout)
         self._mixed = tuple(-1 for _ in base.columns)  # the class levels of the judge's stats
         # group state (capacity n: groups partition the base classes)
         self._glab = np.zeros((m, n), dtype=np.int32)  # attribute-major: a column per scan

@@ -80,6 +80,7 @@ from anonlab.algorithms.global_recoding.privacyfrost2._common import (
     hierarchies_of,
     judge_spec,
     per_attribute,
+    side_by_side,
     to_paper_levels,
 )
 from anonlab.algorithms.global_recoding.privacyfrost2._kernels import kernels
@@ -282,23 +283,10 @@ class _Search:
                 for name, (cls, val, cnt, nv) in evaluator.sparse_histograms().items()
             }
             # the sensitive counts side by side, for the compiled judge of built-in models
-            layout, nv_all = {}, 0
-            for name, (_, _, _, nv) in self._sparse.items():
-                layout[name] = (nv_all, nv)
-                nv_all += nv
+            layout, self._sp_cls, self._sp_val, self._sp_cnt, self._nv_all, self._total_hist = (
+                side_by_side(evaluator.sparse_histograms())
+            )
             self._jspec = judge_spec(evaluator.models, layout)
-            if self._sparse:
-                self._sp_cls = np.concatenate([t[0] for t in self._sparse.values()])
-                self._sp_val = np.concatenate(
-                    [t[1] + layout[name][0] for name, t in self._sparse.items()]
-                )
-                self._sp_cnt = np.concatenate([t[2] for t in self._sparse.values()])
-            else:
-                self._sp_cls = self._sp_val = self._sp_cnt = np.zeros(0, dtype=np.int64)
-            self._nv_all = nv_all
-            self._total_hist = np.bincount(
-                self._sp_val, weights=self._sp_cnt, minlength=nv_all
-            ).astype(np.int64)
 
     # ------------------------------------------------------------------ primitives
     def e(self, node: Node) -> IntArray:
