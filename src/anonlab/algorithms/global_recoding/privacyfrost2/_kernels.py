@@ -17,7 +17,9 @@ others work on the group state of
   group's members lie close together in memory;
 * ``lv`` (n, m): the level of each attribute at each position; ``codes`` (m, n): the
   domain code at each position; ``dom`` (flat, ``dom_off``/``dom_w``): the label id of
-  (attribute, level, domain code);
+  (attribute, level, domain code); ``down`` (m, n): the label a position takes when its
+  group splits on an attribute (one level down, or its own on the lowest level), kept
+  up to date by :func:`_commit` so that a split reads one array;
 * per group (capacity n, as groups partition the base classes): labels ``glab`` (m, n:
   attribute-major, so a scan of all groups on one attribute reads one row), a 64-bit tuple
   hash ``ghash`` (a sum of one random number ``fh`` per label), whether it is suppressed
@@ -37,6 +39,9 @@ others work on the group state of
 * per label (flat, offsets ``lab_off``): how many base classes carry it ``lcount``, and
   scratch rows ``scratch`` (one per chunk of work run in parallel) that are all ``-1``
   between calls (``delta`` all ``0``).
+
+:func:`_batch` runs a whole batch (find, judge, halving, commits) in one call when the
+models are built-in and the score is tabulated (``Score.terms``).
 
 :func:`_find` and :func:`_commit` split their groups into contiguous chunks of about equal
 members and run the chunks in parallel (``numba.prange``); each chunk writes only its own
@@ -78,26 +83,23 @@ def _same_family(a, b, j, glab):
 
 
 def _split_groups(
-    lo, hi, sc, j, lo_j, mcs, off, wj, bj, judged, xoff, lv, codes, dom, dom_off, dom_w,
-    bsize, glab, gstart, gcount, mem, doom, gdoom, row_of, cls_of, s_label, s_size, s_nb,
-    ncls, failed,
+    lo, hi, sc, j, mcs, off, wj, bj, judged, xoff, down, bsize, gstart, gcount, mem, doom,
+    gdoom, row_of, cls_of, s_label, s_size, s_nb, ncls, failed,
 ):  # fmt: skip
     """The split classes on ``j`` of judged groups ``lo:hi`` (one chunk of :func:`_find`,
     with its own scratch row ``sc``): per member its row and class within its group, per
     group its classes in slots ``xoff[a] + 0, 1, ...`` (label, size, base classes), their
     number and whether one is below ``mcs`` (then the members of too-small classes are
     doomed on ``j``)."""
+    dj = down[j]
     for a in range(lo, hi):
         G = judged[a]
         x0 = xoff[a]
         x = x0
         nc_a = 0
-        cur = glab[j, G]
         for q in range(gstart[G], gstart[G] + gcount[G]):
             r = mem[q]
-            lab = cur
-            if lv[r, j] > lo_j:
-                lab = _label(j, r, lv[r, j] - 1, codes, dom, dom_off, dom_w)
+            lab = dj[r]
             c = sc[off + lab]
             if c == -1:
                 c = nc_a
@@ -144,8 +146,8 @@ def _hist_groups(
 
 
 def _entangled(
-    j, lo_j, g, judged, off, fh, glab, ghash, gcand, gstart, gcount, mem, lv, codes,
-    dom, dom_off, dom_w, cstart, cls_label, sc0, ent,
+    j, g, judged, off, fh, glab, ghash, gcand, gstart, gcount, mem, down, cstart, cls_label,
+    sc0, ent,
 ):  # fmt: skip
     """Which judged groups' splits on ``j`` would merge with another group (``ent``): per
     family on ``j`` (a hash table keyed on the tuple without ``j``), whether the label sets
@@ -250,10 +252,7 @@ def _entangled(
                     elif aj >= 0:
                         lab = cls_label[c + i]
                     else:
-                        r = mem[q0]
-                        lab = cur
-                        if lv[r, j] > lo_j:
-                            lab = _label(j, r, lv[r, j] - 1, codes, dom, dom_off, dom_w)
+                        lab = down[j, mem[q0]]
                         q0 += 1
                     i += 1
                     o = sc0[off + lab]
@@ -278,9 +277,8 @@ def _entangled(
 
 
 def _find(
-    j, lo_j, g, mcs, lv, codes, dom, dom_off, dom_w, fh, lab_off, bsize,
-    glab, ghash, gcand, gfail, gstart, gcount, mem, scratch,
-    sp_indptr, sp_val, sp_cnt, nv, doom, gdoom, total, total_hist,
+    j, g, mcs, down, fh, lab_off, bsize, glab, ghash, gcand, gfail, gstart, gcount, mem,
+    scratch, sp_indptr, sp_val, sp_cnt, nv, doom, gdoom, total, total_hist,
 ):  # fmt: skip
     """One batch on attribute ``j``: the candidate groups, which are judged, their split
     classes, the classes the models must judge and their sensitive histograms.
@@ -344,9 +342,9 @@ def _find(
     ncls = np.empty(nj, dtype=np.int64)
     for t in prange(n_chunks):
         _split_groups(
-            bounds[t], bounds[t + 1], scratch[t], j, lo_j, mcs, off, wj, bj, judged, xoff, lv,
-            codes, dom, dom_off, dom_w, bsize, glab, gstart, gcount, mem, doom, gdoom, row_of,
-            cls_of, s_label, s_size, s_nb, ncls, failed,
+            bounds[t], bounds[t + 1], scratch[t], j, mcs, off, wj, bj, judged, xoff, down,
+            bsize, gstart, gcount, mem, doom, gdoom, row_of, cls_of, s_label, s_size, s_nb,
+            ncls, failed,
         )  # fmt: skip
     # the classes numbered group after group
     cstart = np.empty(nj + 1, dtype=np.int64)
@@ -366,8 +364,8 @@ def _find(
             cls_size[c] = s_size[xoff[a] + u]
             cls_nb[c] = s_nb[xoff[a] + u]
     _entangled(
-        j, lo_j, g, judged, off, fh, glab, ghash, gcand, gstart, gcount, mem, lv, codes,
-        dom, dom_off, dom_w, cstart, cls_label, scratch[0], ent,
+        j, g, judged, off, fh, glab, ghash, gcand, gstart, gcount, mem, down, cstart,
+        cls_label, scratch[0], ent,
     )  # fmt: skip
     # --- histograms of the classes of groups not failed on size
     judge_of = np.full(nc, -1, dtype=np.int64)
@@ -456,9 +454,9 @@ def _e_after(j, which, judged, e_j, cstart, cls_label, cls_nb, lab_off, glab, lc
 
 
 def _commit(
-    j, lo, which, judged, cstart, cls_label, cls_nb, xoff, row_of, cls_of, g, lv, fh, lab_off,
-    orig, gid, glab, ghash, gcand, gfail, gfirst, gmax, guni, gstart, gcount, mem, lcount,
-    doom, gdoom, n_chunks,
+    j, lo, which, judged, cstart, cls_label, cls_nb, xoff, row_of, cls_of, g, lv, down, codes,
+    dom, dom_off, dom_w, fh, lab_off, orig, gid, glab, ghash, gcand, gfail, gfirst, gmax, guni,
+    gstart, gcount, mem, lcount, doom, gdoom, n_chunks,
 ):  # fmt: skip
     """Split the judged groups ``judged[which]`` of the last :func:`_find` on ``j`` into the
     split classes it found (``cstart``, ``cls_label``, ``cls_nb``; per member ``row_of`` and
@@ -494,16 +492,127 @@ def _commit(
     for t in prange(n_chunks):
         _split_into(
             bounds[t], bounds[t + 1], j, which, judged, cstart, cls_label, cls_nb, xoff,
-            row_of, cls_of, ct, cat, lo, lv, fh, off, orig, gid, glab, ghash, gcand, gfail,
-            gfirst, gmax, guni, gstart, gcount, mem, doom, gdoom,
+            row_of, cls_of, ct, cat, lo, lv, down, codes, dom, dom_off, dom_w, fh, off, orig,
+            gid, glab, ghash, gcand, gfail, gfirst, gmax, guni, gstart, gcount, mem, doom, gdoom,
         )  # fmt: skip
     return g
 
 
+def _score(e, is_max, terms, term_off):
+    """The score of counts ``e`` from its tabulated terms (``Score.terms``): their sum, or
+    their maximum when ``is_max``."""
+    s = 0.0
+    for x in range(e.size):
+        t = terms[term_off[x] + e[x]]
+        if is_max:
+            s = t if x == 0 or t > s else s
+        else:
+            s += t
+    return s
+
+
+def _batch(
+    j, g, mcs, lv, down, codes, dom, dom_off, dom_w, fh, lab_off, bsize, glab, ghash, gcand,
+    gfail, gstart, gcount, mem, scratch, sp_indptr, sp_val, sp_cnt, nv, doom, gdoom, total,
+    total_hist, kinds, offs, widths, ipar, fpar, lo, orig, gfirst, gmax, guni, gid, lcount,
+    delta, n_chunks, ok, e, s, is_max, terms, term_off, out,
+):  # fmt: skip
+    """One whole batch on attribute ``j`` with built-in models and a tabulated score: the
+    split of every candidate group (:func:`_find`), the models' verdicts (:func:`_judge`),
+    then the passing groups' splits applied together if the score does not drop, else each
+    half in table order, down to single groups (:func:`_e_after`, :func:`_commit`), as
+    ``_CompiledPartial`` does it step by step in Python.
+
+    ``e`` (the counts of the table) is updated in place; ``out`` receives the tables
+    checked, the groups left alone as entangled, the groups split and the commits. Returns
+    ``(score, number of groups)``.
+    """
+    for i in range(4):
+        out[i] = 0
+    (
+        n_cand, judged, ent, failed, cls_group, judge_of, judge_size, hist, cstart, cls_label,
+        cls_nb, xoff, row_of, cls_of,
+    ) = _find(
+        j, g, mcs, down, fh, lab_off, bsize, glab, ghash, gcand, gfail, gstart, gcount, mem,
+        scratch, sp_indptr, sp_val, sp_cnt, nv, doom, gdoom, total, total_hist,
+    )  # fmt: skip
+    if n_cand == 0:
+        return s, g
+    out[0] = 1  # the table with every candidate group split
+    nk = judge_size.size - 1
+    if nk > 0:
+        bad = np.empty(nk, dtype=np.bool_)
+        _judge(judge_size, hist, nk, total_hist, mcs, kinds, offs, widths, ipar, fpar, bad)
+        for c in range(judge_of.size):
+            if judge_of[c] >= 0 and bad[judge_of[c]]:
+                failed[cls_group[c]] = True
+    wj = j >> 6
+    bj = np.uint64(1) << np.uint64(j & 63)
+    nj = judged.size
+    n_pass = 0
+    for a in range(nj):
+        if failed[a]:
+            gfail[judged[a], wj] |= bj
+        elif ent[a]:
+            out[1] += 1
+        else:
+            n_pass += 1
+    if n_pass == 0:
+        return s, g
+    passing = np.empty(n_pass, dtype=np.int64)
+    first = np.empty(n_pass, dtype=np.int64)
+    n_pass = 0
+    for a in range(nj):
+        if not failed[a] and not ent[a]:
+            passing[n_pass] = a
+            first[n_pass] = gfirst[judged[a]]
+            n_pass += 1
+    passing = passing[np.argsort(first)]  # table order (first base classes are distinct)
+    # the halving, depth first: a range of passing groups is applied whole if the score
+    # does not drop, else its first half, then its second half
+    stack = np.empty(2 * 64 + 2, dtype=np.int64)
+    stack[0] = 0
+    stack[1] = n_pass
+    top = 2
+    while top:
+        top -= 2
+        lo_i, hi_i = stack[top], stack[top + 1]
+        which = passing[lo_i:hi_i]
+        out[0] += 1
+        if ok:
+            e_j = _e_after(
+                j, which, judged, e[j], cstart, cls_label, cls_nb, lab_off, glab, lcount, delta
+            )  # fmt: skip
+            before = e[j]
+            e[j] = e_j
+            s_new = _score(e, is_max, terms, term_off)
+            if s_new >= s:
+                g = _commit(
+                    j, lo, which, judged, cstart, cls_label, cls_nb, xoff, row_of, cls_of, g,
+                    lv, down, codes, dom, dom_off, dom_w, fh, lab_off, orig, gid, glab, ghash,
+                    gcand, gfail, gfirst, gmax, guni, gstart, gcount, mem, lcount, doom, gdoom,
+                    n_chunks,
+                )  # fmt: skip
+                s = s_new
+                out[2] += hi_i - lo_i
+                out[3] += 1
+                continue
+            e[j] = before
+        if hi_i - lo_i == 1:
+            continue
+        mid = lo_i + (hi_i - lo_i) // 2
+        stack[top] = mid  # the second half after the first
+        stack[top + 1] = hi_i
+        stack[top + 2] = lo_i
+        stack[top + 3] = mid
+        top += 4
+    return s, g
+
+
 def _split_into(
     lo, hi, j, which, judged, cstart, cls_label, cls_nb, xoff, row_of, cls_of, ct, cat,
-    lo_lv, lv, fh, off, orig, gid, glab, ghash, gcand, gfail, gfirst, gmax, guni, gstart,
-    gcount, mem, doom, gdoom,
+    lo_lv, lv, down, codes, dom, dom_off, dom_w, fh, off, orig, gid, glab, ghash, gcand, gfail,
+    gfirst, gmax, guni, gstart, gcount, mem, doom, gdoom,
 ):  # fmt: skip
     """Split groups ``judged[which[lo:hi]]`` (one chunk of :func:`_commit`) into the groups
     ``ct`` of their split classes, whose members start at ``cat`` in ``mem``; ``lo_lv``: the
@@ -564,6 +673,8 @@ def _split_into(
             t = ct[c]
             if lv[r, j] > lo_j:
                 lv[r, j] -= 1
+                # its label one level further down (or its own, on the lowest level)
+                down[j, r] = _label(j, r, max(lv[r, j] - 1, lo_j), codes, dom, dom_off, dom_w)
             gid[r] = t
             if orig[r] < gfirst[t]:
                 gfirst[t] = orig[r]
@@ -600,14 +711,15 @@ def _set_candidate(G, lo_lv, gmax, gcand, gfail):
 
 def _build_groups(
     gid, g, lv, codes, dom, dom_off, dom_w, fh, lab_off, orig, glab, ghash, gfirst, gmax,
-    gstart, gcount, mem, lcount, doom, gdoom, gviol, lo_lv, gcand, gfail, guni,
+    gstart, gcount, mem, lcount, doom, gdoom, gviol, lo_lv, gcand, gfail, guni, down,
 ):  # fmt: skip
     """The group state of a table given as the group of each base class (``orig``: the
     base class number of each position, for ``gfirst``); a group's labels are those of
     its first member (all its members share them). ``lcount``: base classes per label.
     A group not suppressed (``gviol``) is a candidate (``gcand``) on the attributes where a
     member is above the lowest level ``lo_lv``; none has failed (``gfail``). ``guni``: the
-    attributes on which its members share one level."""
+    attributes on which its members share one level. ``down``: each position's label one
+    level down (its own on the lowest level)."""
     m = lv.shape[1]
     nw = doom.shape[1]
     n = gid.size
@@ -633,6 +745,10 @@ def _build_groups(
             gmin[G, x] = min(gmin[G, x], lv[r, x])
         for w in range(nw):
             gdoom[G, w] |= doom[r, w]
+    for x in range(m):  # attribute by attribute: each row of down is written in order
+        lo_x = lo_lv[x]
+        for r in range(n):
+            down[x, r] = _label(x, r, max(lv[r, x] - 1, lo_x), codes, dom, dom_off, dom_w)
     for G in range(g):
         for w in range(nw):
             guni[G, w] = 0
@@ -839,19 +955,26 @@ def kernels() -> SimpleNamespace | None:
     g["_chunk_bounds"] = jit(_chunk_bounds)
     g["_entangled"] = jit(_entangled)
     g["_set_candidate"] = jit(_set_candidate)
+    g["_score"] = jit(_score, inline=True)
+    # the kernels that _batch calls, compiled
+    g["_find"] = jit(_find, parallel=True)
+    g["_commit"] = jit(_commit, parallel=True)
+    g["_e_after"] = jit(_e_after)
+    g["_judge"] = jit(_judge)
     ns = SimpleNamespace(
         # chunks of work run in parallel: one per thread, up to 8 (a scratch row each)
         chunks=max(1, min(8, int(numba.get_num_threads()))),
-        find=jit(_find, parallel=True),
-        commit=jit(_commit, parallel=True),
-        e_after=jit(_e_after),
+        find=_find,
+        commit=_commit,
+        e_after=_e_after,
+        batch=jit(_batch),
         build_groups=jit(_build_groups),
         keys_of=jit(_keys_of),
         take_rows=jit(_take_rows),
         counting_order=jit(_counting_order),
         split_classes=jit(_split_classes),
         class_hists=jit(_class_hists),
-        judge=jit(_judge),
+        judge=_judge,
     )
     _CACHE["k"] = ns
     return ns

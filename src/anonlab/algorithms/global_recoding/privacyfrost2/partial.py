@@ -1184,7 +1184,10 @@ class _CompiledPartial(_Rounds):
     models judge the split classes of the groups judged in one call per batch, on class
     statistics that hold those classes and one class of every other record (so the whole
     table's distribution is the same). A batch that changed nothing is not repeated while
-    the table stays the same: its tables checked are counted again.
+    the table stays the same: its tables checked are counted again. With the built-in
+    models and a score with :meth:`Score.terms` a batch is one compiled call
+    (``_kernels._batch``); otherwise the models judge and the score scores from Python,
+    with the same outcome.
     """
 
     def __init__(
@@ -1264,6 +1267,16 @@ class _CompiledPartial(_Rounds):
         self._total = int(self._bsize.sum())
         # the models as the compiled judge reads them (None: they judge themselves)
         self._jspec = judge_spec(evaluator.models, layout)
+        # the score as tabulated terms (None: it is called from Python); with the compiled
+        # judge, a whole batch then runs in one compiled call
+        terms = score.terms(priorities, base_counts, cards) if m else None
+        self._fused: tuple[bool, npt.NDArray[np.float64], IntArray] | None = None
+        if terms is not None and self._jspec is not None:
+            kind, tables = terms
+            term_off = np.zeros(m, dtype=np.int64)
+            term_off[1:] = np.cumsum([t.size for t in tables])[:-1]
+            self._fused = (kind == "max", np.concatenate(tables).astype(np.float64), term_off)
+        self._out = np.zeros(4, dtype=np.int64)
         self._mixed = tuple(-1 for _ in base.columns)  # the class levels of the judge's stats
         # group state (capacity n: groups partition the base classes)
         self._glab = np.zeros((m, n), dtype=np.int32)  # attribute-major: a column per scan
@@ -1287,6 +1300,9 @@ class _CompiledPartial(_Rounds):
         # one scratch row per chunk of work that the kernels run in parallel
         self._scratch = np.full((kern.chunks, int(self._lab_off[-1])), -1, dtype=np.int64)
         self._delta = np.zeros(int(self._lab_off[-1]), dtype=np.int64)
+        # per attribute and position: its label one level down, or its own on the lowest
+        # level (what a split on that attribute gives it; kept by the commits)
+        self._down = np.empty((m, n), dtype=np.int32)
         self._g = 0
         self._version = 0
         self._memo: dict[int, tuple[int, int, int]] = {}
@@ -1343,7 +1359,7 @@ class _CompiledPartial(_Rounds):
             self._gid, g, self._lv, self._codes, self._dom, self._dom_off, self._dom_w,
             self._fh, self._lab_off, self._perm, self._glab, self._ghash, self._gfirst,
             self._gmax, self._gstart, self._gcount, self._mem, self._lcount, self._doom,
-            self._gdoom, self._gviol, self.lo, self._gcand, self._gfail, self._guni,
+            self._gdoom, self._gviol, self.lo, self._gcand, self._gfail, self._guni, self._down,
         )  # fmt: skip
         self._e = (
             np.add.reduceat(self._lcount > 0, self._lab_off[:-1]).astype(np.int64)
@@ -1377,12 +1393,11 @@ class _CompiledPartial(_Rounds):
         return changed
 
     def _try_batch(self, j: int) -> bool:
-        k, lo_j = self.k, int(self.lo[j])
-        lv = self._lv
-        found = k.find(
-            j, lo_j, self._g, self._mcs, lv, self._codes, self._dom, self._dom_off,
-            self._dom_w, self._fh, self._lab_off, self._bsize, self._glab, self._ghash,
-            self._gcand, self._gfail, self._gstart, self._gcount, self._mem,
+        if self._fused is not None and self._jspec is not None:
+            return self._fused_batch(j, self._jspec, *self._fused)
+        found = self.k.find(
+            j, self._g, self._mcs, self._down, self._fh, self._lab_off, self._bsize, self._glab,
+            self._ghash, self._gcand, self._gfail, self._gstart, self._gcount, self._mem,
             self._scratch, self._sp_indptr, self._sp_val, self._sp_cnt, self._nv, self._doom,
             self._gdoom, self._total, self._total_hist,
         )  # fmt: skip
@@ -1405,6 +1420,35 @@ class _CompiledPartial(_Rounds):
         passing = passing[np.argsort(self._gfirst[judged[passing]])]  # table order
         self._found = (judged, *found[8:])
         return self._apply(j, passing)
+
+    def _fused_batch(
+        self,
+        j: int,
+        jspec: tuple[IntArray, IntArray, IntArray, IntArray, npt.NDArray[np.float64]],
+        is_max: bool,
+        terms: npt.NDArray[np.float64],
+        term_off: IntArray,
+    ) -> bool:
+        """The batch of :meth:`_try_batch` (its split, verdicts and halving) in one compiled
+        call: the built-in models and a score with :meth:`Score.terms`."""
+        out = self._out
+        s, g = self.k.batch(
+            j, self._g, self._mcs, self._lv, self._down, self._codes, self._dom, self._dom_off,
+            self._dom_w, self._fh, self._lab_off, self._bsize, self._glab, self._ghash, self._gcand, self._gfail, self._gstart, self._gcount, self._mem,
+            self._scratch, self._sp_indptr, self._sp_val, self._sp_cnt, self._nv, self._doom,
+            self._gdoom, self._total, self._total_hist, *jspec, self.lo, self._perm,
+            self._gfirst, self._gmax, self._guni, self._gid, self._lcount, self._delta,
+            self.k.chunks, self._ok, self._e, self.s, is_max, terms, term_off, out,
+        )  # fmt: skip
+        self._tick(int(out[0]))
+        self.entangled += int(out[1])
+        if not out[3]:
+            return False
+        self.splits += int(out[2])
+        self._version += int(out[3])
+        self._table = None
+        self._g, self.s = int(g), float(s)
+        return True
 
     def _judge(self, sizes: IntArray, hist: IntArray) -> BoolArray:
         """Which of these classes violate a model. The last row of ``sizes`` and ``hist``
@@ -1464,10 +1508,11 @@ class _CompiledPartial(_Rounds):
         the split classes that its ``find`` found."""
         self._version += 1
         self._g = self.k.commit(
-            j, self.lo, which, *self._found, self._g, self._lv, self._fh, self._lab_off,
-            self._perm, self._gid, self._glab, self._ghash, self._gcand, self._gfail,
-            self._gfirst, self._gmax, self._guni, self._gstart, self._gcount, self._mem,
-            self._lcount, self._doom, self._gdoom, self.k.chunks,
+            j, self.lo, which, *self._found, self._g, self._lv, self._down, self._codes,
+            self._dom, self._dom_off, self._dom_w, self._fh, self._lab_off, self._perm, self._gid,
+            self._glab, self._ghash, self._gcand, self._gfail, self._gfirst, self._gmax,
+            self._guni, self._gstart, self._gcount, self._mem, self._lcount, self._doom,
+            self._gdoom, self.k.chunks,
         )  # fmt: skip
         self._table = None
 

@@ -15,7 +15,10 @@ entry per quasi-identifier ``a^i``:
     ``e`` before anonymization: the distinct original values (used by the log-based score).
 
 Scores are replaceable (section 6.1: "The function is implemented as a replaceable module"):
-subclass :class:`Score` and implement :meth:`Score.scores`.
+subclass :class:`Score` and implement :meth:`Score.scores`. A score that is a sum or a
+maximum of one term per attribute may also say so (:attr:`Score.combine` and
+:meth:`Score._term`, as the built-in ones do): the compiled partial-domain step then scores
+from the tabulated terms (:meth:`Score.terms`) instead of calling it.
 """
 
 from __future__ import annotations
@@ -69,6 +72,9 @@ class Score(ABC):
 
     name: ClassVar[str] = ""
     monotone: ClassVar[bool] = True
+    #: How :meth:`terms` combines the per-attribute terms of :meth:`_term` (``"sum"`` or
+    #: ``"max"``) when the score is such a reduction; None when it is not.
+    combine: ClassVar[str | None] = None
 
     @abstractmethod
     def scores(
@@ -138,6 +144,45 @@ class Score(ABC):
         e[attribute] = max(e[attribute], float(max_count))
         return self.score(e, priorities, base_counts)
 
+    def terms(
+        self,
+        priorities: npt.ArrayLike,
+        base_counts: npt.ArrayLike,
+        max_counts: npt.ArrayLike,
+    ) -> tuple[str, list[FloatArray]] | None:
+        """The score as one term per attribute, tabulated, if it is a sum or a maximum of
+        such terms (then compiled code can score a table without calling :meth:`scores`).
+
+        Parameters
+        ----------
+        priorities, base_counts : array_like
+            As in :meth:`scores`.
+        max_counts : array_like of int
+            The largest ``e_{a^i}`` to tabulate per attribute.
+
+        Returns
+        -------
+        (str, list of ndarray) or None
+            :attr:`combine` (``"sum"`` or ``"max"``) and per attribute ``i`` its term
+            (:meth:`_term`) for ``e_{a^i}`` = ``0..max_counts[i]``: :meth:`score` is that
+            reduction of the terms, with the same floating-point values. None when the
+            score is not of this form, or when a subclass changed :meth:`scores` without
+            giving its terms.
+        """
+        owner = next(c for c in type(self).__mro__ if "scores" in vars(c))
+        if self.combine is None or "_term" not in vars(owner):
+            return None
+        v = np.asarray(priorities, dtype=np.float64)
+        eb = np.asarray(base_counts, dtype=np.float64)
+        tops = np.asarray(max_counts, dtype=np.int64)
+        counts = [np.arange(int(tops[i]) + 1, dtype=np.float64) for i in range(v.size)]
+        return self.combine, [self._term(c, i, v, eb) for i, c in enumerate(counts)]
+
+    def _term(self, counts: FloatArray, i: int, v: FloatArray, eb: FloatArray) -> FloatArray:
+        """Attribute ``i``'s term for each of ``counts`` (see :meth:`terms`), computed by the
+        operations of :meth:`scores`; ``v`` and ``eb`` are the priorities and base counts."""
+        raise NotImplementedError
+
     def params(self) -> dict[str, Any]:
         """The parameters, as passed to :func:`build_score`."""
         return {}
@@ -158,6 +203,7 @@ class BasicScore(Score):
     """
 
     name = "basic"
+    combine = "sum"
 
     def scores(
         self,
@@ -169,6 +215,10 @@ class BasicScore(Score):
         e = _as_matrix(counts)
         v = np.asarray(priorities, dtype=np.float64)
         return np.asarray(e @ v, dtype=np.float64)
+
+    def _term(self, counts: FloatArray, i: int, v: FloatArray, eb: FloatArray) -> FloatArray:
+        """``v_i e_i``: integers, so any order of summation gives the score exactly."""
+        return np.asarray(v[i] * counts, dtype=np.float64)
 
     def upper_bound(
         self,
@@ -214,6 +264,7 @@ class EtaScore(Score):
     """
 
     name = "eta"
+    combine = "sum"
 
     def __init__(self, d: int) -> None:
         self.d = check_int(d, "d", low=1, owner=type(self).__name__)
@@ -234,6 +285,10 @@ class EtaScore(Score):
         e = _as_matrix(counts)
         v = np.asarray(priorities, dtype=np.float64)
         return np.asarray(self.eta(e) @ v, dtype=np.float64)
+
+    def _term(self, counts: FloatArray, i: int, v: FloatArray, eb: FloatArray) -> FloatArray:
+        """``v_i eta(e_i)``: integers, so any order of summation gives the score exactly."""
+        return np.asarray(v[i] * self.eta(counts), dtype=np.float64)
 
     def params(self) -> dict[str, Any]:
         """``{"d": d}``."""
@@ -262,6 +317,7 @@ class LogScore(Score):
     """
 
     name = "log"
+    combine = "max"
 
     def scores(
         self,
@@ -280,6 +336,14 @@ class LogScore(Score):
         safe = np.where(denom > 0, denom, 1.0)
         ratio = np.where(denom > 0, num / safe, 0.0)
         return np.asarray((ratio * v).max(axis=1), dtype=np.float64)
+
+    def _term(self, counts: FloatArray, i: int, v: FloatArray, eb: FloatArray) -> FloatArray:
+        """``v_i log(e_i) / log(e^b_i)`` (0 when ``e^b_i = 1``), by the operations of
+        :meth:`scores`."""
+        denom = np.log(np.maximum(eb, 1.0))
+        if not denom[i] > 0:
+            return np.zeros(counts.size, dtype=np.float64)
+        return np.asarray(np.log(np.maximum(counts, 1.0)) / denom[i] * v[i], dtype=np.float64)
 
 
 #: Every scoring function by name.
