@@ -1434,11 +1434,12 @@ class _CompiledPartial(_Rounds):
         out = self._out
         s, g = self.k.batch(
             j, self._g, self._mcs, self._lv, self._down, self._codes, self._dom, self._dom_off,
-            self._dom_w, self._fh, self._lab_off, self._bsize, self._glab, self._ghash, self._gcand, self._gfail, self._gstart, self._gcount, self._mem,
-            self._scratch, self._sp_indptr, self._sp_val, self._sp_cnt, self._nv, self._doom,
-            self._gdoom, self._total, self._total_hist, *jspec, self.lo, self._perm,
-            self._gfirst, self._gmax, self._guni, self._gid, self._lcount, self._delta,
-            self.k.chunks, self._ok, self._e, self.s, is_max, terms, term_off, out,
+            self._dom_w, self._fh, self._lab_off, self._bsize, self._glab, self._ghash,
+            self._gcand, self._gfail, self._gstart, self._gcount, self._mem, self._scratch,
+            self._sp_indptr, self._sp_val, self._sp_cnt, self._nv, self._doom, self._gdoom,
+            self._total, self._total_hist, *jspec, self.lo, self._perm, self._gfirst,
+            self._gmax, self._guni, self._gid, self._lcount, self._delta, self.k.chunks,
+            self._ok, self._e, self.s, is_max, terms, term_off, out,
         )  # fmt: skip
         self._tick(int(out[0]))
         self.entangled += int(out[1])
