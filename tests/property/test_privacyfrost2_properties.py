@@ -588,10 +588,10 @@ def test_compiled_refinement_equals_the_lattice_refinement(rows, models, data):
     mapped = dict(pairs)  # lattice class -> compiled class
     assert all(got_sizes[mapped[c]] == want_sizes[c] for c in range(want_sizes.size))
     ref = ev.evaluate_classes(node, want_ids, want_sizes)
-    hists = {
-        name: search._kern.class_hists(got_ids, got_sizes.size, cls, val, cnt, nv)
-        for name, (cls, val, cnt, nv) in search._sparse.items()
-    }
+    hist = search._kern.class_hists(
+        got_ids, got_sizes.size, search._sp_cls, search._sp_val, search._sp_cnt, search._nv_all
+    )  # every sensitive attribute side by side: one slice of columns each
+    hists = {name: hist[:, o : o + w] for name, (o, w) in search._layout.items()}
     got = ev.evaluate_classes(node, got_ids, got_sizes, hists)
     for name, h in ref.stats.sensitive.items():
         order = [mapped[c] for c in range(want_sizes.size)]

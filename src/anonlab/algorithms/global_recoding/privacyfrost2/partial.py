@@ -57,6 +57,7 @@ __all__ = [
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 U64Array = npt.NDArray[np.uint64]
+_JudgeSpec = tuple[IntArray, IntArray, IntArray, IntArray, npt.NDArray[np.float64]]
 
 
 def _check_levels(evaluator: LatticeEvaluator, base_levels: npt.ArrayLike) -> IntArray:
@@ -1270,12 +1271,17 @@ class _CompiledPartial(_Rounds):
         # the score as tabulated terms (None: it is called from Python); with the compiled
         # judge, a whole batch then runs in one compiled call
         terms = score.terms(priorities, base_counts, cards) if m else None
-        self._fused: tuple[bool, npt.NDArray[np.float64], IntArray] | None = None
+        self._fused: tuple[_JudgeSpec, bool, npt.NDArray[np.float64], IntArray] | None = None
         if terms is not None and self._jspec is not None:
             kind, tables = terms
             term_off = np.zeros(m, dtype=np.int64)
             term_off[1:] = np.cumsum([t.size for t in tables])[:-1]
-            self._fused = (kind == "max", np.concatenate(tables).astype(np.float64), term_off)
+            self._fused = (
+                self._jspec,
+                kind == "max",
+                np.concatenate(tables).astype(np.float64),
+                term_off,
+            )
         self._out = np.zeros(4, dtype=np.int64)
         self._mixed = tuple(-1 for _ in base.columns)  # the class levels of the judge's stats
         # group state (capacity n: groups partition the base classes)
@@ -1393,8 +1399,8 @@ class _CompiledPartial(_Rounds):
         return changed
 
     def _try_batch(self, j: int) -> bool:
-        if self._fused is not None and self._jspec is not None:
-            return self._fused_batch(j, self._jspec, *self._fused)
+        if self._fused is not None:
+            return self._fused_batch(j, *self._fused)
         found = self.k.find(
             j, self._g, self._mcs, self._down, self._fh, self._lab_off, self._bsize, self._glab,
             self._ghash, self._gcand, self._gfail, self._gstart, self._gcount, self._mem,
@@ -1424,7 +1430,7 @@ class _CompiledPartial(_Rounds):
     def _fused_batch(
         self,
         j: int,
-        jspec: tuple[IntArray, IntArray, IntArray, IntArray, npt.NDArray[np.float64]],
+        jspec: _JudgeSpec,
         is_max: bool,
         terms: npt.NDArray[np.float64],
         term_off: IntArray,

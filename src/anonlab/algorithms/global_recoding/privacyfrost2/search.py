@@ -278,15 +278,17 @@ class _Search:
             self._tkeys = np.full(slots, -1, dtype=np.int64)
             self._tvals = np.zeros(slots, dtype=np.int64)
             self._out = np.empty(n, dtype=np.int64)
-            self._sparse = {
-                name: (cls, val, cnt.astype(np.int64), nv)
-                for name, (cls, val, cnt, nv) in evaluator.sparse_histograms().items()
-            }
-            # the sensitive counts side by side, for the compiled judge of built-in models
-            layout, self._sp_cls, self._sp_val, self._sp_cnt, self._nv_all, self._total_hist = (
-                side_by_side(evaluator.sparse_histograms())
-            )
-            self._jspec = judge_spec(evaluator.models, layout)
+            # the sensitive counts side by side: the compiled judge of built-in models reads
+            # them whole, other models per attribute (a slice of columns each)
+            (
+                self._layout,
+                self._sp_cls,
+                self._sp_val,
+                self._sp_cnt,
+                self._nv_all,
+                self._total_hist,
+            ) = side_by_side(evaluator.sparse_histograms())
+            self._jspec = judge_spec(evaluator.models, self._layout)
 
     # ------------------------------------------------------------------ primitives
     def e(self, node: Node) -> IntArray:
@@ -312,23 +314,24 @@ class _Search:
         hit = self._checked.get(node)
         if hit is None:
             ids, sizes = self._classes(node)
-            if self._kern is not None and self._jspec is not None:
-                g = int(sizes.size)  # the built-in models, judged compiled
+            hist = None
+            if self._kern is not None and self._layout:
+                g = int(sizes.size)
                 hist = self._kern.class_hists(
                     ids, g, self._sp_cls, self._sp_val, self._sp_cnt, self._nv_all
                 )
+            if self._kern is not None and self._jspec is not None:
+                g = int(sizes.size)  # the built-in models, judged compiled
+                if hist is None:  # (no sensitive attribute)
+                    hist = np.zeros((g, 0), dtype=np.int64)
                 bad = np.empty(g, dtype=np.bool_)
                 rows = self._kern.judge(sizes, hist, g, self._total_hist, self.k, *self._jspec, bad)
                 hit = (int(rows) <= self.limit, int(rows))
                 self.ev.count_evaluation(node)
             else:
                 hists = None
-                if self._kern is not None and self._sparse:
-                    g = int(sizes.size)
-                    hists = {
-                        name: self._kern.class_hists(ids, g, cls, val, cnt, nv)
-                        for name, (cls, val, cnt, nv) in self._sparse.items()
-                    }
+                if hist is not None:
+                    hists = {n: hist[:, o : o + w] for n, (o, w) in self._layout.items()}
                 res = self.ev.evaluate_classes(node, ids, sizes, hists)
                 hit = (bool(res.anonymous), int(res.suppressed_rows))
             self._checked[node] = hit
