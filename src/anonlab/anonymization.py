@@ -373,8 +373,8 @@ def verify_release(
     columns = LabelColumns(
         [col for col in generalized.columns if col.name not in ident],  # never released
         kept_rows,
-        masked=p.qis if mask_suppressed else (),
-        keep=keep if mask_suppressed else None,
+        masked=p.qis,
+        keep=keep if mask_suppressed else None,  # None: nothing masked
     )  # labels decoded when read
     return columns, suppressed, checks
 

@@ -100,7 +100,7 @@ class LabelColumns(Mapping[str, npt.NDArray[np.object_]]):
     ) -> None:
         self._columns = {c.name: c for c in columns}
         self._rows = rows
-        self._masked = frozenset(masked) if keep is not None else frozenset()
+        self._masked = frozenset(masked)
         self._keep = keep
         self._decoded: dict[str, npt.NDArray[np.object_]] = {}
 
@@ -108,9 +108,8 @@ class LabelColumns(Mapping[str, npt.NDArray[np.object_]]):
         hit = self._decoded.get(name)
         if hit is None:
             col = self._columns[name]
-            codes = col.codes if self._rows is None else col.codes[self._rows]
-            hit = col.categories[codes]
-            if name in self._masked and self._keep is not None:
+            hit = col.labels() if self._rows is None else col.categories[col.codes[self._rows]]
+            if self._keep is not None and name in self._masked:
                 hit = np.where(self._keep, hit, "*").astype(object)
             self._decoded[name] = hit
         return hit

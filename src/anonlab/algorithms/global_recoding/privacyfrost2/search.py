@@ -314,14 +314,13 @@ class _Search:
         hit = self._checked.get(node)
         if hit is None:
             ids, sizes = self._classes(node)
+            g = int(sizes.size)
             hist = None
             if self._kern is not None and self._layout:
-                g = int(sizes.size)
                 hist = self._kern.class_hists(
                     ids, g, self._sp_cls, self._sp_val, self._sp_cnt, self._nv_all
                 )
-            if self._kern is not None and self._jspec is not None:
-                g = int(sizes.size)  # the built-in models, judged compiled
+            if self._kern is not None and self._jspec is not None:  # built-in models, compiled
                 if hist is None:  # (no sensitive attribute)
                     hist = np.zeros((g, 0), dtype=np.int64)
                 bad = np.empty(g, dtype=np.bool_)
