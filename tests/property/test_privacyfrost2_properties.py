@@ -464,35 +464,31 @@ def test_partial_step_remembered_verdicts_match_the_reference(
         event("groups left alone (merges)")
 
 
-@pytest.mark.parametrize("seed", [1, 3, 7, 8, 9])
-def test_doomed_members_skip_groups_as_the_reference_judges_them(seed):
-    """A member whose split class on an attribute was too small dooms every later group it
-    is in on that attribute (the partition only refines): the compiled step skips those
-    groups without walking them and still returns the reference's every split, table
-    checked and verdict."""
+def run_watched(seed, models, orders, before=None, after=None):
+    """Run the compiled partial step on 40 random rows in each attribute ``order``, driven
+    from Python with every ``find`` watched (``before(args)``, ``after(args, result)``) and
+    fused in one compiled call per batch, and assert that both make the reference's every
+    split, table checked, verdict and group left alone."""
     from types import SimpleNamespace
 
     from anonlab.algorithms.global_recoding.privacyfrost2.partial import _ReferencePartial
 
     rng = random.Random(seed)
     rows = [(*(rng.choice("xyz") for _ in QIS), rng.choice("pqr")) for _ in range(40)]
-    ev, _ = setup(rows, [("k_anonymity", {"k": 3})])
+    ev, _ = setup(rows, models)
     eb = np.array([ev.stats((0,), [j], with_keys=False).sizes.size for j in range(3)])
-    skipped = []
-    for order in ([0, 1, 2], [2, 1, 0], [1, 0, 2]):
+    for order in orders:
         args = (ev, HEIGHTS, (0, 0, 0), order, build_score("basic"), np.ones(3), eb, None)
         fast, ref = partial_state("compiled", *args), _ReferencePartial(*args)
         kern = fast.k
 
         def find(*a, kern=kern):
-            # candidates not known to fail whose group holds a member doomed on j
-            j, g = a[0], a[1]
-            gcand, gfail = a[9:11]
-            bit = np.uint64(1) << np.uint64(j % 64)
-            doomed = (a[20][:g, j // 64] & bit) != 0  # gdoom
-            live = (gcand[:g, j // 64] & ~gfail[:g, j // 64] & bit) != 0
-            skipped.append(int(np.count_nonzero(live & doomed)))
-            return kern.find(*a)
+            if before is not None:
+                before(a)
+            found = kern.find(*a)
+            if after is not None:
+                after(a, found)
+            return found
 
         fast.k = SimpleNamespace(**{**vars(kern), "find": find})
         fast._fused = None  # batches driven from Python, so that each find is watched
@@ -504,7 +500,45 @@ def test_doomed_members_skip_groups_as_the_reference_judges_them(seed):
             assert np.array_equal(state.levels, ref.levels)
             assert np.array_equal(state.table.ids, ref.table.ids)
             assert (state.s, state.splits, state.checked) == (ref.s, ref.splits, ref.checked)
+            assert state.entangled == ref.entangled
+
+
+@pytest.mark.parametrize("seed", [1, 3, 7, 8, 9])
+def test_doomed_members_skip_groups_as_the_reference_judges_them(seed):
+    """A member whose split class on an attribute was too small dooms every later group it
+    is in on that attribute (the partition only refines): the compiled step skips those
+    groups without walking them and still returns the reference's every split, table
+    checked and verdict."""
+    skipped = []
+
+    def before(a):
+        # candidates not known to fail whose group holds a member doomed on j
+        j, g = a[0], a[1]
+        gcand, gfail = a[9:11]
+        bit = np.uint64(1) << np.uint64(j % 64)
+        doomed = (a[20][:g, j // 64] & bit) != 0  # gdoom
+        live = (gcand[:g, j // 64] & ~gfail[:g, j // 64] & bit) != 0
+        skipped.append(int(np.count_nonzero(live & doomed)))
+
+    run_watched(seed, [("k_anonymity", {"k": 3})], ([0, 1, 2], [2, 1, 0], [1, 0, 2]), before)
     assert sum(skipped) > 0  # the shortcut was taken
+
+
+@pytest.mark.parametrize("seed", [2, 4, 5, 6])
+def test_groups_known_to_split_into_themselves_are_not_walked(seed):
+    """A group whose members share their label one level down on an attribute (``gdl``)
+    splits into itself there: the compiled step passes it without walking its members or
+    asking the models (its records, and so its verdict, are unchanged), and still makes the
+    reference's every split, table checked and verdict, driven from Python or fused."""
+    unwalked = []
+
+    def after(a, found):
+        xoff = found[11]  # judged group i's members walked: xoff[i]:xoff[i+1]
+        unwalked.append(int(np.count_nonzero(np.diff(xoff) == 0)))
+
+    models = [("k_anonymity", {"k": 2}), ("distinct_l_diversity", {"attribute": "s", "l": 2})]
+    run_watched(seed, models, ([0, 1, 2], [2, 1, 0], [1, 2, 0]), after=after)
+    assert sum(unwalked) > 0  # the shortcut was taken
 
 
 @settings(max_examples=60, deadline=None)

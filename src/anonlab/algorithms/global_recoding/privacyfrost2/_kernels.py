@@ -31,6 +31,11 @@ others work on the group state of
   level), those on which its split failed since it last changed ``gfail``, and those on
   which one of its members is doomed ``gdoom``; and the attributes on which its members
   share one level ``guni`` (a split keeps that, so the deepest level is known unwalked);
+  its records ``gsize``; and per attribute (m, n) the label one level down that all its
+  members share ``gdl`` (``-1``: not known to), so that its split on that attribute, which
+  is then the group itself, needs no walk: set from the members where they are walked
+  (the group state built, a split committed, a split found), and inherited by the split
+  classes of a split on another attribute (a subset of members that shared one still do);
 * ``doom`` (n, words): per position, the attributes on which it is *doomed*: its split
   class on that attribute was smaller than the minimal class size. The partial step only
   refines the partition (a group splits, a level goes down), so a doomed member's split
@@ -84,18 +89,27 @@ def _same_family(a, b, j, glab):
 
 def _split_groups(
     lo, hi, sc, j, mcs, off, wj, bj, judged, xoff, down, bsize, gstart, gcount, mem, doom,
-    gdoom, row_of, cls_of, s_label, s_size, s_nb, ncls, failed,
+    gdoom, row_of, cls_of, s_label, s_size, s_nb, ncls, failed, gdl, gsize,
 ):  # fmt: skip
     """The split classes on ``j`` of judged groups ``lo:hi`` (one chunk of :func:`_find`,
     with its own scratch row ``sc``): per member its row and class within its group, per
-    group its classes in slots ``xoff[a] + 0, 1, ...`` (label, size, base classes), their
-    number and whether one is below ``mcs`` (then the members of too-small classes are
-    doomed on ``j``)."""
+    group its classes in slots ``xoff[a] + a + 0, 1, ...`` (label, size, base classes),
+    their number and whether one is below ``mcs`` (then the members of too-small classes
+    are doomed on ``j``). A group with no members to walk (``xoff``) is one whose members
+    are known to share their label one level down (``gdl``): its one class is the group;
+    a group walked and found so is remembered in ``gdl``."""
     dj = down[j]
     for a in range(lo, hi):
         G = judged[a]
-        x0 = xoff[a]
-        x = x0
+        x0 = xoff[a] + a
+        x = xoff[a]
+        if xoff[a + 1] == x:  # not walked: one class, the group itself
+            s_label[x0] = gdl[j, G]
+            s_size[x0] = gsize[G]
+            s_nb[x0] = gcount[G]
+            ncls[a] = 1
+            failed[a] = False
+            continue
         nc_a = 0
         for q in range(gstart[G], gstart[G] + gcount[G]):
             r = mem[q]
@@ -120,11 +134,13 @@ def _split_groups(
                 small = True
         ncls[a] = nc_a
         failed[a] = small
+        if nc_a == 1:
+            gdl[j, G] = s_label[x0]  # its members share their label one level down
         if small:
             # the members of a too-small split class are doomed on j: the partition only
             # gets finer, so their split class on j stays too small in every later group
             gdoom[G, wj] |= bj
-            for y in range(x0, x):
+            for y in range(xoff[a], x):
                 if s_size[x0 + cls_of[y]] < mcs:
                     doom[row_of[y], wj] |= bj
 
@@ -132,10 +148,10 @@ def _split_groups(
 def _hist_groups(
     lo, hi, failed, judge_of, cstart, xoff, cls_of, row_of, sp_indptr, sp_val, sp_cnt, hist
 ):  # fmt: skip
-    """The sensitive histograms of the classes of judged groups ``lo:hi`` not failed on size
-    (one chunk of :func:`_find`): a group's classes are judged in a row."""
+    """The sensitive histograms of the classes of judged groups ``lo:hi`` that the models
+    judge (one chunk of :func:`_find`): a group's classes are judged in a row."""
     for a in range(lo, hi):
-        if failed[a]:
+        if judge_of[cstart[a]] < 0:  # failed on size, or one class: the group itself
             continue
         k0 = judge_of[cstart[a]]
         for x in range(xoff[a], xoff[a + 1]):
@@ -146,8 +162,8 @@ def _hist_groups(
 
 
 def _entangled(
-    j, g, judged, off, fh, glab, ghash, gcand, gstart, gcount, mem, down, cstart, cls_label,
-    sc0, ent,
+    j, g, judged, off, card, fh, glab, ghash, gcand, gstart, gcount, mem, down, cstart,
+    cls_label, sc0, ent, gdl,
 ):  # fmt: skip
     """Which judged groups' splits on ``j`` would merge with another group (``ent``): per
     family on ``j`` (a hash table keyed on the tuple without ``j``), whether the label sets
@@ -162,6 +178,8 @@ def _entangled(
     mask = size - 1
     table = np.full(size, -1, dtype=np.int64)
     famh = np.empty(nj, dtype=np.uint64)
+    jrep = np.empty(nj, dtype=np.int64)  # a judged group's family: its first judged group
+    fam_cnt = np.zeros(nj, dtype=np.int64)
     # a bit per slot of a table 8 times larger, set for the families of judged groups: most
     # groups are in none of them, and the bits (2 bytes per judged group) stay in cache
     fshift = np.uint64(64 - bits - 3)
@@ -181,26 +199,31 @@ def _entangled(
             s = (s + 1) & mask
         if table[s] == -1:
             table[s] = a
-    # every group in the family of a judged group: (representative, group)
-    fam_rep = np.empty(g, dtype=np.int64)
-    fam_cnt = np.zeros(nj, dtype=np.int64)
+        jrep[a] = table[s]
+        fam_cnt[jrep[a]] += 1
+    # the other groups in the family of a judged group: (representative, group)
+    ext_rep = np.empty(g - nj, dtype=np.int64)
+    ext_grp = np.empty(g - nj, dtype=np.int64)
+    n_ext = 0
+    p = 0
     for H in range(g):
+        if p < nj and judged[p] == H:  # (judged is ascending) its family is known
+            p += 1
+            continue
         h = ghash[H] - fh[off + glab[j, H]]
         f = (h * fib) >> fshift
-        rep = -1
         if not (filt[f >> np.uint64(6)] >> (f & np.uint64(63))) & np.uint64(1):
-            fam_rep[H] = rep
             continue
         s = np.int64(f >> three)
         while table[s] != -1:
             b = table[s]
-            if famh[b] == h and (judged[b] == H or _same_family(judged[b], H, j, glab)):
-                rep = b
+            if famh[b] == h and _same_family(judged[b], H, j, glab):
+                ext_rep[n_ext] = b
+                ext_grp[n_ext] = H
+                n_ext += 1
+                fam_cnt[b] += 1
                 break
             s = (s + 1) & mask
-        fam_rep[H] = rep
-        if rep >= 0:
-            fam_cnt[rep] += 1
     multi = 0
     for a in range(nj):
         if fam_cnt[a] > 1:
@@ -211,74 +234,78 @@ def _entangled(
         for a in range(nj):
             pos[a + 1] = pos[a] + (fam_cnt[a] if fam_cnt[a] > 1 else 0)
         members = np.empty(pos[nj], dtype=np.int64)
+        mj = np.empty(pos[nj], dtype=np.int64)  # a member's index in judged, or -1
         fill = pos[:nj].copy()
-        for H in range(g):
-            rep = fam_rep[H]
-            if rep >= 0 and fam_cnt[rep] > 1:
-                members[fill[rep]] = H
-                fill[rep] += 1
-        is_judged = np.full(g, -1, dtype=np.int64)
         for a in range(nj):
-            is_judged[judged[a]] = a
-        touched = np.empty(64, dtype=np.int64)
+            rep = jrep[a]
+            if fam_cnt[rep] > 1:
+                members[fill[rep]] = judged[a]
+                mj[fill[rep]] = a
+                fill[rep] += 1
+        for e in range(n_ext):
+            rep = ext_rep[e]
+            members[fill[rep]] = ext_grp[e]
+            mj[fill[rep]] = -1
+            fill[rep] += 1
+        hit = np.zeros(pos[nj], dtype=np.bool_)
+        # the labels a family has on j, each once (not grown in the loop: numba then counts
+        # references to the array at every step)
+        touched = np.empty(card, dtype=np.int64)
         for rep in range(nj):
             if fam_cnt[rep] < 2:
                 continue
             nt = 0
-            hit = np.zeros(pos[rep + 1] - pos[rep], dtype=np.bool_)
-            owner_of = np.empty(pos[rep + 1] - pos[rep], dtype=np.int64)
             for x in range(pos[rep], pos[rep + 1]):
                 H = members[x]
-                k = x - pos[rep]
-                owner_of[k] = H
                 cur = glab[j, H]
-                aj = is_judged[H]
+                aj = mj[x]
                 # its labels on j: the current one (kept if its split is not), then those
-                # of its split classes: known if it is judged, else from its members
+                # of its split classes: known if it is judged or its members share one
+                # (gdl), else from its members
                 c = 0
                 n_lab = 0
                 q0 = 0
                 q1 = 0
+                one = -1
                 if aj >= 0:
                     c = cstart[aj]
                     n_lab = cstart[aj + 1] - c
                 elif (gcand[H, j >> 6] >> np.uint64(j & 63)) & np.uint64(1):
-                    q0 = gstart[H]
-                    q1 = q0 + gcount[H]
+                    one = gdl[j, H]
+                    if one < 0:
+                        q0 = gstart[H]
+                        q1 = q0 + gcount[H]
                 i = -1
-                while i < n_lab or q0 < q1:
+                while i < n_lab or q0 < q1 or one >= 0:
                     if i < 0:
                         lab = cur
                     elif aj >= 0:
                         lab = cls_label[c + i]
+                    elif one >= 0:
+                        lab = one
+                        one = -1
                     else:
                         lab = down[j, mem[q0]]
                         q0 += 1
                     i += 1
                     o = sc0[off + lab]
                     if o == -1:
-                        sc0[off + lab] = k
-                        if nt == touched.size:
-                            grown = np.empty(2 * nt, dtype=np.int64)
-                            grown[:nt] = touched
-                            touched = grown
+                        sc0[off + lab] = x
                         touched[nt] = off + lab
                         nt += 1
-                    elif o != k:
-                        hit[k] = True
+                    elif o != x:
+                        hit[x] = True
                         hit[o] = True
             for t in range(nt):
                 sc0[touched[t]] = -1
-            for k in range(hit.size):
-                if hit[k]:
-                    a = is_judged[owner_of[k]]
-                    if a >= 0:
-                        ent[a] = True
+            for x in range(pos[rep], pos[rep + 1]):
+                if hit[x] and mj[x] >= 0:
+                    ent[mj[x]] = True
 
 
 def _find(
     j, g, mcs, down, fh, lab_off, bsize, glab, ghash, gcand, gfail, gstart, gcount, mem,
-    scratch, sp_indptr, sp_val, sp_cnt, nv, doom, gdoom, total, total_hist,
+    scratch, sp_indptr, sp_val, sp_cnt, nv, doom, gdoom, total, total_hist, gdl, gsize,
 ):  # fmt: skip
     """One batch on attribute ``j``: the candidate groups, which are judged, their split
     classes, the classes the models must judge and their sensitive histograms.
@@ -289,11 +316,13 @@ def _find(
     judged now (not known to fail since their last change), per judged group whether its
     split would merge with another group and whether a split class is below ``mcs``; per
     split class its judged group; per class the row of ``hist``/``judge_size`` the models
-    judge (``-1``: its group already failed on size); the split classes of judged group
+    judge (``-1``: its group already failed on size, or it is its group's only class, which
+    keeps the group's records and verdict); the split classes of judged group
     ``a`` are ``cstart[a]:cstart[a+1]``, each with its label on ``j`` and its number of base
     classes (for :func:`_e_after`); the members of judged group ``a`` are
     ``row_of[xoff[a]:xoff[a+1]]`` (in ``mem`` order), each with its split class counted
-    within the group in ``cls_of`` (for :func:`_commit`). ``judge_size`` and ``hist`` have
+    within the group in ``cls_of`` (for :func:`_commit`), none if its members are known to
+    share their label one level down (``gdl``): it is not walked. ``judge_size`` and ``hist`` have
     one more row, last: the records of every other class as one class (``total`` records,
     ``total_hist`` their sensitive counts), so the models see the whole table's
     distribution. The split classes and histograms are computed in ``scratch.shape[0]``
@@ -325,26 +354,30 @@ def _find(
         return n_cand, judged, ent, failed, e64, e64, s1, h1, z1, e64, e64, z1, e64, e64
     # --- split classes of the judged groups (their labels also decide entanglement), in
     # contiguous chunks of groups of about equal members, one per scratch row (in parallel)
-    xoff = np.empty(nj + 1, dtype=np.int64)  # group a's members are row_of[xoff[a]:xoff[a+1]]
+    # group a's members are row_of[xoff[a]:xoff[a+1]]: none for a group whose members are
+    # known to share their label one level down (it splits into itself, unwalked)
+    xoff = np.empty(nj + 1, dtype=np.int64)
     xoff[0] = 0
     for a in range(nj):
-        xoff[a + 1] = xoff[a] + gcount[judged[a]]
+        G = judged[a]
+        walk = gdl[j, G] < 0 or gsize[G] < mcs
+        xoff[a + 1] = xoff[a] + (gcount[G] if walk else 0)
     n_rows = xoff[nj]
     n_chunks = scratch.shape[0]
     bounds = _chunk_bounds(xoff, n_chunks)
     row_of = np.empty(n_rows, dtype=np.int64)
     cls_of = np.empty(n_rows, dtype=np.int64)  # its split class, counted within its group
-    # the split classes of group a in slots xoff[a] + 0, 1, ... (a group has at most as
-    # many classes as members)
-    s_label = np.empty(n_rows, dtype=np.int64)
-    s_size = np.empty(n_rows, dtype=np.int64)
-    s_nb = np.empty(n_rows, dtype=np.int64)
+    # the split classes of group a in slots xoff[a] + a + 0, 1, ... (a group has at most as
+    # many classes as members, and one if not walked)
+    s_label = np.empty(n_rows + nj, dtype=np.int64)
+    s_size = np.empty(n_rows + nj, dtype=np.int64)
+    s_nb = np.empty(n_rows + nj, dtype=np.int64)
     ncls = np.empty(nj, dtype=np.int64)
     for t in prange(n_chunks):
         _split_groups(
             bounds[t], bounds[t + 1], scratch[t], j, mcs, off, wj, bj, judged, xoff, down,
             bsize, gstart, gcount, mem, doom, gdoom, row_of, cls_of, s_label, s_size, s_nb,
-            ncls, failed,
+            ncls, failed, gdl, gsize,
         )  # fmt: skip
     # the classes numbered group after group
     cstart = np.empty(nj + 1, dtype=np.int64)
@@ -360,18 +393,22 @@ def _find(
         for u in range(ncls[a]):
             c = cstart[a] + u
             cls_group[c] = a
-            cls_label[c] = s_label[xoff[a] + u]
-            cls_size[c] = s_size[xoff[a] + u]
-            cls_nb[c] = s_nb[xoff[a] + u]
+            cls_label[c] = s_label[xoff[a] + a + u]
+            cls_size[c] = s_size[xoff[a] + a + u]
+            cls_nb[c] = s_nb[xoff[a] + a + u]
     _entangled(
-        j, g, judged, off, fh, glab, ghash, gcand, gstart, gcount, mem, down, cstart,
-        cls_label, scratch[0], ent,
+        j, g, judged, off, lab_off[j + 1] - off, fh, glab, ghash, gcand, gstart, gcount, mem,
+        down, cstart, cls_label, scratch[0], ent, gdl,
     )  # fmt: skip
-    # --- histograms of the classes of groups not failed on size
+    # --- histograms of the classes the models judge: those of groups not failed on size
+    # that split into two or more (a group splitting into itself keeps its records, and
+    # so its verdict: it is not suppressed, and every model judges a class by its own
+    # records and the whole table's)
     judge_of = np.full(nc, -1, dtype=np.int64)
     nk = 0
     for c in range(nc):
-        if not failed[cls_group[c]]:
+        a = cls_group[c]
+        if not failed[a] and cstart[a + 1] - cstart[a] > 1:
             judge_of[c] = nk
             nk += 1
     judge_size = np.empty(nk + 1, dtype=np.int64)
@@ -421,7 +458,10 @@ def _e_after(j, which, judged, e_j, cstart, cls_label, cls_nb, lab_off, glab, lc
     the judged groups ``judged[which]``, from their split classes as :func:`_find` found
     them (no member is walked)."""
     off = lab_off[j]
-    touched = np.empty(64, dtype=np.int64)
+    n_cls = 0
+    for i in range(which.size):
+        n_cls += cstart[which[i] + 1] - cstart[which[i]]
+    touched = np.empty(2 * n_cls, dtype=np.int64)
     nt = 0
     for i in range(which.size):
         a = which[i]
@@ -429,10 +469,6 @@ def _e_after(j, which, judged, e_j, cstart, cls_label, cls_nb, lab_off, glab, lc
         for c in range(cstart[a], cstart[a + 1]):
             new = off + cls_label[c]
             if new != old:
-                if nt + 2 > touched.size:
-                    grown = np.empty(2 * touched.size, dtype=np.int64)
-                    grown[:nt] = touched[:nt]
-                    touched = grown
                 delta[new] += cls_nb[c]
                 delta[old] -= cls_nb[c]
                 touched[nt] = new
@@ -456,7 +492,7 @@ def _e_after(j, which, judged, e_j, cstart, cls_label, cls_nb, lab_off, glab, lc
 def _commit(
     j, lo, which, judged, cstart, cls_label, cls_nb, xoff, row_of, cls_of, g, lv, down, codes,
     dom, dom_off, dom_w, fh, lab_off, orig, gid, glab, ghash, gcand, gfail, gfirst, gmax, guni,
-    gstart, gcount, mem, lcount, doom, gdoom, n_chunks,
+    gstart, gcount, mem, lcount, doom, gdoom, n_chunks, bsize, gdl, gsize,
 ):  # fmt: skip
     """Split the judged groups ``judged[which]`` of the last :func:`_find` on ``j`` into the
     split classes it found (``cstart``, ``cls_label``, ``cls_nb``; per member ``row_of`` and
@@ -489,11 +525,13 @@ def _commit(
                 lcount[off + old] -= cls_nb[c]
         wx[i + 1] = wx[i] + gcount[G]
     bounds = _chunk_bounds(wx, n_chunks)
+    cdl = np.empty(n_cls, dtype=np.int64)  # per split class: its members' next label
     for t in prange(n_chunks):
         _split_into(
             bounds[t], bounds[t + 1], j, which, judged, cstart, cls_label, cls_nb, xoff,
             row_of, cls_of, ct, cat, lo, lv, down, codes, dom, dom_off, dom_w, fh, off, orig,
             gid, glab, ghash, gcand, gfail, gfirst, gmax, guni, gstart, gcount, mem, doom, gdoom,
+            bsize, gdl, gsize, cdl,
         )  # fmt: skip
     return g
 
@@ -515,7 +553,7 @@ def _batch(
     j, g, mcs, lv, down, codes, dom, dom_off, dom_w, fh, lab_off, bsize, glab, ghash, gcand,
     gfail, gstart, gcount, mem, scratch, sp_indptr, sp_val, sp_cnt, nv, doom, gdoom, total,
     total_hist, kinds, offs, widths, ipar, fpar, lo, orig, gfirst, gmax, guni, gid, lcount,
-    delta, n_chunks, ok, e, s, is_max, terms, term_off, out,
+    delta, n_chunks, ok, e, s, is_max, terms, term_off, out, gdl, gsize,
 ):  # fmt: skip
     """One whole batch on attribute ``j`` with built-in models and a tabulated score: the
     split of every candidate group (:func:`_find`), the models' verdicts (:func:`_judge`),
@@ -534,7 +572,7 @@ def _batch(
         cls_nb, xoff, row_of, cls_of,
     ) = _find(
         j, g, mcs, down, fh, lab_off, bsize, glab, ghash, gcand, gfail, gstart, gcount, mem,
-        scratch, sp_indptr, sp_val, sp_cnt, nv, doom, gdoom, total, total_hist,
+        scratch, sp_indptr, sp_val, sp_cnt, nv, doom, gdoom, total, total_hist, gdl, gsize,
     )  # fmt: skip
     if n_cand == 0:
         return s, g
@@ -591,7 +629,7 @@ def _batch(
                     j, lo, which, judged, cstart, cls_label, cls_nb, xoff, row_of, cls_of, g,
                     lv, down, codes, dom, dom_off, dom_w, fh, lab_off, orig, gid, glab, ghash,
                     gcand, gfail, gfirst, gmax, guni, gstart, gcount, mem, lcount, doom, gdoom,
-                    n_chunks,
+                    n_chunks, bsize, gdl, gsize,
                 )  # fmt: skip
                 s = s_new
                 out[2] += hi_i - lo_i
@@ -612,13 +650,16 @@ def _batch(
 def _split_into(
     lo, hi, j, which, judged, cstart, cls_label, cls_nb, xoff, row_of, cls_of, ct, cat,
     lo_lv, lv, down, codes, dom, dom_off, dom_w, fh, off, orig, gid, glab, ghash, gcand, gfail,
-    gfirst, gmax, guni, gstart, gcount, mem, doom, gdoom,
+    gfirst, gmax, guni, gstart, gcount, mem, doom, gdoom, bsize, gdl, gsize, cdl,
 ):  # fmt: skip
     """Split groups ``judged[which[lo:hi]]`` (one chunk of :func:`_commit`) into the groups
     ``ct`` of their split classes, whose members start at ``cat`` in ``mem``; ``lo_lv``: the
     lowest level of each attribute. On an attribute where a group's members share one level
     (``guni``, one bit per attribute) its split classes' deepest level is known without
-    walking them: the same, or one less on ``j``."""
+    walking them: the same, or one less on ``j``. A split class's members share their
+    label one level down on an attribute other than ``j`` if its group's did (``gdl``); on
+    ``j`` it is found as they are walked (``cdl``: per split class, scratch). A group that
+    :func:`_find` did not walk (one class, the group itself) is walked here in ``mem``."""
     m = glab.shape[0]
     nw = doom.shape[1]
     n = gid.size
@@ -646,6 +687,35 @@ def _split_into(
             keep[w] = gcand[G, w] & puni[w]
         keep[j >> 6] &= ~bj
         uni_j = (puni[j >> 6] & bj) != 0
+        if c1 - c0 == 1:
+            # the group splits into itself: same members (and so the same size, range, first
+            # base class, doomed attributes and levels but on j); only j goes down
+            glab[j, G] = cls_label[c0]
+            ghash[G] = fam + fh[off + cls_label[c0]]
+            dl = -2
+            top = -1
+            for q in range(gstart[G], gstart[G] + gcount[G]):
+                r = mem[q]
+                if lv[r, j] > lo_j:
+                    lv[r, j] -= 1
+                    down[j, r] = _label(j, r, max(lv[r, j] - 1, lo_j), codes, dom, dom_off, dom_w)
+                d = down[j, r]
+                if dl == -2:
+                    dl = d
+                elif dl != d:
+                    dl = -1
+                top = max(top, lv[r, j])
+            gdl[j, G] = dl
+            gmax[G, j] = top
+            for w in range(nw):
+                gcand[G, w] = keep[w]
+                gfail[G, w] = 0
+            for x in range(m):
+                if (x == j or not (puni[x >> 6] >> np.uint64(x & 63)) & np.uint64(1)) and (
+                    gmax[G, x] > lo_lv[x]
+                ):
+                    gcand[G, x >> 6] |= np.uint64(1) << np.uint64(x & 63)
+            continue
         if uni_j:
             pmax[j] -= 1  # every member is above the lowest level (a candidate) and goes down
         for c in range(c0, c1):
@@ -653,6 +723,7 @@ def _split_into(
             if t != G:
                 for x in range(m):
                     glab[x, t] = glab[x, G]
+                    gdl[x, t] = gdl[x, G]  # (a subset of members that shared one still do)
         for c in range(c0, c1):
             t = ct[c]
             glab[j, t] = cls_label[c]
@@ -660,6 +731,8 @@ def _split_into(
             gfirst[t] = n
             gstart[t] = cat[c]
             gcount[t] = cls_nb[c]
+            gsize[t] = 0
+            cdl[c] = -2  # none seen yet
             for x in range(m):
                 gmax[t, x] = pmax[x]
             for y in range(nwalk):
@@ -667,14 +740,26 @@ def _split_into(
             for w in range(nw):
                 gdoom[t, w] = 0
                 guni[t, w] = puni[w]  # (a split class of members on one level stays so)
-        for x in range(xoff[a], xoff[a + 1]):
-            r = row_of[x]
-            c = c0 + cls_of[x]
+        walked = xoff[a + 1] > xoff[a]
+        q0 = cat[c0]
+        for i in range(xoff[a + 1] - xoff[a] if walked else cls_nb[c0]):
+            if walked:
+                r = row_of[xoff[a] + i]
+                c = c0 + cls_of[xoff[a] + i]
+            else:  # one class, the group itself, in the same order (mem is read first)
+                r = mem[q0 + i]
+                c = c0
             t = ct[c]
             if lv[r, j] > lo_j:
                 lv[r, j] -= 1
                 # its label one level further down (or its own, on the lowest level)
                 down[j, r] = _label(j, r, max(lv[r, j] - 1, lo_j), codes, dom, dom_off, dom_w)
+            d = down[j, r]
+            if cdl[c] == -2:
+                cdl[c] = d
+            elif cdl[c] != d:
+                cdl[c] = -1
+            gsize[t] += bsize[r]
             gid[r] = t
             if orig[r] < gfirst[t]:
                 gfirst[t] = orig[r]
@@ -686,6 +771,7 @@ def _split_into(
             cat[c] += 1
         for c in range(c0, c1):  # a changed group: a candidate where it can go down
             t = ct[c]
+            gdl[j, t] = cdl[c]
             for w in range(nw):
                 gcand[t, w] = keep[w]
                 gfail[t, w] = 0
@@ -711,7 +797,8 @@ def _set_candidate(G, lo_lv, gmax, gcand, gfail):
 
 def _build_groups(
     gid, g, lv, codes, dom, dom_off, dom_w, fh, lab_off, orig, glab, ghash, gfirst, gmax,
-    gstart, gcount, mem, lcount, doom, gdoom, gviol, lo_lv, gcand, gfail, guni, down,
+    gstart, gcount, mem, lcount, doom, gdoom, gviol, lo_lv, gcand, gfail, guni, down, bsize,
+    gdl, gsize,
 ):  # fmt: skip
     """The group state of a table given as the group of each base class (``orig``: the
     base class number of each position, for ``gfirst``); a group's labels are those of
@@ -719,14 +806,18 @@ def _build_groups(
     A group not suppressed (``gviol``) is a candidate (``gcand``) on the attributes where a
     member is above the lowest level ``lo_lv``; none has failed (``gfail``). ``guni``: the
     attributes on which its members share one level. ``down``: each position's label one
-    level down (its own on the lowest level)."""
+    level down (its own on the lowest level); ``gdl``: per attribute, the label one level
+    down that all of a group's members share, or ``-1``. ``gsize``: its records."""
     m = lv.shape[1]
     nw = doom.shape[1]
     n = gid.size
     gmin = np.empty((g, m), dtype=np.int64)
     for G in range(g):
         gcount[G] = 0
+        gsize[G] = 0
         gfirst[G] = n
+        for x in range(m):
+            gdl[x, G] = -2  # none seen yet
         for x in range(m):
             gmax[G, x] = -1
             gmin[G, x] = 1 << 30
@@ -738,6 +829,7 @@ def _build_groups(
             for x in range(m):
                 glab[x, G] = _label(x, r, lv[r, x], codes, dom, dom_off, dom_w)
         gcount[G] += 1
+        gsize[G] += bsize[r]
         if orig[r] < gfirst[G]:
             gfirst[G] = orig[r]
         for x in range(m):
@@ -748,7 +840,13 @@ def _build_groups(
     for x in range(m):  # attribute by attribute: each row of down is written in order
         lo_x = lo_lv[x]
         for r in range(n):
-            down[x, r] = _label(x, r, max(lv[r, x] - 1, lo_x), codes, dom, dom_off, dom_w)
+            d = _label(x, r, max(lv[r, x] - 1, lo_x), codes, dom, dom_off, dom_w)
+            down[x, r] = d
+            G = gid[r]
+            if gdl[x, G] == -2:
+                gdl[x, G] = d
+            elif gdl[x, G] != d:
+                gdl[x, G] = -1
     for G in range(g):
         for w in range(nw):
             guni[G, w] = 0

@@ -1309,6 +1309,10 @@ class _CompiledPartial(_Rounds):
         # per attribute and position: its label one level down, or its own on the lowest
         # level (what a split on that attribute gives it; kept by the commits)
         self._down = np.empty((m, n), dtype=np.int32)
+        # per attribute and group: the label of ``down`` its members all share, or -1 (not
+        # known to); then its split on that attribute is the group itself, unwalked
+        self._gdl = np.empty((m, n), dtype=np.int32)
+        self._gsize = np.zeros(n, dtype=np.int64)  # records per group
         self._g = 0
         self._version = 0
         self._memo: dict[int, tuple[int, int, int]] = {}
@@ -1366,6 +1370,7 @@ class _CompiledPartial(_Rounds):
             self._fh, self._lab_off, self._perm, self._glab, self._ghash, self._gfirst,
             self._gmax, self._gstart, self._gcount, self._mem, self._lcount, self._doom,
             self._gdoom, self._gviol, self.lo, self._gcand, self._gfail, self._guni, self._down,
+            self._bsize, self._gdl, self._gsize,
         )  # fmt: skip
         self._e = (
             np.add.reduceat(self._lcount > 0, self._lab_off[:-1]).astype(np.int64)
@@ -1405,7 +1410,7 @@ class _CompiledPartial(_Rounds):
             j, self._g, self._mcs, self._down, self._fh, self._lab_off, self._bsize, self._glab,
             self._ghash, self._gcand, self._gfail, self._gstart, self._gcount, self._mem,
             self._scratch, self._sp_indptr, self._sp_val, self._sp_cnt, self._nv, self._doom,
-            self._gdoom, self._total, self._total_hist,
+            self._gdoom, self._total, self._total_hist, self._gdl, self._gsize,
         )  # fmt: skip
         n_cand, judged, ent, failed, cls_group, judge_of, judge_size, hist = found[:8]
         if not n_cand:
@@ -1445,7 +1450,7 @@ class _CompiledPartial(_Rounds):
             self._sp_indptr, self._sp_val, self._sp_cnt, self._nv, self._doom, self._gdoom,
             self._total, self._total_hist, *jspec, self.lo, self._perm, self._gfirst,
             self._gmax, self._guni, self._gid, self._lcount, self._delta, self.k.chunks,
-            self._ok, self._e, self.s, is_max, terms, term_off, out,
+            self._ok, self._e, self.s, is_max, terms, term_off, out, self._gdl, self._gsize,
         )  # fmt: skip
         self._tick(int(out[0]))
         self.entangled += int(out[1])
@@ -1519,7 +1524,7 @@ class _CompiledPartial(_Rounds):
             self._dom, self._dom_off, self._dom_w, self._fh, self._lab_off, self._perm, self._gid,
             self._glab, self._ghash, self._gcand, self._gfail, self._gfirst, self._gmax,
             self._guni, self._gstart, self._gcount, self._mem, self._lcount, self._doom,
-            self._gdoom, self.k.chunks,
+            self._gdoom, self.k.chunks, self._bsize, self._gdl, self._gsize,
         )  # fmt: skip
         self._table = None
 
