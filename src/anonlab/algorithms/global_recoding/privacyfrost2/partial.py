@@ -1180,7 +1180,9 @@ class _CompiledPartial(_Rounds):
     64-bit tuple hash, the deepest level of each attribute); a group whose split on an
     attribute failed the models, and that has not changed since, fails again without being
     looked at, and so does a group holding a member whose split class on that attribute was
-    once too small (it stays too small as the partition refines); merges are found per
+    once too small (it stays too small as the partition refines), while a group whose
+    members are known to share their label one level down splits into itself and passes
+    (its records, and so its verdict, unchanged); merges are found per
     family (groups equal on every attribute but the one split), see :mod:`._kernels`. The
     models judge the split classes of the groups judged in one call per batch, on class
     statistics that hold those classes and one class of every other record (so the whole
