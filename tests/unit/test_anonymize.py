@@ -164,6 +164,26 @@ def test_hierarchy_file_missing_a_value(data, tmp_path):
     assert not (tmp_path / "o.csv").exists()
 
 
+def test_hierarchy_in_memory_equals_its_file(data, tmp_path):
+    from anonlab import masking_hierarchy
+    from anonlab.io import write_hierarchy
+
+    h = masking_hierarchy([r[1] for r in ROWS], steps=[1, 2, 4])  # no attribute name
+    path = tmp_path / "zip.csv"
+    write_hierarchy(h, path)
+    qis = {"age": {"intervals": {"widths": [5, 10, 20]}}, "sex": {}}
+    from_file = anonymize(data, job(quasi_identifiers={**qis, "zip": {"hierarchy": str(path)}}))
+    in_memory = anonymize(data, job(quasi_identifiers={**qis, "zip": {"hierarchy": h}}))
+    assert in_memory.transformation == from_file.transformation
+    assert in_memory.loss == from_file.loss
+    for name in COLS:
+        assert list(in_memory.columns[name]) == list(from_file.columns[name])
+    assert h.attribute is None  # the caller's hierarchy is not renamed
+    short = masking_hierarchy(["4350"], steps=[1])
+    with pytest.raises(HierarchyError, match="'4351' and 10 more of attribute 'zip'"):
+        anonymize(data, job(quasi_identifiers={"zip": {"hierarchy": short}}))
+
+
 def test_never_overwrites_the_input(data):
     with pytest.raises(AnonlabError, match="overwrite the input"):
         anonymize(data, job(), output=data)

@@ -18,7 +18,9 @@ minimise and which algorithm to use::
     metric: {name: entropy, monotonic: false}
     algorithm: optimal
 
-Paths are relative to the job file. This module only parses and validates the shape; models and
+Paths are relative to the job file. A job given from Python as a mapping may also name a
+:class:`~anonlab.data.hierarchy.Hierarchy` already in memory (``{"hierarchy": h}``): it is used
+as it is, without reading a file. This module only parses and validates the shape; models and
 metrics are built by the API from their registries.
 """
 
@@ -31,6 +33,7 @@ from typing import Any
 
 from anonlab._optional import import_optional
 from anonlab._validation import check_fraction, did_you_mean
+from anonlab.data.hierarchy import Hierarchy
 from anonlab.data.source import DEFAULT_NA_VALUES, CsvOptions
 from anonlab.exceptions import InputError, ParameterError
 
@@ -75,8 +78,8 @@ class QuasiIdentifierSpec:
     Attributes
     ----------
     name : str
-    hierarchy : Path, optional
-        An ARX-format hierarchy file.
+    hierarchy : Path or Hierarchy, optional
+        An ARX-format hierarchy file, or a hierarchy in memory (a job given as a mapping).
     builder : tuple of (str, dict), optional
         ``("mask" | "intervals" | "dates", parameters)`` to build the hierarchy from the data.
         With neither, the hierarchy is ``value -> *``.
@@ -87,7 +90,7 @@ class QuasiIdentifierSpec:
     """
 
     name: str
-    hierarchy: Path | None = None
+    hierarchy: Path | Hierarchy | None = None
     builder: tuple[str, dict[str, Any]] | None = None
     min_level: int | None = None
     max_level: int | None = None
@@ -227,7 +230,9 @@ def _parse_qi(name: str, opts: Any, base: Path, where: str) -> QuasiIdentifierSp
             f"Quasi-identifier {name!r} has two hierarchies ({', '.join(given)}){where}."
         )
     spec = QuasiIdentifierSpec(name)
-    if "hierarchy" in opts:
+    if isinstance(opts.get("hierarchy"), Hierarchy):
+        spec.hierarchy = opts["hierarchy"]
+    elif "hierarchy" in opts:
         spec.hierarchy = (base / str(opts["hierarchy"])).resolve()
     elif given:
         params = opts[given[0]] or {}
