@@ -557,9 +557,7 @@ def _anonymize_privacyfrost2(
     records removed by pre-sampling) is re-checked by :func:`verify_release`.
     """
     opts = _pf2_options(p)
-    evaluator = build_evaluator(p, with_rows=True)
-    for m in p.models:
-        m.check_feasible(evaluator.base)
+    evaluator = build_evaluator(p, with_rows=True)  # privacyfrost2 checks the models' feasibility
     t0 = time.perf_counter()
     res = privacyfrost2(
         evaluator,

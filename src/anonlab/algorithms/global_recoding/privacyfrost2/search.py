@@ -735,6 +735,9 @@ def privacyfrost2(
     pre: PreSample | None = None
     work = evaluator
     presampling_s = 0.0
+    if evaluator.base.n_rows:  # (no records at all: said below)
+        for model in evaluator.models:
+            model.check_feasible(evaluator.base)  # what no generalization can repair
     if presampling is not None:
         t_pre = time.perf_counter()
         pre = presample(evaluator, presampling)
@@ -743,8 +746,9 @@ def privacyfrost2(
         presampling_s = time.perf_counter() - t_pre
     if work.base.n_rows == 0:
         raise InputError("The table has no records to anonymize.")
-    for model in work.models:
-        model.check_feasible(work.base)  # impossibilities no generalization can repair
+    if work is not evaluator:  # the records pre-sampling kept may be fewer kinds
+        for model in work.models:
+            model.check_feasible(work.base)
 
     search = _Search(work, lattice, prio, score_fn, p, progress, keep_runner_ups=restarts > 0)
     single, initial = search.precompute(attrs)
