@@ -8,7 +8,6 @@ is raised and nothing is written.
 
 from __future__ import annotations
 
-import copy
 import math
 import os
 import time
@@ -99,11 +98,7 @@ class Prepared:
 
 def _hierarchy_for(spec: Any, table: EncodedTable) -> Hierarchy:
     if isinstance(spec.hierarchy, Hierarchy):
-        if spec.hierarchy.attribute == spec.name:
-            return spec.hierarchy
-        named = copy.copy(spec.hierarchy)  # the caller's object keeps its name
-        named.attribute = spec.name  # errors name the column it generalizes
-        return named
+        return spec.hierarchy.named(spec.name)  # errors name the column it generalizes
     if spec.hierarchy is not None:
         return read_hierarchy(spec.hierarchy, attribute=spec.name)
     values = [v for v in table.column(spec.name).categories if v is not None]

@@ -44,9 +44,7 @@ def load_hierarchies(spec: HierarchySpec | None) -> dict[str, Hierarchy]:
     out: dict[str, Hierarchy] = {}
     for attr, h in (spec or {}).items():
         if isinstance(h, Hierarchy):
-            if h.attribute is None:
-                h.attribute = attr
-            out[attr] = h
+            out[attr] = h if h.attribute is not None else h.named(attr)
         else:
             out[attr] = read_hierarchy(Path(h), attribute=attr)
     return out

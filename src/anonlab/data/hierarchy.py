@@ -6,6 +6,7 @@ higher level a coarser label. Generalizing a column to a level is an array looku
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from itertools import repeat
 
@@ -204,6 +205,26 @@ class Hierarchy:
         self._leaves: npt.NDArray[np.object_] | None = None
         self._leaf_lookup: dict[object, int] | None = None
         self._last_leaf_index: tuple[object, npt.NDArray[np.int64]] | None = None
+
+    def named(self, attribute: str) -> Hierarchy:
+        """This hierarchy for ``attribute``: itself if it names it already, else a shallow
+        copy that does, for error messages about that attribute (the arrays are shared:
+        nothing in a hierarchy changes after it is built).
+
+        Parameters
+        ----------
+        attribute : str
+            The attribute the hierarchy generalizes.
+
+        Returns
+        -------
+        Hierarchy
+        """
+        if self.attribute == attribute:
+            return self
+        out = copy.copy(self)
+        out.attribute = attribute
+        return out
 
     # ---------------------------------------------------------------- properties
     def _where(self) -> str:
