@@ -585,3 +585,19 @@ def test_partial_step_engine_follows_numba_and_the_switch(monkeypatch):
     assert np.array_equal(fast.partial.class_of_base, slow.partial.class_of_base)
     assert fast.score == slow.score
     assert fast.partial.tables_checked == slow.partial.tables_checked
+
+
+@pytest.mark.parametrize(
+    ("n", "n_keys"),
+    [(0, 10), (1, 10), (7, 50), (32, 1000), (33, 1000), (300, 1000), (500, 70_000), (900, 1 << 20)],
+)
+def test_batch_table_order_sort_equals_argsort(n, n_keys):
+    """The sort of a batch's groups into table order (by insertion, by slots or by radix,
+    as the keys are few, dense or sparse; compiled when numba is there) gives the order of
+    a stable argsort."""
+    from anonlab.algorithms.global_recoding.privacyfrost2 import _kernels
+
+    _kernels.kernels()  # (compiles the module's kernels when numba is installed)
+    keys = np.random.default_rng(n).choice(n_keys, size=n, replace=False).astype(np.int64)
+    order = _kernels._order_of(keys, n_keys)
+    assert np.array_equal(order, np.argsort(keys, kind="stable"))

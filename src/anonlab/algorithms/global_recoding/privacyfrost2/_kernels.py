@@ -19,7 +19,11 @@ others work on the group state of
   domain code at each position; ``dom`` (flat, ``dom_off``/``dom_w``): the label id of
   (attribute, level, domain code); ``down`` (m, n): the label a position takes when its
   group splits on an attribute (one level down, or its own on the lowest level), kept
-  up to date by :func:`_commit` so that a split reads one array;
+  up to date by :func:`_commit` so that a split reads one array; both only where a
+  position's group has members on several levels of the attribute: where they share one
+  level (``guni``, below) that level is the group's ``gmax`` and the label one level down
+  comes from the code (:func:`_down_base`), so that a group going down one level on an
+  attribute without splitting is not walked (:func:`_materialize` writes ``lv`` back);
 * per group (capacity n, as groups partition the base classes): labels ``glab`` (m, n:
   attribute-major, so a scan of all groups on one attribute reads one row), a 64-bit tuple
   hash ``ghash`` (a sum of one random number ``fh`` per label), whether it is suppressed
@@ -31,7 +35,9 @@ others work on the group state of
   level), those on which its split failed since it last changed ``gfail``, and those on
   which one of its members is doomed ``gdoom``; and the attributes on which its members
   share one level ``guni`` (a split keeps that, so the deepest level is known unwalked);
-  its records ``gsize``; and per attribute (m, n) the label one level down that all its
+  its records ``gsize``; per attribute (m, n) the codes of one member ``gcode`` and a
+  level on which its members' codes share one label ``gcl`` (see :func:`_split_into`);
+  and per attribute (m, n) the label one level down that all its
   members share ``gdl`` (``-1``: not known to), so that its split on that attribute, which
   is then the group itself, needs no walk: set from the members where they are walked
   (the group state built, a split committed, a split found), and inherited by the split
@@ -87,9 +93,35 @@ def _same_family(a, b, j, glab):
     return True
 
 
+def _down_base(G, j, guni, gmax, dom_off, dom_w, lo_j):
+    """Where in ``dom`` the labels one level down (or their own, on the lowest level
+    ``lo_j``) of group ``G``'s members' codes on ``j`` start, if its members share one
+    level on ``j`` (``guni``: ``down`` is not kept for them, see :func:`_split_into`); else
+    ``-1`` (read ``down``)."""
+    if (guni[G, j >> 6] >> np.uint64(j & 63)) & np.uint64(1):
+        return dom_off[j] + max(np.int64(gmax[G, j]) - 1, lo_j) * dom_w[j]
+    return np.int64(-1)
+
+
+def _shared_level(rows, lo, hi, cj, dom, doff, dw, lo_j, top):
+    """The finest level from ``lo_j`` up (at most ``top``, where they share one) on which
+    the codes ``cj`` of positions ``rows[lo:hi]`` share one label (``dom`` of the attribute
+    at ``doff``, ``dw`` codes a level)."""
+    y = np.int64(lo_j)
+    c0 = cj[rows[lo]]
+    ref = dom[doff + y * dw + c0]
+    for i in range(lo, hi):
+        c = cj[rows[i]]
+        while y < top and dom[doff + y * dw + c] != ref:
+            y += 1
+            ref = dom[doff + y * dw + c0]
+    return y
+
+
 def _split_groups(
     lo, hi, sc, j, mcs, off, wj, bj, judged, xoff, down, bsize, gstart, gcount, mem, doom,
-    gdoom, row_of, cls_of, s_label, s_size, s_nb, ncls, failed, gdl, gsize,
+    gdoom, row_of, cls_of, s_label, s_size, s_nb, ncls, failed, gdl, gsize, guni, gmax, gcl,
+    codes, dom, dom_off, dom_w, lo_j,
 ):  # fmt: skip
     """The split classes on ``j`` of judged groups ``lo:hi`` (one chunk of :func:`_find`,
     with its own scratch row ``sc``): per member its row and class within its group, per
@@ -97,8 +129,11 @@ def _split_groups(
     their number and whether one is below ``mcs`` (then the members of too-small classes
     are doomed on ``j``). A group with no members to walk (``xoff``) is one whose members
     are known to share their label one level down (``gdl``): its one class is the group;
-    a group walked and found so is remembered in ``gdl``."""
+    a group walked and found so is remembered in ``gdl``. The members of a group on one
+    level of ``j`` (``guni``) take their label from ``codes`` (``down`` is not kept for
+    them); such a group found to be one class gets its shared level ``gcl`` on ``j``."""
     dj = down[j]
+    cj = codes[j]
     for a in range(lo, hi):
         G = judged[a]
         x0 = xoff[a] + a
@@ -111,9 +146,11 @@ def _split_groups(
             failed[a] = False
             continue
         nc_a = 0
+        # on one level: the labels one level down of its members' codes (-1: read down)
+        base = _down_base(G, j, guni, gmax, dom_off, dom_w, lo_j)
         for q in range(gstart[G], gstart[G] + gcount[G]):
             r = mem[q]
-            lab = dj[r]
+            lab = dj[r] if base < 0 else dom[base + cj[r]]
             c = sc[off + lab]
             if c == -1:
                 c = nc_a
@@ -136,6 +173,10 @@ def _split_groups(
         failed[a] = small
         if nc_a == 1:
             gdl[j, G] = s_label[x0]  # its members share their label one level down
+            if base >= 0:  # and the finest level on which they share one
+                gcl[j, G] = _shared_level(
+                    row_of, xoff[a], x, cj, dom, dom_off[j], dom_w[j], lo_j, gmax[G, j]
+                )  # fmt: skip
         if small:
             # the members of a too-small split class are doomed on j: the partition only
             # gets finer, so their split class on j stays too small in every later group
@@ -161,9 +202,41 @@ def _hist_groups(
                 hist[k, sp_val[e]] += sp_cnt[e]
 
 
+def _ext_scan(
+    lo, hi, j, off, judged, fh, glab, ghash, filt, fshift, table, mask, famh, ext_rep, ext_grp
+):  # fmt: skip
+    """The groups ``lo:hi`` not judged that are in the family on ``j`` of a judged group
+    (one chunk of :func:`_entangled`'s scan, with its hash table ``table`` of the judged
+    groups' families and their bits ``filt``): written as (representative, group) in
+    ``ext_rep``/``ext_grp`` from ``lo`` on; returns how many."""
+    fib = np.uint64(_FIB)
+    three = np.uint64(3)
+    nj = judged.size
+    n = 0
+    p = np.searchsorted(judged, lo)
+    for H in range(lo, hi):
+        if p < nj and judged[p] == H:  # (judged is ascending) its family is known
+            p += 1
+            continue
+        h = ghash[H] - fh[off + glab[j, H]]
+        f = (h * fib) >> fshift
+        if not (filt[f >> np.uint64(6)] >> (f & np.uint64(63))) & np.uint64(1):
+            continue
+        s = np.int64(f >> three)
+        while table[s] != -1:
+            b = table[s]
+            if famh[b] == h and _same_family(judged[b], H, j, glab):
+                ext_rep[lo + n] = b
+                ext_grp[lo + n] = H
+                n += 1
+                break
+            s = (s + 1) & mask
+    return n
+
+
 def _entangled(
     j, g, judged, off, card, fh, glab, ghash, gcand, gstart, gcount, mem, down, cstart,
-    cls_label, sc0, ent, gdl,
+    cls_label, sc0, ent, gdl, guni, gmax, codes, dom, dom_off, dom_w, lo_j, n_chunks,
 ):  # fmt: skip
     """Which judged groups' splits on ``j`` would merge with another group (``ent``): per
     family on ``j`` (a hash table keyed on the tuple without ``j``), whether the label sets
@@ -201,29 +274,24 @@ def _entangled(
             table[s] = a
         jrep[a] = table[s]
         fam_cnt[jrep[a]] += 1
-    # the other groups in the family of a judged group: (representative, group)
-    ext_rep = np.empty(g - nj, dtype=np.int64)
-    ext_grp = np.empty(g - nj, dtype=np.int64)
+    # the other groups in the family of a judged group: (representative, group), found in
+    # chunks of groups in parallel, each written from its chunk's start, then packed
+    ext_rep = np.empty(g, dtype=np.int64)
+    ext_grp = np.empty(g, dtype=np.int64)
+    n_in = np.zeros(n_chunks, dtype=np.int64)
+    for t in prange(n_chunks):
+        n_in[t] = _ext_scan(
+            (g * t) // n_chunks, (g * (t + 1)) // n_chunks, j, off, judged, fh, glab, ghash,
+            filt, fshift, table, mask, famh, ext_rep, ext_grp,
+        )  # fmt: skip
     n_ext = 0
-    p = 0
-    for H in range(g):
-        if p < nj and judged[p] == H:  # (judged is ascending) its family is known
-            p += 1
-            continue
-        h = ghash[H] - fh[off + glab[j, H]]
-        f = (h * fib) >> fshift
-        if not (filt[f >> np.uint64(6)] >> (f & np.uint64(63))) & np.uint64(1):
-            continue
-        s = np.int64(f >> three)
-        while table[s] != -1:
-            b = table[s]
-            if famh[b] == h and _same_family(judged[b], H, j, glab):
-                ext_rep[n_ext] = b
-                ext_grp[n_ext] = H
-                n_ext += 1
-                fam_cnt[b] += 1
-                break
-            s = (s + 1) & mask
+    for t in range(n_chunks):
+        at = (g * t) // n_chunks
+        for e in range(at, at + n_in[t]):
+            ext_rep[n_ext] = ext_rep[e]
+            ext_grp[n_ext] = ext_grp[e]
+            fam_cnt[ext_rep[e]] += 1
+            n_ext += 1
     multi = 0
     for a in range(nj):
         if fam_cnt[a] > 1:
@@ -267,6 +335,7 @@ def _entangled(
                 q0 = 0
                 q1 = 0
                 one = -1
+                base = np.int64(-1)
                 if aj >= 0:
                     c = cstart[aj]
                     n_lab = cstart[aj + 1] - c
@@ -275,6 +344,7 @@ def _entangled(
                     if one < 0:
                         q0 = gstart[H]
                         q1 = q0 + gcount[H]
+                        base = _down_base(H, j, guni, gmax, dom_off, dom_w, lo_j)
                 i = -1
                 while i < n_lab or q0 < q1 or one >= 0:
                     if i < 0:
@@ -285,7 +355,8 @@ def _entangled(
                         lab = one
                         one = -1
                     else:
-                        lab = down[j, mem[q0]]
+                        r = mem[q0]
+                        lab = down[j, r] if base < 0 else dom[base + codes[j, r]]
                         q0 += 1
                     i += 1
                     o = sc0[off + lab]
@@ -305,7 +376,8 @@ def _entangled(
 
 def _find(
     j, g, mcs, down, fh, lab_off, bsize, glab, ghash, gcand, gfail, gstart, gcount, mem,
-    scratch, sp_indptr, sp_val, sp_cnt, nv, doom, gdoom, total, total_hist, gdl, gsize,
+    scratch, sp_indptr, sp_val, sp_cnt, nv, doom, gdoom, total, total_hist, gdl, gsize, guni,
+    gmax, gcl, codes, dom, dom_off, dom_w, lo_lv,
 ):  # fmt: skip
     """One batch on attribute ``j``: the candidate groups, which are judged, their split
     classes, the classes the models must judge and their sensitive histograms.
@@ -377,7 +449,7 @@ def _find(
         _split_groups(
             bounds[t], bounds[t + 1], scratch[t], j, mcs, off, wj, bj, judged, xoff, down,
             bsize, gstart, gcount, mem, doom, gdoom, row_of, cls_of, s_label, s_size, s_nb,
-            ncls, failed, gdl, gsize,
+            ncls, failed, gdl, gsize, guni, gmax, gcl, codes, dom, dom_off, dom_w, lo_lv[j],
         )  # fmt: skip
     # the classes numbered group after group
     cstart = np.empty(nj + 1, dtype=np.int64)
@@ -398,7 +470,8 @@ def _find(
             cls_nb[c] = s_nb[xoff[a] + a + u]
     _entangled(
         j, g, judged, off, lab_off[j + 1] - off, fh, glab, ghash, gcand, gstart, gcount, mem,
-        down, cstart, cls_label, scratch[0], ent, gdl,
+        down, cstart, cls_label, scratch[0], ent, gdl, guni, gmax, codes, dom, dom_off, dom_w,
+        lo_lv[j], n_chunks,
     )  # fmt: skip
     # --- histograms of the classes the models judge: those of groups not failed on size
     # that split into two or more (a group splitting into itself keeps its records, and
@@ -492,21 +565,21 @@ def _e_after(j, which, judged, e_j, cstart, cls_label, cls_nb, lab_off, glab, lc
 def _commit(
     j, lo, which, judged, cstart, cls_label, cls_nb, xoff, row_of, cls_of, g, lv, down, codes,
     dom, dom_off, dom_w, fh, lab_off, orig, gid, glab, ghash, gcand, gfail, gfirst, gmax, guni,
-    gstart, gcount, mem, lcount, doom, gdoom, n_chunks, bsize, gdl, gsize,
+    gstart, gcount, mem, lcount, doom, gdoom, n_chunks, bsize, gdl, gsize, gcl, gcode,
 ):  # fmt: skip
     """Split the judged groups ``judged[which]`` of the last :func:`_find` on ``j`` into the
     split classes it found (``cstart``, ``cls_label``, ``cls_nb``; per member ``row_of`` and
     ``cls_of``, group ``a``'s at ``xoff[a]:xoff[a+1]``): levels, label counts and the group
     state. Each split class becomes a group (the first one keeps the group's id) whose
     members are a contiguous part of the split group's range of ``mem`` (in the same order).
-    The groups are split in ``n_chunks`` chunks in parallel. Returns the new number of
-    groups."""
+    New groups are numbered in the order of ``which`` (table order: later steps read the
+    groups of base classes in that order), but split in ``n_chunks`` chunks in parallel in
+    the order of their ids (``judged`` is ascending), so that the group state is read and
+    written front to back, not at random. Returns the new number of groups."""
     off = lab_off[j]
     n_cls = cstart[judged.size]
     ct = np.empty(n_cls, dtype=np.int64)  # per split class (of the groups split): its group
     cat = np.empty(n_cls, dtype=np.int64)  # and where its members start in mem
-    wx = np.empty(which.size + 1, dtype=np.int64)  # running member totals, for the chunks
-    wx[0] = 0
     for i in range(which.size):
         a = which[i]
         G = judged[a]
@@ -523,15 +596,22 @@ def _commit(
             if cls_label[c] != old:  # its members went down to another label
                 lcount[off + cls_label[c]] += cls_nb[c]
                 lcount[off + old] -= cls_nb[c]
-        wx[i + 1] = wx[i] + gcount[G]
+    which = which[_order_of(which, judged.size)]  # in the order of their ids
+    wx = np.empty(which.size + 1, dtype=np.int64)  # running member totals, for the chunks
+    wx[0] = 0
+    for i in range(which.size):
+        wx[i + 1] = wx[i] + gcount[judged[which[i]]]
     bounds = _chunk_bounds(wx, n_chunks)
     cdl = np.empty(n_cls, dtype=np.int64)  # per split class: its members' next label
+    ccl = np.empty(n_cls, dtype=np.int64)  # and the finest level they share one on (so far)
+    cref = np.empty(n_cls, dtype=np.int64)  # with its label there and its first code
+    ccode = np.empty(n_cls, dtype=np.int64)
     for t in prange(n_chunks):
         _split_into(
             bounds[t], bounds[t + 1], j, which, judged, cstart, cls_label, cls_nb, xoff,
             row_of, cls_of, ct, cat, lo, lv, down, codes, dom, dom_off, dom_w, fh, off, orig,
             gid, glab, ghash, gcand, gfail, gfirst, gmax, guni, gstart, gcount, mem, doom, gdoom,
-            bsize, gdl, gsize, cdl,
+            bsize, gdl, gsize, cdl, gcl, ccl, cref, ccode, gcode,
         )  # fmt: skip
     return g
 
@@ -549,11 +629,59 @@ def _score(e, is_max, terms, term_off):
     return s
 
 
+def _order_of(keys, n_keys):
+    """The order that sorts ``keys`` (distinct integers ``0..n_keys-1``): by insertion for a
+    few, by their slots in ``0..n_keys-1`` when they fill a good part of them, else by a
+    least-significant-digit radix sort, 8 bits a pass (numba's ``np.argsort`` is several
+    times slower on the thousands of groups of a batch)."""
+    n = keys.size
+    order = np.arange(n)
+    if n <= 32:
+        for i in range(1, n):
+            o = order[i]
+            p = i
+            while p > 0 and keys[order[p - 1]] > keys[o]:
+                order[p] = order[p - 1]
+                p -= 1
+            order[p] = o
+        return order
+    if 4 * n >= n_keys:
+        slot = np.full(n_keys, -1, dtype=np.int64)
+        for i in range(n):
+            slot[keys[i]] = i
+        o = 0
+        for v in range(n_keys):
+            if slot[v] >= 0:
+                order[o] = slot[v]
+                o += 1
+        return order
+    tmp = np.empty(n, dtype=np.int64)
+    cnt = np.empty(256, dtype=np.int64)
+    shift = 0
+    while shift == 0 or ((n_keys - 1) >> shift) > 0:
+        cnt[:] = 0
+        for i in range(n):
+            cnt[(keys[i] >> shift) & 255] += 1
+        acc = 0
+        for b in range(256):
+            c = cnt[b]
+            cnt[b] = acc
+            acc += c
+        for i in range(n):
+            o = order[i]
+            b = (keys[o] >> shift) & 255
+            tmp[cnt[b]] = o
+            cnt[b] += 1
+        order, tmp = tmp, order
+        shift += 8
+    return order
+
+
 def _batch(
     j, g, mcs, lv, down, codes, dom, dom_off, dom_w, fh, lab_off, bsize, glab, ghash, gcand,
     gfail, gstart, gcount, mem, scratch, sp_indptr, sp_val, sp_cnt, nv, doom, gdoom, total,
     total_hist, kinds, offs, widths, ipar, fpar, lo, orig, gfirst, gmax, guni, gid, lcount,
-    delta, n_chunks, ok, e, s, is_max, terms, term_off, out, gdl, gsize,
+    delta, n_chunks, ok, e, s, is_max, terms, term_off, out, gdl, gsize, gcl, gcode,
 ):  # fmt: skip
     """One whole batch on attribute ``j`` with built-in models and a tabulated score: the
     split of every candidate group (:func:`_find`), the models' verdicts (:func:`_judge`),
@@ -572,7 +700,8 @@ def _batch(
         cls_nb, xoff, row_of, cls_of,
     ) = _find(
         j, g, mcs, down, fh, lab_off, bsize, glab, ghash, gcand, gfail, gstart, gcount, mem,
-        scratch, sp_indptr, sp_val, sp_cnt, nv, doom, gdoom, total, total_hist, gdl, gsize,
+        scratch, sp_indptr, sp_val, sp_cnt, nv, doom, gdoom, total, total_hist, gdl, gsize, guni,
+        gmax, gcl, codes, dom, dom_off, dom_w, lo,
     )  # fmt: skip
     if n_cand == 0:
         return s, g
@@ -605,7 +734,7 @@ def _batch(
             passing[n_pass] = a
             first[n_pass] = gfirst[judged[a]]
             n_pass += 1
-    passing = passing[np.argsort(first)]  # table order (first base classes are distinct)
+    passing = passing[_order_of(first, gid.size)]  # table order (first base classes differ)
     # the halving, depth first: a range of passing groups is applied whole if the score
     # does not drop, else its first half, then its second half
     stack = np.empty(2 * 64 + 2, dtype=np.int64)
@@ -629,7 +758,7 @@ def _batch(
                     j, lo, which, judged, cstart, cls_label, cls_nb, xoff, row_of, cls_of, g,
                     lv, down, codes, dom, dom_off, dom_w, fh, lab_off, orig, gid, glab, ghash,
                     gcand, gfail, gfirst, gmax, guni, gstart, gcount, mem, lcount, doom, gdoom,
-                    n_chunks, bsize, gdl, gsize,
+                    n_chunks, bsize, gdl, gsize, gcl, gcode,
                 )  # fmt: skip
                 s = s_new
                 out[2] += hi_i - lo_i
@@ -650,7 +779,8 @@ def _batch(
 def _split_into(
     lo, hi, j, which, judged, cstart, cls_label, cls_nb, xoff, row_of, cls_of, ct, cat,
     lo_lv, lv, down, codes, dom, dom_off, dom_w, fh, off, orig, gid, glab, ghash, gcand, gfail,
-    gfirst, gmax, guni, gstart, gcount, mem, doom, gdoom, bsize, gdl, gsize, cdl,
+    gfirst, gmax, guni, gstart, gcount, mem, doom, gdoom, bsize, gdl, gsize, cdl, gcl, ccl,
+    cref, ccode, gcode,
 ):  # fmt: skip
     """Split groups ``judged[which[lo:hi]]`` (one chunk of :func:`_commit`) into the groups
     ``ct`` of their split classes, whose members start at ``cat`` in ``mem``; ``lo_lv``: the
@@ -659,7 +789,18 @@ def _split_into(
     walking them: the same, or one less on ``j``. A split class's members share their
     label one level down on an attribute other than ``j`` if its group's did (``gdl``); on
     ``j`` it is found as they are walked (``cdl``: per split class, scratch). A group that
-    :func:`_find` did not walk (one class, the group itself) is walked here in ``mem``."""
+    :func:`_find` did not walk (one class, the group itself) is walked here in ``mem``.
+
+    On ``j`` where a group's members share one level (``uni_j``), ``lv`` and ``down`` are
+    not kept (the level is the group's ``gmax``, the label one level down comes from the
+    code, :func:`_down_base`; :func:`_materialize` writes the levels back): a group that
+    splits into itself then only goes down one level, unwalked, and its members share their
+    next label if they share one on a level at least ``gcl`` (per attribute and group: a
+    level on which its members' codes share one label; found as members are walked, here
+    per split class in ``ccl``/``cref``/``ccode``, inherited by split classes on other
+    attributes, whose members are a subset, and else walked for once when it is not low
+    enough), read on the codes of one member (``gcode``, per attribute and group: set
+    from its first member as it is walked)."""
     m = glab.shape[0]
     nw = doom.shape[1]
     n = gid.size
@@ -692,21 +833,37 @@ def _split_into(
             # base class, doomed attributes and levels but on j); only j goes down
             glab[j, G] = cls_label[c0]
             ghash[G] = fam + fh[off + cls_label[c0]]
-            dl = -2
-            top = -1
-            # (this lowering repeats the loop below on purpose: as two inlined helpers shared
-            # with it and _build_groups it made Adult k = 2 about 11 ms slower)
-            for q in range(gstart[G], gstart[G] + gcount[G]):
-                r = mem[q]
-                if lv[r, j] > lo_j:
-                    lv[r, j] -= 1
-                    down[j, r] = _label(j, r, max(lv[r, j] - 1, lo_j), codes, dom, dom_off, dom_w)
-                d = down[j, r]
-                if dl == -2:
-                    dl = d
-                elif dl != d:
-                    dl = -1
-                top = max(top, lv[r, j])
+            if uni_j:
+                # its members on one level all go down one (their lv and down are not kept:
+                # see above); they share their next label if they share one on its level
+                top = np.int64(gmax[G, j]) - 1
+                y = max(top - 1, lo_j)
+                if y < gcl[j, G]:  # not known to: the finest level they share one on
+                    gcl[j, G] = _shared_level(
+                        mem, gstart[G], gstart[G] + gcount[G], codes[j], dom, dom_off[j],
+                        dom_w[j], lo_j, top,
+                    )  # fmt: skip
+                dl = np.int64(-1)
+                if y >= gcl[j, G]:
+                    dl = np.int64(dom[dom_off[j] + y * dom_w[j] + gcode[j, G]])
+            else:
+                dl = np.int64(-2)
+                top = np.int64(-1)
+                # (this lowering repeats the loop below on purpose: as two inlined helpers
+                # shared with it and _build_groups it made Adult k = 2 about 11 ms slower)
+                for q in range(gstart[G], gstart[G] + gcount[G]):
+                    r = mem[q]
+                    if lv[r, j] > lo_j:
+                        lv[r, j] -= 1
+                        down[j, r] = _label(
+                            j, r, max(lv[r, j] - 1, lo_j), codes, dom, dom_off, dom_w
+                        )  # fmt: skip
+                    d = down[j, r]
+                    if dl == -2:
+                        dl = np.int64(d)
+                    elif dl != d:
+                        dl = np.int64(-1)
+                    top = max(top, np.int64(lv[r, j]))
             gdl[j, G] = dl
             gmax[G, j] = top
             for w in range(nw):
@@ -721,12 +878,17 @@ def _split_into(
             continue
         if uni_j:
             pmax[j] -= 1  # every member is above the lowest level (a candidate) and goes down
+        # on one level: where the labels one level down of the members' codes start
+        doff, dw = dom_off[j], dom_w[j]
+        dbase = doff + max(pmax[j] - 1, lo_j) * dw
         for c in range(c0, c1):
             t = ct[c]
             if t != G:
                 for x in range(m):
                     glab[x, t] = glab[x, G]
-                    gdl[x, t] = gdl[x, G]  # (a subset of members that shared one still do)
+                    # (a subset of members that shared one label still do)
+                    gdl[x, t] = gdl[x, G]
+                    gcl[x, t] = gcl[x, G]
         for c in range(c0, c1):
             t = ct[c]
             glab[j, t] = cls_label[c]
@@ -753,13 +915,30 @@ def _split_into(
                 r = mem[q0 + i]
                 c = c0
             t = ct[c]
-            if lv[r, j] > lo_j:
-                lv[r, j] -= 1
-                # its label one level further down (or its own, on the lowest level)
-                down[j, r] = _label(j, r, max(lv[r, j] - 1, lo_j), codes, dom, dom_off, dom_w)
-            d = down[j, r]
+            if uni_j:  # lv and down are not kept: its label from its code
+                cd = codes[j, r]
+                d = dom[dbase + cd]
+                # the finest level on which the split class's codes share a label, so far
+                if cdl[c] == -2:  # its first member (gcode: below)
+                    ccode[c] = cd
+                    ccl[c] = lo_j
+                    cref[c] = dom[doff + lo_j * dw + cd]
+                else:
+                    y = ccl[c]
+                    while y < pmax[j] and dom[doff + y * dw + cd] != cref[c]:
+                        y += 1
+                        cref[c] = dom[doff + y * dw + ccode[c]]
+                    ccl[c] = y
+            else:
+                if lv[r, j] > lo_j:
+                    lv[r, j] -= 1
+                    # its label one level further down (or its own, on the lowest level)
+                    down[j, r] = _label(j, r, max(lv[r, j] - 1, lo_j), codes, dom, dom_off, dom_w)
+                d = down[j, r]
             if cdl[c] == -2:
                 cdl[c] = d
+                for x in range(m):  # the codes of its first member
+                    gcode[x, t] = codes[x, r]
             elif cdl[c] != d:
                 cdl[c] = -1
             gsize[t] += bsize[r]
@@ -775,6 +954,8 @@ def _split_into(
         for c in range(c0, c1):  # a changed group: a candidate where it can go down
             t = ct[c]
             gdl[j, t] = cdl[c]
+            if uni_j:
+                gcl[j, t] = ccl[c]
             for w in range(nw):
                 gcand[t, w] = keep[w]
                 gfail[t, w] = 0
@@ -801,7 +982,7 @@ def _set_candidate(G, lo_lv, gmax, gcand, gfail):
 def _build_groups(
     gid, g, lv, codes, dom, dom_off, dom_w, fh, lab_off, orig, glab, ghash, gfirst, gmax,
     gstart, gcount, mem, lcount, doom, gdoom, gviol, lo_lv, gcand, gfail, guni, down, bsize,
-    gdl, gsize,
+    gdl, gsize, gcl, gcode,
 ):  # fmt: skip
     """The group state of a table given as the group of each base class (``orig``: the
     base class number of each position, for ``gfirst``); a group's labels are those of
@@ -810,7 +991,10 @@ def _build_groups(
     member is above the lowest level ``lo_lv``; none has failed (``gfail``). ``guni``: the
     attributes on which its members share one level. ``down``: each position's label one
     level down (its own on the lowest level); ``gdl``: per attribute, the label one level
-    down that all of a group's members share, or ``-1``. ``gsize``: its records."""
+    down that all of a group's members share, or ``-1``; ``gcl``: per attribute, a level
+    on which its members' codes share one label (read where they share one level, see
+    :func:`_split_into`): their deepest, and ``gcode`` the codes of its first member.
+    ``gsize``: its records."""
     m = lv.shape[1]
     nw = doom.shape[1]
     n = gid.size
@@ -848,6 +1032,8 @@ def _build_groups(
             G = gid[r]
             if gdl[x, G] == -2:
                 gdl[x, G] = d
+                gcode[x, G] = codes[x, r]  # (its first member's)
+                gcl[x, G] = gmax[G, x]  # (where its members share one level, they share it)
             elif gdl[x, G] != d:
                 gdl[x, G] = -1
     for G in range(g):
@@ -878,6 +1064,19 @@ def _build_groups(
         if gviol[G]:
             for w in range(gcand.shape[1]):
                 gcand[G, w] = 0
+
+
+def _materialize(g, lv, gmax, guni, gstart, gcount, mem):
+    """Write back ``lv`` where it is not kept: on an attribute where a group's members
+    share one level (``guni``), each member's level is the group's ``gmax`` (see
+    :func:`_split_into`)."""
+    m = lv.shape[1]
+    for G in range(g):
+        for x in range(m):
+            if (guni[G, x >> 6] >> np.uint64(x & 63)) & np.uint64(1):
+                top = gmax[G, x]
+                for q in range(gstart[G], gstart[G] + gcount[G]):
+                    lv[mem[q], x] = top
 
 
 def _split_classes(ids, code, card, weights, tkeys, tvals, out):
@@ -1050,13 +1249,17 @@ def kernels() -> SimpleNamespace | None:
     g["prange"] = numba.prange
     g["_label"] = jit(_label, inline=True)  # the kernels call the compiled helpers
     g["_same_family"] = jit(_same_family, inline=True)
+    g["_down_base"] = jit(_down_base, inline=True)
+    g["_shared_level"] = jit(_shared_level)
     g["_split_groups"] = jit(_split_groups)
     g["_hist_groups"] = jit(_hist_groups)
     g["_split_into"] = jit(_split_into)
     g["_chunk_bounds"] = jit(_chunk_bounds)
-    g["_entangled"] = jit(_entangled)
+    g["_ext_scan"] = jit(_ext_scan)
+    g["_entangled"] = jit(_entangled, parallel=True)
     g["_set_candidate"] = jit(_set_candidate)
     g["_score"] = jit(_score, inline=True)
+    g["_order_of"] = jit(_order_of)
     # the kernels that _batch calls, compiled
     g["_find"] = jit(_find, parallel=True)
     g["_commit"] = jit(_commit, parallel=True)
@@ -1070,6 +1273,7 @@ def kernels() -> SimpleNamespace | None:
         e_after=_e_after,
         batch=jit(_batch),
         build_groups=jit(_build_groups),
+        materialize=jit(_materialize),
         keys_of=jit(_keys_of),
         take_rows=jit(_take_rows),
         counting_order=jit(_counting_order),

@@ -1314,6 +1314,13 @@ class _CompiledPartial(_Rounds):
         # per attribute and group: the label of ``down`` its members all share, or -1 (not
         # known to); then its split on that attribute is the group itself, unwalked
         self._gdl = np.empty((m, n), dtype=np.int32)
+        # per attribute and group whose members share one level on it: a level on which
+        # their codes share one label (then so do they on every level above it)
+        self._gcl = np.empty((m, n), dtype=self._ldt)
+        self._gcode = np.empty((m, n), dtype=np.int32)  # the codes of one member per group
+        # whether ``_lv`` is behind: the kernels do not keep the levels of a group's members
+        # on an attribute where they share one level (it is the group's ``_gmax``)
+        self._stale = False
         self._gsize = np.zeros(n, dtype=np.int64)  # records per group
         self._g = 0
         self._version = 0
@@ -1329,11 +1336,13 @@ class _CompiledPartial(_Rounds):
     @property
     def levels(self) -> IntArray:
         """Level of each attribute in each base class (a copy)."""
+        self._materialize()
         return self._lv[self._at].astype(np.int64)
 
     @levels.setter
     def levels(self, value: IntArray) -> None:
         self._lv = np.ascontiguousarray(np.asarray(value)[self._perm], dtype=self._ldt)
+        self._stale = False
         self._doom[...] = 0  # levels set from outside need not refine the ones known
         self._dirty = True
 
@@ -1346,9 +1355,18 @@ class _CompiledPartial(_Rounds):
 
     @table.setter
     def table(self, value: _Table) -> None:
+        self._materialize()  # (the group state that knows the levels is rebuilt)
         self._table = value
         self._doom[...] = 0
         self._dirty = True
+
+    def _materialize(self) -> None:
+        """Bring ``_lv`` up to date (see ``_stale``)."""
+        if self._stale:
+            self.k.materialize(
+                self._g, self._lv, self._gmax, self._guni, self._gstart, self._gcount, self._mem
+            )  # fmt: skip
+            self._stale = False
 
     def _keys(self) -> list[IntArray]:
         """Label id per base class, per attribute: the labels of its group."""
@@ -1372,7 +1390,7 @@ class _CompiledPartial(_Rounds):
             self._fh, self._lab_off, self._perm, self._glab, self._ghash, self._gfirst,
             self._gmax, self._gstart, self._gcount, self._mem, self._lcount, self._doom,
             self._gdoom, self._gviol, self.lo, self._gcand, self._gfail, self._guni, self._down,
-            self._bsize, self._gdl, self._gsize,
+            self._bsize, self._gdl, self._gsize, self._gcl, self._gcode,
         )  # fmt: skip
         self._e = (
             np.add.reduceat(self._lcount > 0, self._lab_off[:-1]).astype(np.int64)
@@ -1412,7 +1430,8 @@ class _CompiledPartial(_Rounds):
             j, self._g, self._mcs, self._down, self._fh, self._lab_off, self._bsize, self._glab,
             self._ghash, self._gcand, self._gfail, self._gstart, self._gcount, self._mem,
             self._scratch, self._sp_indptr, self._sp_val, self._sp_cnt, self._nv, self._doom,
-            self._gdoom, self._total, self._total_hist, self._gdl, self._gsize,
+            self._gdoom, self._total, self._total_hist, self._gdl, self._gsize, self._guni,
+            self._gmax, self._gcl, self._codes, self._dom, self._dom_off, self._dom_w, self.lo,
         )  # fmt: skip
         n_cand, judged, ent, failed, cls_group, judge_of, judge_size, hist = found[:8]
         if not n_cand:
@@ -1453,6 +1472,7 @@ class _CompiledPartial(_Rounds):
             self._total, self._total_hist, *jspec, self.lo, self._perm, self._gfirst,
             self._gmax, self._guni, self._gid, self._lcount, self._delta, self.k.chunks,
             self._ok, self._e, self.s, is_max, terms, term_off, out, self._gdl, self._gsize,
+            self._gcl, self._gcode,
         )  # fmt: skip
         self._tick(int(out[0]))
         self.entangled += int(out[1])
@@ -1460,6 +1480,7 @@ class _CompiledPartial(_Rounds):
             return False
         self.splits += int(out[2])
         self._version += int(out[3])
+        self._stale = True
         self._table = None
         self._g, self.s = int(g), float(s)
         return True
@@ -1526,8 +1547,10 @@ class _CompiledPartial(_Rounds):
             self._dom, self._dom_off, self._dom_w, self._fh, self._lab_off, self._perm, self._gid,
             self._glab, self._ghash, self._gcand, self._gfail, self._gfirst, self._gmax,
             self._guni, self._gstart, self._gcount, self._mem, self._lcount, self._doom,
-            self._gdoom, self.k.chunks, self._bsize, self._gdl, self._gsize,
+            self._gdoom, self.k.chunks, self._bsize, self._gdl, self._gsize, self._gcl,
+            self._gcode,
         )  # fmt: skip
+        self._stale = True
         self._table = None
 
     def result(self, evaluator: LatticeEvaluator) -> PartialDomainResult:
