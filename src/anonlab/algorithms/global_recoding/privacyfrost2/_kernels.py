@@ -603,15 +603,12 @@ def _commit(
         wx[i + 1] = wx[i] + gcount[judged[which[i]]]
     bounds = _chunk_bounds(wx, n_chunks)
     cdl = np.empty(n_cls, dtype=np.int64)  # per split class: its members' next label
-    ccl = np.empty(n_cls, dtype=np.int64)  # and the finest level they share one on (so far)
-    cref = np.empty(n_cls, dtype=np.int64)  # with its label there and its first code
-    ccode = np.empty(n_cls, dtype=np.int64)
     for t in prange(n_chunks):
         _split_into(
             bounds[t], bounds[t + 1], j, which, judged, cstart, cls_label, cls_nb, xoff,
             row_of, cls_of, ct, cat, lo, lv, down, codes, dom, dom_off, dom_w, fh, off, orig,
             gid, glab, ghash, gcand, gfail, gfirst, gmax, guni, gstart, gcount, mem, doom, gdoom,
-            bsize, gdl, gsize, cdl, gcl, ccl, cref, ccode, gcode,
+            bsize, gdl, gsize, cdl, gcl, gcode,
         )  # fmt: skip
     return g
 
@@ -779,8 +776,7 @@ def _batch(
 def _split_into(
     lo, hi, j, which, judged, cstart, cls_label, cls_nb, xoff, row_of, cls_of, ct, cat,
     lo_lv, lv, down, codes, dom, dom_off, dom_w, fh, off, orig, gid, glab, ghash, gcand, gfail,
-    gfirst, gmax, guni, gstart, gcount, mem, doom, gdoom, bsize, gdl, gsize, cdl, gcl, ccl,
-    cref, ccode, gcode,
+    gfirst, gmax, guni, gstart, gcount, mem, doom, gdoom, bsize, gdl, gsize, cdl, gcl, gcode,
 ):  # fmt: skip
     """Split groups ``judged[which[lo:hi]]`` (one chunk of :func:`_commit`) into the groups
     ``ct`` of their split classes, whose members start at ``cat`` in ``mem``; ``lo_lv``: the
@@ -796,10 +792,10 @@ def _split_into(
     code, :func:`_down_base`; :func:`_materialize` writes the levels back): a group that
     splits into itself then only goes down one level, unwalked, and its members share their
     next label if they share one on a level at least ``gcl`` (per attribute and group: a
-    level on which its members' codes share one label; found as members are walked, here
-    per split class in ``ccl``/``cref``/``ccode``, inherited by split classes on other
-    attributes, whose members are a subset, and else walked for once when it is not low
-    enough), read on the codes of one member (``gcode``, per attribute and group: set
+    level on which its members' codes share one label: inherited by split classes, whose
+    members are a subset, made exact where a find walks a group that splits into itself,
+    and else found by walking the group once when it is not low enough), read on the codes
+    of one member (``gcode``, per attribute and group: set
     from its first member as it is walked)."""
     m = glab.shape[0]
     nw = doom.shape[1]
@@ -879,8 +875,7 @@ def _split_into(
         if uni_j:
             pmax[j] -= 1  # every member is above the lowest level (a candidate) and goes down
         # on one level: where the labels one level down of the members' codes start
-        doff, dw = dom_off[j], dom_w[j]
-        dbase = doff + max(pmax[j] - 1, lo_j) * dw
+        dbase = dom_off[j] + max(pmax[j] - 1, lo_j) * dom_w[j]
         for c in range(c0, c1):
             t = ct[c]
             if t != G:
@@ -916,19 +911,7 @@ def _split_into(
                 c = c0
             t = ct[c]
             if uni_j:  # lv and down are not kept: its label from its code
-                cd = codes[j, r]
-                d = dom[dbase + cd]
-                # the finest level on which the split class's codes share a label, so far
-                if cdl[c] == -2:  # its first member (gcode: below)
-                    ccode[c] = cd
-                    ccl[c] = lo_j
-                    cref[c] = dom[doff + lo_j * dw + cd]
-                else:
-                    y = ccl[c]
-                    while y < pmax[j] and dom[doff + y * dw + cd] != cref[c]:
-                        y += 1
-                        cref[c] = dom[doff + y * dw + ccode[c]]
-                    ccl[c] = y
+                d = dom[dbase + codes[j, r]]
             else:
                 if lv[r, j] > lo_j:
                     lv[r, j] -= 1
@@ -954,8 +937,6 @@ def _split_into(
         for c in range(c0, c1):  # a changed group: a candidate where it can go down
             t = ct[c]
             gdl[j, t] = cdl[c]
-            if uni_j:
-                gcl[j, t] = ccl[c]
             for w in range(nw):
                 gcand[t, w] = keep[w]
                 gfail[t, w] = 0
