@@ -643,6 +643,66 @@ def test_compiled_refinement_equals_the_lattice_refinement(rows, models, data):
     assert search.evaluate(node) == (ref.anonymous, ref.suppressed_rows)
 
 
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rows_st, st.sampled_from(MODELS), st.data())
+def test_compiled_grouping_equals_the_lattice_classes(rows, models, data):
+    """The search's compiled grouping of a table straight from the base classes (a table
+    with no checked coarser neighbour) gives the classes of ``LatticeEvaluator.classes``:
+    the same partition and sizes, classes numbered in the order first met."""
+    from anonlab.algorithms.global_recoding.privacyfrost2.search import _Search
+
+    ev, lattice = setup(rows, models)
+    search = _Search(ev, lattice, (1, 1, 1), build_score("basic"), 0, None)
+    if search._kern is None:
+        pytest.skip("numba is not installed (pip install 'anonlab[fast]')")
+    node = tuple(data.draw(st.integers(0, h)) for h in HEIGHTS)
+    want_ids, want_sizes = ev.classes(node)
+    got_ids, got_sizes = search._classes(node)
+    pairs = set(zip(want_ids.tolist(), got_ids.tolist()))
+    assert len(pairs) == want_sizes.size == got_sizes.size == len(set(got_ids.tolist()))
+    mapped = dict(pairs)
+    assert all(got_sizes[mapped[c]] == want_sizes[c] for c in range(want_sizes.size))
+    first_met = got_ids[np.sort(np.unique(got_ids, return_index=True)[1])]
+    assert first_met.tolist() == list(range(got_sizes.size))
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.integers(2, 2**40), min_size=1, max_size=5),
+    st.integers(1, 40),
+    st.data(),
+)
+def test_compiled_grouping_packs_wide_keys_exactly(cards, n, data):
+    """The compiled grouping packs labels into several 62-bit words when their key space
+    is larger (cards up to 2**40 here) and still groups exactly as ``np.unique`` of rows."""
+    from anonlab.algorithms.global_recoding.privacyfrost2._kernels import kernels
+
+    kern = kernels()
+    if kern is None:
+        pytest.skip("numba is not installed (pip install 'anonlab[fast]')")
+    m = len(cards)
+    # few distinct values per column (0, 1, card - 1), so rows repeat; the maps are identity
+    pick = st.sampled_from([0, 1]) if min(cards) == 2 else st.sampled_from([0, 1, -1])
+    rows = [[data.draw(pick) % c for c in cards] for _ in range(n)]
+    keys = np.array(rows, dtype=np.int64).reshape(n, m)
+    small = np.unique(keys, return_inverse=True)  # the maps need only the values present
+    local = small[1].reshape(n, m).astype(np.int32)
+    maps = small[0].astype(np.int64)  # local code -> the value itself, one map for all
+    weights = np.arange(1, n + 1, dtype=np.int64)
+    slots = 1 << max(4, (2 * n - 1).bit_length())
+    tkeys = np.full(slots, -1, dtype=np.int64)
+    out = np.empty(n, dtype=np.int64)
+    g, sizes = kern.group_classes(
+        local, np.arange(m, dtype=np.int64), np.array(cards, dtype=np.int64), maps,
+        np.zeros(m, dtype=np.int64), weights, tkeys, np.zeros(slots, dtype=np.int64), out,
+    )  # fmt: skip
+    _, inv = np.unique(keys, axis=0, return_inverse=True)
+    pairs = set(zip(inv.reshape(-1).tolist(), out.tolist()))
+    assert g == len(pairs) == int(inv.max()) + 1
+    assert sizes.tolist() == np.bincount(out, weights=weights).astype(int).tolist()
+    assert (tkeys == -1).all()  # the hash table is left empty for the next call
+
+
 JUDGED_MODELS = ["k_anonymity", "distinct_l_diversity", "recursive_cl_diversity",
                  "equal_t_closeness"]  # fmt: skip
 

@@ -14,6 +14,7 @@ so a table with many columns costs a few grouping passes, not one per column.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Sequence
 
 import numpy as np
@@ -256,7 +257,9 @@ def refine_steps(
     Columns are packed into mixed-radix ``int64`` keys (class, codes...); each chunk of
     columns costs one grouping pass: a counting pass while the key space stays within
     ``counting_limit``, else one sort (or hashed grouping, when the keys look few) of keys
-    packed while their space stays below ``2**62``. Rows in classes of one row cannot split
+    packed while their space stays below ``2**62``. The sort is taken also when it would
+    pack at least three times as many columns as the counting pass (many classes leave
+    room for few columns under the limit). Rows in classes of one row cannot split
     further: when they are many, they are left out of a sort and the classes renumbered
     around them.
 
@@ -297,26 +300,23 @@ def refine_steps(
             yield m, ids, sizes
             return
         # the chunk: columns j..k-1, all counted (key space within the limit) or all sorted
-        # (key space below 2**62), as the first column decides. A counting pass costs little
-        # per row; before a sort, rows alone in their class are left out when they are many.
+        # (key space below 2**62). A counting pass costs about a third of a sort per row, but
+        # once the classes are many it takes few columns: when one sort would take at least
+        # three times as many, the columns are sorted. Before a sort, rows alone in their
+        # class are left out when they are many.
         counting = g * int(cards[j]) <= limit
+        if counting:
+            n_count = len(_chunk(cards, j, g, limit)[1])
+            counting = len(_chunk(cards, j, g, _KEY_SPACE - 1)[1]) < 3 * n_count
         restrict = False
         n_active = g
         if not counting:
             n_single = int(np.count_nonzero(sizes == 1))
             restrict = 8 * n_single >= n
             n_active = g - n_single if restrict else g
-        space, k = 1, j
-        chunk: list[tuple[npt.NDArray[np.integer], int]] = []
-        while k < m:
-            card = int(cards[k])
-            if card > 1:
-                grown = n_active * space * card
-                if chunk and (grown > limit if counting else grown >= _KEY_SPACE):
-                    break
-                chunk.append((codes[k], card))
-                space *= card
-            k += 1
+        k, taken = _chunk(cards, j, n_active, limit if counting else _KEY_SPACE - 1)
+        chunk = [(codes[i], int(cards[i])) for i in taken]
+        space = math.prod(int(cards[i]) for i in taken)
         if restrict:
             active = sizes > 1
             rows: npt.NDArray[np.intp] | None = np.flatnonzero(active[ids])
@@ -346,6 +346,23 @@ def refine_steps(
                 ids, sizes = _renumber(ids, sizes, rows, dense, counts, group_parent, dtype)
         yield k, ids, sizes
         j = k
+
+
+def _chunk(cards: Sequence[int], j: int, n_active: int, bound: int) -> tuple[int, list[int]]:
+    """The columns from ``j`` packed beside ``n_active`` classes while the key space stays
+    within ``bound`` (at least one): (the next column, the packed columns, constant ones
+    skipped)."""
+    space, k = n_active, j
+    taken: list[int] = []
+    while k < len(cards):
+        card = int(cards[k])
+        if card > 1:
+            if taken and space * card > bound:
+                break
+            taken.append(k)
+            space *= card
+        k += 1
+    return k, taken
 
 
 def _renumber(

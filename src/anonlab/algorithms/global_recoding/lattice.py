@@ -359,6 +359,37 @@ class LatticeEvaluator:
         counts = np.bincount(maps[level], weights=dom, minlength=card)
         return counts[counts > 0].astype(np.int64)
 
+    def level_map(self, j: int, level: int) -> npt.NDArray[np.int64]:
+        """The code at ``level`` of each code of attribute ``j`` in the base classes' keys
+        (``level_codes(j, level) == level_map(j, level)[base.keys[:, j]]``; do not modify).
+
+        Parameters
+        ----------
+        j, level : int
+            The quasi-identifier and its level, as in :meth:`level_codes`.
+
+        Returns
+        -------
+        ndarray of int64, one code per value of the base domain
+        """
+        return self._maps[j][level]
+
+    def level_labels(self, j: int, level: int) -> npt.NDArray[np.object_]:
+        """The labels that the codes of :meth:`level_map` and :meth:`level_codes` index: the
+        hierarchy's labels of attribute ``j`` at ``level``, and a null (``None``, last) if
+        the data has one (do not modify).
+
+        Parameters
+        ----------
+        j, level : int
+            The quasi-identifier and its level, as in :meth:`level_codes`.
+
+        Returns
+        -------
+        ndarray of object
+        """
+        return self._labels[j][level]
+
     def level_size(self, j: int, level: int) -> int:
         """The number of labels of attribute ``j`` at ``level`` (the codes of
         :meth:`level_codes` are below it).
@@ -531,7 +562,7 @@ class LatticeEvaluator:
                 counts = np.asarray(h.counts)
                 nv = int(counts.shape[1])
                 flat = np.ascontiguousarray(counts).reshape(-1)
-                at = np.flatnonzero(flat)  # row-major: in base-class order
+                at = np.flatnonzero(flat != 0)  # row-major: in base-class order
                 cls, val = np.divmod(at, nv) if nv else (at, at)
                 self._sparse[name] = (
                     cls.astype(np.int64, copy=False),

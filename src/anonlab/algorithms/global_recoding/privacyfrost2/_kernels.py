@@ -7,9 +7,10 @@ use (cached on disk by numba) and returns them, or returns ``None`` when numba i
 or ``ANONLAB_NO_NUMBA=1`` is set, in which case the numpy versions run.
 
 The functions are plain Python written for numba's nopython mode: loops over base classes
-and groups, no Python objects. :func:`_split_classes` and :func:`_class_hists` compute the
-classes of a full-domain table from those of a coarser one (the search's checks); the
-others work on the group state of
+and groups, no Python objects. :func:`_group_classes` (from the base classes),
+:func:`_split_classes` (from the classes of a coarser table) and :func:`_class_hists`
+compute the classes of a full-domain table (the search's checks); the others work on the
+group state of
 :class:`~anonlab.algorithms.global_recoding.privacyfrost2.partial._CompiledPartial`:
 
 * base classes are *positions* ``0..n-1``: the base classes renumbered class by class of
@@ -1060,10 +1061,11 @@ def _materialize(g, lv, gmax, guni, gstart, gcount, mem):
                     lv[mem[q], x] = top
 
 
-def _split_classes(ids, code, card, weights, tkeys, tvals, out):
+def _split_classes(ids, keys, x, maps, moff, card, weights, tkeys, tvals, out):
     """The classes of a table one level finer on one attribute than a table whose classes
     are ``ids`` (the full-domain search's refinement, 5.3): base class ``r`` goes to the
-    class of ``(ids[r], code[r])``, numbered in the order first met, in ``out``. A hash
+    class of ``(ids[r], maps[moff + keys[r, x]])`` (the label of attribute ``x``, one of
+    ``card``), numbered in the order first met, in ``out``. A hash
     table (``tkeys`` all ``-1`` between calls, ``tvals``; a power of two of at least twice
     the base classes) keys the pairs. Returns ``(g, sizes)``: the number of classes and the
     sum of ``weights`` in each."""
@@ -1078,7 +1080,7 @@ def _split_classes(ids, code, card, weights, tkeys, tvals, out):
     slot = np.empty(n, dtype=np.int64)
     g = 0
     for r in range(n):
-        key = np.int64(ids[r]) * card + code[r]
+        key = np.int64(ids[r]) * card + maps[moff + keys[r, x]]
         s = np.int64((np.uint64(key) * fib) >> shift)
         while True:
             have = tkeys[s]
@@ -1091,6 +1093,73 @@ def _split_classes(ids, code, card, weights, tkeys, tvals, out):
                 slot[g] = s
                 c = g
                 g += 1
+                break
+            s = (s + 1) & mask
+        out[r] = c
+        sizes[c] += weights[r]
+    for c in range(g):
+        tkeys[slot[c]] = -1
+    return g, sizes[:g]
+
+
+def _group_classes(keys, cols, cards, maps, moff, weights, tkeys, tvals, out):
+    """The classes of a full-domain table grouped from the base classes (the search's
+    check of a table with no checked coarser neighbour, 5.2): base class ``r`` goes to the
+    class of its labels ``maps[moff[i] + keys[r, cols[i]]]`` (``cards[i]`` of them) over the
+    attributes ``cols``, numbered in the order first met, in ``out``. The labels are packed
+    into mixed-radix words below ``2**62`` (one word while they fit); the hash table
+    (``tkeys`` all ``-1`` between calls, ``tvals``; a power of two of at least twice the
+    base classes) keys a representative base class per class, whose words are compared, so
+    the grouping is exact. Returns ``(g, sizes)`` as :func:`_split_classes`."""
+    n = keys.shape[0]
+    nc = cols.size
+    word = np.zeros(nc, dtype=np.int64)  # the word each attribute goes to
+    nw = 1
+    space = 1
+    for i in range(nc):
+        if space > (1 << 62) // cards[i]:
+            nw += 1
+            space = 1
+        space *= cards[i]
+        word[i] = nw - 1
+    packed = np.zeros((n, nw), dtype=np.int64)
+    for i in range(nc):
+        base = moff[i]
+        x = cols[i]
+        w = word[i]
+        card = cards[i]
+        for r in range(n):
+            packed[r, w] = packed[r, w] * card + maps[base + keys[r, x]]
+    bits = 4
+    while (1 << bits) < 2 * n:
+        bits += 1
+    mask = (1 << bits) - 1
+    shift = np.uint64(64 - bits)
+    fib = np.uint64(_FIB)
+    sizes = np.zeros(n, dtype=np.int64)
+    slot = np.empty(n, dtype=np.int64)
+    g = 0
+    for r in range(n):
+        h = np.uint64(0)
+        for w in range(nw):
+            h = (h ^ np.uint64(packed[r, w])) * fib
+        s = np.int64(h >> shift)
+        while True:
+            rep = tkeys[s]
+            if rep == -1:
+                tkeys[s] = r
+                tvals[s] = g
+                slot[g] = s
+                c = g
+                g += 1
+                break
+            same = True
+            for w in range(nw):
+                if packed[r, w] != packed[rep, w]:
+                    same = False
+                    break
+            if same:
+                c = tvals[s]
                 break
             s = (s + 1) & mask
         out[r] = c
@@ -1259,6 +1328,7 @@ def kernels() -> SimpleNamespace | None:
         take_rows=jit(_take_rows),
         counting_order=jit(_counting_order),
         split_classes=jit(_split_classes),
+        group_classes=jit(_group_classes),
         class_hists=jit(_class_hists),
         judge=_judge,
     )

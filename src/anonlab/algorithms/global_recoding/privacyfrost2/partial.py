@@ -350,13 +350,13 @@ class _LabelIndex:
         self._codes: list[IntArray] = []  # domain code of each base class
         self._level_ids: dict[tuple[int, int], IntArray] = {}
         keys_t = _transposed(np.asarray(base.keys, dtype=np.int32))
-        for j, h in enumerate(hierarchies_of(evaluator)):
+        for j, height in enumerate(evaluator.heights()):
             maps: list[IntArray] = []
             parts: list[npt.NDArray[np.object_]] = []
             offset = 0
-            for level in range(h.height + 1):
-                mapping, labels = h.generalization(base.domains[j], level)
-                maps.append(mapping.astype(np.int64) + offset)
+            for level in range(height + 1):
+                labels = evaluator.level_labels(j, level)
+                maps.append(evaluator.level_map(j, level) + offset)
                 parts.append(labels)
                 offset += labels.size
             # one id per distinct label, on any level (a null is a label of its own)

@@ -77,7 +77,6 @@ from anonlab._progress import Progress
 from anonlab._validation import check_int
 from anonlab.algorithms.global_recoding.lattice import Lattice, LatticeEvaluator
 from anonlab.algorithms.global_recoding.privacyfrost2._common import (
-    hierarchies_of,
     judge_spec,
     per_attribute,
     side_by_side,
@@ -242,19 +241,13 @@ class _Search:
         self.counts: list[IntArray] = []
         self.single: list[list[IntArray]] = []
         self.nodes: list[IntArray] = []  # b_w: hierarchy labels per level (+1 for a null)
-        hierarchies = hierarchies_of(evaluator)
-        domains = evaluator.base.domains
-        assert domains is not None
-        for j, h in enumerate(hierarchies):
-            sizes = [evaluator.attribute_sizes(j, lv) for lv in range(h.height + 1)]
+        for j, height in enumerate(self.heights):
+            sizes = [evaluator.attribute_sizes(j, lv) for lv in range(height + 1)]
             self.single.append(sizes)
             self.counts.append(np.array([s.size for s in sizes], dtype=np.int64))
-            has_null = bool((np.asarray(domains[j], dtype=object) == None).any())  # noqa: E711
+            # the hierarchy's labels on each level, and a null of its own if the data has one
             self.nodes.append(
-                np.array(
-                    [h.level_labels(lv).size + int(has_null) for lv in range(h.height + 1)],
-                    dtype=np.int64,
-                )
+                np.array([evaluator.level_size(j, lv) for lv in range(height + 1)], np.int64)
             )
         self.base_counts = np.array([c[0] for c in self.counts], dtype=np.int64)
         self._checked: dict[Node, tuple[bool, int]] = {}
@@ -278,6 +271,20 @@ class _Search:
             self._tkeys = np.full(slots, -1, dtype=np.int64)
             self._tvals = np.zeros(slots, dtype=np.int64)
             self._out = np.empty(n, dtype=np.int64)
+            # every attribute's level maps end to end (base domain code -> level code), for
+            # grouping a table straight from the base classes' keys
+            maps: list[IntArray] = []
+            self._map_at: list[list[int]] = []  # per attribute and level: its map's offset
+            at = 0
+            for j in range(self.m):
+                self._map_at.append([])
+                for lv in range(self.heights[j] + 1):
+                    maps.append(evaluator.level_map(j, lv))
+                    self._map_at[j].append(at)
+                    at += maps[-1].size
+            self._maps = np.concatenate(maps).astype(np.int64, copy=False)
+            assert evaluator.base.keys is not None
+            self._keys = np.ascontiguousarray(evaluator.base.keys)
             # the sensitive counts side by side: the compiled judge of built-in models reads
             # them whole, other models per attribute (a slice of columns each)
             (
@@ -349,7 +356,18 @@ class _Search:
                 if kept is not None:
                     self._class_ids.move_to_end(up)
                     return self._refine(kept[0], kept[1], j, lv)
-        return self.ev.classes(node)
+        if self._kern is None:
+            return self.ev.classes(node)
+        ev = self.ev
+        cards = [ev.level_size(j, lv) for j, lv in enumerate(node)]
+        cols = [j for j in range(self.m) if cards[j] > 1]  # an attribute at its root: no split
+        _, sizes = self._kern.group_classes(
+            self._keys, np.array(cols, dtype=np.int64),
+            np.array([cards[j] for j in cols], dtype=np.int64), self._maps,
+            np.array([self._map_at[j][node[j]] for j in cols], dtype=np.int64), ev.base.sizes,
+            self._tkeys, self._tvals, self._out,
+        )  # fmt: skip
+        return self._out.copy(), sizes
 
     def _refine(
         self, ids: npt.NDArray[np.integer], n_classes: int, j: int, level: int
@@ -359,11 +377,9 @@ class _Search:
         if self._kern is None:
             return self.ev.refine(ids, n_classes, j, level)
         ev = self.ev
-        code = ev.level_codes(j, level)
-        card = ev.level_size(j, level)
         _, sizes = self._kern.split_classes(
-            np.asarray(ids, dtype=np.int64), code, card, ev.base.sizes, self._tkeys,
-            self._tvals, self._out,
+            ids, self._keys, j, self._maps, self._map_at[j][level], ev.level_size(j, level),
+            ev.base.sizes, self._tkeys, self._tvals, self._out,
         )  # fmt: skip
         return self._out.copy(), sizes
 
