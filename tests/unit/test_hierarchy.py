@@ -122,3 +122,21 @@ def test_taxonomy():
     )
     assert h.height == 2
     assert list(h.generalize(["Flu", "Ulcer"], 1)) == ["Respiratory", "Digestive"]
+
+
+@pytest.mark.parametrize(
+    "categories",
+    [["3", "1", "4"], ["4", None, "2"], [None], []],
+    ids=["plain", "null", "only-null", "none"],
+)
+def test_generalizations_equal_generalization_per_level(tmp_path, categories):
+    p = tmp_path / "age.csv"
+    p.write_text("1;1-2;*\n2;1-2;*\n3;3-4;*\n4;3-4;*\n")
+    h = read_hierarchy(p, attribute="age")
+    cats = np.array(categories, dtype=object)
+    mappings, labels = h.generalizations(cats)
+    assert mappings.shape == (h.height + 1, cats.size) and mappings.dtype == np.int32
+    for level in range(h.height + 1):
+        mapping, lab = h.generalization(cats, level)
+        assert mappings[level].tolist() == mapping.tolist()
+        assert labels[level].tolist() == lab.tolist()

@@ -355,6 +355,36 @@ class Hierarchy:
             labels = np.append(labels, np.array([None], dtype=object))
         return mapping, labels
 
+    def generalizations(
+        self, categories: npt.ArrayLike
+    ) -> tuple[npt.NDArray[np.int32], list[npt.NDArray[np.object_]]]:
+        """:meth:`generalization` to every level at once (one gather for all levels).
+
+        Parameters
+        ----------
+        categories : array_like
+            The distinct labels of a column (a null as ``None``).
+
+        Returns
+        -------
+        mappings : ndarray of int32, shape (height + 1, n_categories)
+            ``mappings[level]`` is ``generalization(categories, level)[0]``.
+        labels : list of ndarray of object
+            ``labels[level]`` is ``generalization(categories, level)[1]``.
+        """
+        leaf = self.leaf_index(categories)
+        has = leaf >= 0
+        labels = list(self._labels)
+        if bool(has.all()):
+            return self._codes[:, leaf].astype(np.int32, copy=False), labels
+        mappings = np.empty((self._codes.shape[0], leaf.size), dtype=np.int32)
+        mappings[:, has] = self._codes[:, leaf[has]]
+        null = np.array([None], dtype=object)
+        for level, lab in enumerate(labels):
+            mappings[level, ~has] = lab.size
+            labels[level] = np.append(lab, null)
+        return mappings, labels
+
     def generalize(self, values: npt.ArrayLike, level: int) -> npt.NDArray[np.object_]:
         """Return the labels of ``values`` at ``level`` (a null stays None)."""
         vals = np.asarray(values, dtype=object)

@@ -251,13 +251,8 @@ class LatticeEvaluator:
         self._maps: list[list[npt.NDArray[np.int64]]] = []
         self._labels: list[list[npt.NDArray[np.object_]]] = []
         for j, attr in enumerate(base.columns):
-            h = hierarchies[attr]
-            maps, labels = [], []
-            for lv in range(h.height + 1):
-                mapping, lab = h.generalization(base.domains[j], lv)
-                maps.append(mapping.astype(np.int64))
-                labels.append(lab)
-            self._maps.append(maps)
+            mappings, labels = hierarchies[attr].generalizations(base.domains[j])
+            self._maps.append(list(mappings.astype(np.int64)))
             self._labels.append(labels)
         self._sens = dict(base.sensitive)
         self._keycols = [
