@@ -354,36 +354,29 @@ class LatticeEvaluator:
         counts = np.bincount(maps[level], weights=dom, minlength=card)
         return counts[counts > 0].astype(np.int64)
 
-    def level_map(self, j: int, level: int) -> npt.NDArray[np.int64]:
-        """The code at ``level`` of each code of attribute ``j`` in the base classes' keys
-        (``level_codes(j, level) == level_map(j, level)[base.keys[:, j]]``; do not modify).
+    def generalization(
+        self, j: int, level: int
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.object_]]:
+        """:meth:`Hierarchy.generalization` of attribute ``j``'s base domain to ``level``, as
+        kept by the evaluator (do not modify).
 
         Parameters
         ----------
-        j, level : int
-            The quasi-identifier and its level, as in :meth:`level_codes`.
+        j : int
+            The quasi-identifier: its column in the base classes' keys.
+        level : int
+            The hierarchy level to generalize to (0 = the original values).
 
         Returns
         -------
-        ndarray of int64, one code per value of the base domain
+        mapping : ndarray of int64
+            The code at ``level`` of each code of the base classes' keys:
+            ``level_codes(j, level) == mapping[base.keys[:, j]]``.
+        labels : ndarray of object
+            The labels those codes index: the hierarchy's labels at ``level``, and a null
+            (``None``, last) if the data has one.
         """
-        return self._maps[j][level]
-
-    def level_labels(self, j: int, level: int) -> npt.NDArray[np.object_]:
-        """The labels that the codes of :meth:`level_map` and :meth:`level_codes` index: the
-        hierarchy's labels of attribute ``j`` at ``level``, and a null (``None``, last) if
-        the data has one (do not modify).
-
-        Parameters
-        ----------
-        j, level : int
-            The quasi-identifier and its level, as in :meth:`level_codes`.
-
-        Returns
-        -------
-        ndarray of object
-        """
-        return self._labels[j][level]
+        return self._maps[j][level], self._labels[j][level]
 
     def level_size(self, j: int, level: int) -> int:
         """The number of labels of attribute ``j`` at ``level`` (the codes of

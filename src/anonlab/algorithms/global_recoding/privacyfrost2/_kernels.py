@@ -1061,75 +1061,13 @@ def _materialize(g, lv, gmax, guni, gstart, gcount, mem):
                     lv[mem[q], x] = top
 
 
-def _split_classes(ids, keys, x, maps, moff, card, weights, tkeys, tvals, out):
-    """The classes of a table one level finer on one attribute than a table whose classes
-    are ``ids`` (the full-domain search's refinement, 5.3): base class ``r`` goes to the
-    class of ``(ids[r], maps[moff + keys[r, x]])`` (the label of attribute ``x``, one of
-    ``card``), numbered in the order first met, in ``out``. A hash
-    table (``tkeys`` all ``-1`` between calls, ``tvals``; a power of two of at least twice
-    the base classes) keys the pairs. Returns ``(g, sizes)``: the number of classes and the
-    sum of ``weights`` in each."""
-    n = ids.size
-    bits = 4
-    while (1 << bits) < 2 * n:
-        bits += 1
-    mask = (1 << bits) - 1
-    shift = np.uint64(64 - bits)
-    fib = np.uint64(_FIB)
-    sizes = np.zeros(n, dtype=np.int64)
-    slot = np.empty(n, dtype=np.int64)
-    g = 0
-    for r in range(n):
-        key = np.int64(ids[r]) * card + maps[moff + keys[r, x]]
-        s = np.int64((np.uint64(key) * fib) >> shift)
-        while True:
-            have = tkeys[s]
-            if have == key:
-                c = tvals[s]
-                break
-            if have == -1:
-                tkeys[s] = key
-                tvals[s] = g
-                slot[g] = s
-                c = g
-                g += 1
-                break
-            s = (s + 1) & mask
-        out[r] = c
-        sizes[c] += weights[r]
-    for c in range(g):
-        tkeys[slot[c]] = -1
-    return g, sizes[:g]
-
-
-def _group_classes(keys, cols, cards, maps, moff, weights, tkeys, tvals, out):
-    """The classes of a full-domain table grouped from the base classes (the search's
-    check of a table with no checked coarser neighbour, 5.2): base class ``r`` goes to the
-    class of its labels ``maps[moff[i] + keys[r, cols[i]]]`` (``cards[i]`` of them) over the
-    attributes ``cols``, numbered in the order first met, in ``out``. The labels are packed
-    into mixed-radix words below ``2**62`` (one word while they fit); the hash table
+def _hash_groups(packed, weights, tkeys, tvals, out):
+    """Group the rows of ``packed`` (n, words: each row's key) exactly: row ``r`` goes to
+    the class of its key, numbered in the order first met, in ``out``. A hash table
     (``tkeys`` all ``-1`` between calls, ``tvals``; a power of two of at least twice the
-    base classes) keys a representative base class per class, whose words are compared, so
-    the grouping is exact. Returns ``(g, sizes)`` as :func:`_split_classes`."""
-    n = keys.shape[0]
-    nc = cols.size
-    word = np.zeros(nc, dtype=np.int64)  # the word each attribute goes to
-    nw = 1
-    space = 1
-    for i in range(nc):
-        if space > (1 << 62) // cards[i]:
-            nw += 1
-            space = 1
-        space *= cards[i]
-        word[i] = nw - 1
-    packed = np.zeros((n, nw), dtype=np.int64)
-    for i in range(nc):
-        base = moff[i]
-        x = cols[i]
-        w = word[i]
-        card = cards[i]
-        for r in range(n):
-            packed[r, w] = packed[r, w] * card + maps[base + keys[r, x]]
+    rows) keys a representative row per class, whose words are compared. Returns
+    ``(g, sizes)``: the number of classes and the sum of ``weights`` in each."""
+    n, nw = packed.shape
     bits = 4
     while (1 << bits) < 2 * n:
         bits += 1
@@ -1167,6 +1105,50 @@ def _group_classes(keys, cols, cards, maps, moff, weights, tkeys, tvals, out):
     for c in range(g):
         tkeys[slot[c]] = -1
     return g, sizes[:g]
+
+
+def _split_classes(ids, keys, x, maps, moff, card, weights, tkeys, tvals, out):
+    """The classes of a table one level finer on one attribute than a table whose classes
+    are ``ids`` (the full-domain search's refinement, 5.3): base class ``r`` goes to the
+    class of ``(ids[r], maps[moff + keys[r, x]])`` (the label of attribute ``x``, one of
+    ``card``), numbered in the order first met, in ``out`` (:func:`_hash_groups`; ``tkeys``
+    and ``tvals`` as there). Returns ``(g, sizes)``: the number of classes and the sum of
+    ``weights`` in each."""
+    n = ids.size
+    packed = np.empty((n, 1), dtype=np.int64)
+    for r in range(n):
+        packed[r, 0] = np.int64(ids[r]) * card + maps[moff + keys[r, x]]
+    return _hash_groups(packed, weights, tkeys, tvals, out)
+
+
+def _group_classes(keys, cols, cards, maps, moff, weights, tkeys, tvals, out):
+    """The classes of a full-domain table grouped from the base classes (the search's
+    check of a table with no checked coarser neighbour, 5.2): base class ``r`` goes to the
+    class of its labels ``maps[moff[i] + keys[r, cols[i]]]`` (``cards[i]`` of them) over the
+    attributes ``cols``, numbered in the order first met, in ``out``. The labels are packed
+    into mixed-radix words below ``2**62`` (one word while they fit) and grouped by
+    :func:`_hash_groups` (``tkeys`` and ``tvals`` as there). Returns ``(g, sizes)`` as
+    :func:`_split_classes`."""
+    n = keys.shape[0]
+    nc = cols.size
+    word = np.zeros(nc, dtype=np.int64)  # the word each attribute goes to
+    nw = 1
+    space = 1
+    for i in range(nc):
+        if space > (1 << 62) // cards[i]:
+            nw += 1
+            space = 1
+        space *= cards[i]
+        word[i] = nw - 1
+    packed = np.zeros((n, nw), dtype=np.int64)
+    for i in range(nc):
+        base = moff[i]
+        x = cols[i]
+        w = word[i]
+        card = cards[i]
+        for r in range(n):
+            packed[r, w] = packed[r, w] * card + maps[base + keys[r, x]]
+    return _hash_groups(packed, weights, tkeys, tvals, out)
 
 
 def _class_hists(ids, g, cls, val, cnt, nv):
@@ -1310,6 +1292,7 @@ def kernels() -> SimpleNamespace | None:
     g["_set_candidate"] = jit(_set_candidate)
     g["_score"] = jit(_score, inline=True)
     g["_order_of"] = jit(_order_of)
+    g["_hash_groups"] = jit(_hash_groups)
     # the kernels that _batch calls, compiled
     g["_find"] = jit(_find, parallel=True)
     g["_commit"] = jit(_commit, parallel=True)

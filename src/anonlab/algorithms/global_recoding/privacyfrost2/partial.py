@@ -355,8 +355,8 @@ class _LabelIndex:
             parts: list[npt.NDArray[np.object_]] = []
             offset = 0
             for level in range(height + 1):
-                labels = evaluator.level_labels(j, level)
-                maps.append(evaluator.level_map(j, level) + offset)
+                mapping, labels = evaluator.generalization(j, level)
+                maps.append(mapping + offset)
                 parts.append(labels)
                 offset += labels.size
             # one id per distinct label, on any level (a null is a label of its own)

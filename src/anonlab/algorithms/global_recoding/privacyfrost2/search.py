@@ -279,7 +279,7 @@ class _Search:
             for j in range(self.m):
                 self._map_at.append([])
                 for lv in range(self.heights[j] + 1):
-                    maps.append(evaluator.level_map(j, lv))
+                    maps.append(evaluator.generalization(j, lv)[0])
                     self._map_at[j].append(at)
                     at += maps[-1].size
             self._maps = np.concatenate(maps).astype(np.int64, copy=False)
