@@ -344,16 +344,8 @@ class Hierarchy:
             Labels of the generalized codes (a null stays ``None``, last).
         """
         level = self._check_level(level)
-        leaf = self.leaf_index(categories)
-        level_codes = self._codes[level]
-        labels = self._labels[level]
-        mapping = np.empty(leaf.size, dtype=np.int32)
-        has = leaf >= 0
-        mapping[has] = level_codes[leaf[has]]
-        if (~has).any():
-            mapping[~has] = labels.size
-            labels = np.append(labels, np.array([None], dtype=object))
-        return mapping, labels
+        mappings, labels = self._mappings(categories, slice(level, level + 1))
+        return mappings[0], labels[0]
 
     def generalizations(
         self, categories: npt.ArrayLike
@@ -372,17 +364,25 @@ class Hierarchy:
         labels : list of ndarray of object
             ``labels[level]`` is ``generalization(categories, level)[1]``.
         """
+        return self._mappings(categories, slice(None))
+
+    def _mappings(
+        self, categories: npt.ArrayLike, levels: slice
+    ) -> tuple[npt.NDArray[np.int32], list[npt.NDArray[np.object_]]]:
+        """:meth:`generalization` to the ``levels`` (a slice of levels): one gather; a null
+        category gets a code of its own after each level's labels."""
         leaf = self.leaf_index(categories)
         has = leaf >= 0
-        labels = list(self._labels)
+        codes = self._codes[levels]
+        labels = list(self._labels[levels])
         if bool(has.all()):
-            return self._codes[:, leaf].astype(np.int32, copy=False), labels
-        mappings = np.empty((self._codes.shape[0], leaf.size), dtype=np.int32)
-        mappings[:, has] = self._codes[:, leaf[has]]
+            return codes[:, leaf].astype(np.int32, copy=False), labels
+        mappings = np.empty((codes.shape[0], leaf.size), dtype=np.int32)
+        mappings[:, has] = codes[:, leaf[has]]
         null = np.array([None], dtype=object)
-        for level, lab in enumerate(labels):
-            mappings[level, ~has] = lab.size
-            labels[level] = np.append(lab, null)
+        for i, lab in enumerate(labels):
+            mappings[i, ~has] = lab.size
+            labels[i] = np.append(lab, null)
         return mappings, labels
 
     def generalize(self, values: npt.ArrayLike, level: int) -> npt.NDArray[np.object_]:
