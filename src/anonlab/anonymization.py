@@ -585,7 +585,8 @@ def _anonymize_privacyfrost2(
             released = tuple(zip(part.label_codes, part.label_values))
         else:
             released = released_codes(evaluator, part.base_levels)
-        row_base = row_class if every_row else row_class[rows]
+        # (a native index: numpy converts a narrower one again for every column it gathers)
+        row_base = np.asarray(row_class if every_row else row_class[rows], dtype=np.intp)
         kept_base: npt.NDArray[np.bool_] | None = None  # None: every base class is kept
         if not every_row:
             kept_base = np.zeros(base.n_classes, dtype=bool)

@@ -596,7 +596,7 @@ def test_level_vectors_equal_sorted_unique_rows(classes):
     empty = np.zeros(0, dtype=np.int64)
     res = PartialDomainResult(
         base_levels=levels, class_of_base=empty, class_sizes=sizes, class_levels=levels,
-        class_labels=(), suppressed=np.zeros(sizes.size, dtype=bool), score=0.0,
+        suppressed=np.zeros(sizes.size, dtype=bool), score=0.0,
         value_counts=(), splits=0, tables_checked=0,
     )  # fmt: skip
     vecs, rows = res.level_vectors()
@@ -701,6 +701,59 @@ def test_compiled_grouping_packs_wide_keys_exactly(cards, n, data):
     assert g == len(pairs) == int(inv.max()) + 1
     assert sizes.tolist() == np.bincount(out, weights=weights).astype(int).tolist()
     assert (tkeys == -1).all()  # the hash table is left empty for the next call
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 300), st.integers(0, 4)), min_size=1, max_size=60),
+    st.integers(1, 5),
+)
+def test_compiled_refinement_direct_and_hashed_agree(pairs, card):
+    """The search's compiled refinement groups (class, label) pairs alike whether it
+    addresses its table directly (a key space within the table) or hashes (a table smaller
+    than the key space): classes numbered in the order first met, as ``np.unique`` groups
+    them, with their summed weights, and the table left empty."""
+    from anonlab.algorithms.global_recoding.privacyfrost2._kernels import kernels
+
+    kern = kernels()
+    if kern is None:
+        pytest.skip("numba is not installed (pip install 'anonlab[fast]')")
+    n = len(pairs)
+    ids = np.array([c for c, _ in pairs], dtype=np.int64)
+    keys = np.array([[lab % card] for _, lab in pairs], dtype=np.int32)
+    maps = np.arange(card, dtype=np.int64)  # (identity: label = code)
+    weights = np.arange(1, n + 1, dtype=np.int64)
+    key = ids * card + keys[:, 0]
+    _, first, inv = np.unique(key, return_index=True, return_inverse=True)
+    rank = np.empty(first.size, dtype=np.int64)
+    rank[np.argsort(first)] = np.arange(first.size)  # numbered in the order first met
+    want = rank[inv.reshape(-1)]
+    small = 1 << max(4, (2 * n - 1).bit_length())  # the least table the hashing takes
+    for slots in (small, max(small, 2 * int(key.max()) + 2)):  # hashed (mostly), direct
+        tkeys = np.full(slots, -1, dtype=np.int64)
+        out = np.empty(n, dtype=np.int64)
+        g, sizes = kern.split_classes(
+            ids, keys, 0, maps, 0, card, weights, tkeys, np.zeros(slots, dtype=np.int64), out
+        )  # fmt: skip
+        assert g == first.size and out.tolist() == want.tolist()
+        assert sizes.tolist() == np.bincount(want, weights=weights).astype(int).tolist()
+        assert (tkeys == -1).all()
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rows_st, st.sampled_from(MODELS))
+def test_search_single_attribute_sizes_equal_the_evaluators(rows, models):
+    """The search's single-attribute class sizes (from the compiled domain sizes when
+    numba is there) equal ``LatticeEvaluator.attribute_sizes`` summed over the base
+    classes, on every level of every attribute."""
+    from anonlab.algorithms.global_recoding.privacyfrost2.search import _Search
+
+    ev, lattice = setup(rows, models)
+    search = _Search(ev, lattice, (1, 1, 1), build_score("basic"), 0, None)
+    fresh, _ = setup(rows, models)
+    for j, h in enumerate(HEIGHTS):
+        for lv in range(h + 1):
+            assert search.single[j][lv].tolist() == fresh.attribute_sizes(j, lv).tolist()
 
 
 JUDGED_MODELS = ["k_anonymity", "distinct_l_diversity", "recursive_cl_diversity",

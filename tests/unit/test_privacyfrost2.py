@@ -418,6 +418,10 @@ def test_search_with_presampling():
     verify_release(sub, part.base_levels[res.kept])
     with pytest.raises(ParameterError, match="restrict_evaluator"):
         verify_release(ev, part.base_levels)
+    # the released label of each class (computed on first use), from its kept base classes
+    labels = released_labels(ev, part.base_levels)
+    for j in range(3):
+        assert list(labels[j][res.kept]) == list(part.class_labels[j][part.class_of_base[res.kept]])
     # labels per base class of the whole table: None where pre-sampling removed the records
     labels = released_labels(ev, part.base_levels)
     kept_labels = released_labels(sub, part.base_levels[res.kept])

@@ -323,7 +323,13 @@ class LatticeEvaluator:
             cards.append(c)
         return codes, cards
 
-    def attribute_sizes(self, attribute: int, level: int) -> npt.NDArray[np.int64]:
+    def attribute_sizes(
+        self,
+        attribute: int,
+        level: int,
+        *,
+        domain_sizes: npt.NDArray[np.float64] | None = None,
+    ) -> npt.NDArray[np.int64]:
         """The class sizes of one attribute on its own at ``level`` (non-empty classes in
         code order), as ``stats((level,), [attribute]).sizes`` but summed through the
         hierarchy from the attribute's domain counts instead of over the base classes.
@@ -334,13 +340,18 @@ class LatticeEvaluator:
             The index of the quasi-identifier.
         level : int
             Its generalization level.
+        domain_sizes : ndarray of float64, optional
+            The records of each code of the attribute's base domain, if the caller has
+            them (else summed over the base classes once and kept).
 
         Returns
         -------
         ndarray of int64
         """
         maps = self._maps[attribute]
-        if attribute not in self._dom_sizes:
+        if domain_sizes is not None:
+            self._dom_sizes[attribute] = domain_sizes
+        elif attribute not in self._dom_sizes:
             if self._float_sizes is None:  # converted once for every attribute
                 self._float_sizes = np.asarray(self.base.sizes, dtype=np.float64)
             self._dom_sizes[attribute] = np.asarray(

@@ -53,7 +53,8 @@ group state of
   between calls (``delta`` all ``0``).
 
 :func:`_batch` runs a whole batch (find, judge, halving, commits) in one call when the
-models are built-in and the score is tabulated (``Score.terms``).
+models are built-in and the score is tabulated (``Score.terms``), and :func:`_round` a whole
+round of batches.
 
 :func:`_find` and :func:`_commit` split their groups into contiguous chunks of about equal
 members and run the chunks in parallel (``numba.prange``); each chunk writes only its own
@@ -404,18 +405,24 @@ def _find(
     off = lab_off[j]
     wj = j >> 6
     bj = np.uint64(1) << np.uint64(j & 63)
-    judged = np.empty(g, dtype=np.int64)
     nj = np.int64(0)
     n_cand = np.int64(0)
     sh = np.uint64(j & 63)
     one = np.uint64(1)
-    for G in range(g):  # without branches: which way they go is hard to predict
+    # counted first (a loop the compiler vectorizes), listed only if any: late in the
+    # search most batches judge none
+    for G in range(g):
         cand = gcand[G, wj]
         n_cand += np.int64((cand >> sh) & one)
         # not if its split failed the models since it last changed, nor if a member's split
         # class on j is too small in any group it is in
-        judged[nj] = G
         nj += np.int64(((cand & ~(gfail[G, wj] | gdoom[G, wj])) >> sh) & one)
+    judged = np.empty(nj + 1, dtype=np.int64)  # (+1: the last write of the loop below)
+    if nj:
+        at = np.int64(0)
+        for G in range(g):  # without branches: which way they go is hard to predict
+            judged[at] = G
+            at += np.int64(((gcand[G, wj] & ~(gfail[G, wj] | gdoom[G, wj])) >> sh) & one)
     judged = judged[:nj]
     ent = np.zeros(nj, dtype=np.bool_)
     failed = np.zeros(nj, dtype=np.bool_)
@@ -774,6 +781,54 @@ def _batch(
     return s, g
 
 
+def _round(
+    order, memo_ver, memo_chk, memo_ent, version, tot, g, mcs, lv, down, codes, dom, dom_off,
+    dom_w, fh, lab_off, bsize, glab, ghash, gcand, gfail, gstart, gcount, mem, scratch,
+    sp_indptr, sp_val, sp_cnt, nv, doom, gdoom, total, total_hist, kinds, offs, widths, ipar,
+    fpar, lo, orig, gfirst, gmax, guni, gid, lcount, delta, n_chunks, ok, e, s, is_max, terms,
+    term_off, out, gdl, gsize, gcl, gcode,
+):  # fmt: skip
+    """One round of the partial-domain step (PrivacyFrost2 5.4, step 4) in one call, with
+    built-in models and a tabulated score: each attribute of ``order`` de-generalized batch
+    after batch (:func:`_batch`) while a batch changes the table, as ``_Rounds.run`` does
+    it from Python. A batch that changed nothing is not repeated while the table stays the
+    same (its ``version``): per attribute, the version it was tried in vain at
+    (``memo_ver``), and its tables checked and groups left alone (``memo_chk``,
+    ``memo_ent``), counted again.
+
+    ``tot`` receives the tables checked, the groups left alone as entangled, the groups
+    split, the table's new version and whether it changed. Returns ``(score, number of
+    groups)``."""
+    for i in range(5):
+        tot[i] = 0
+    for i in range(order.size):
+        j = order[i]
+        while True:
+            if memo_ver[j] == version:  # tried in vain on this table: the same outcome
+                tot[0] += memo_chk[j]
+                tot[1] += memo_ent[j]
+                break
+            s, g = _batch(
+                j, g, mcs, lv, down, codes, dom, dom_off, dom_w, fh, lab_off, bsize, glab,
+                ghash, gcand, gfail, gstart, gcount, mem, scratch, sp_indptr, sp_val, sp_cnt,
+                nv, doom, gdoom, total, total_hist, kinds, offs, widths, ipar, fpar, lo, orig,
+                gfirst, gmax, guni, gid, lcount, delta, n_chunks, ok, e, s, is_max, terms,
+                term_off, out, gdl, gsize, gcl, gcode,
+            )  # fmt: skip
+            tot[0] += out[0]
+            tot[1] += out[1]
+            if out[3] == 0:
+                memo_ver[j] = version
+                memo_chk[j] = out[0]
+                memo_ent[j] = out[1]
+                break
+            tot[2] += out[2]
+            version += out[3]
+            tot[4] = 1
+    tot[3] = version
+    return s, g
+
+
 def _split_into(
     lo, hi, j, which, judged, cstart, cls_label, cls_nb, xoff, row_of, cls_of, ct, cat,
     lo_lv, lv, down, codes, dom, dom_off, dom_w, fh, off, orig, gid, glab, ghash, gcand, gfail,
@@ -1107,6 +1162,30 @@ def _hash_groups(packed, weights, tkeys, tvals, out):
     return g, sizes[:g]
 
 
+def _dense_groups(packed, weights, table, out):
+    """:func:`_hash_groups` of rows with one key word below ``table.size``, by direct
+    addressing: ``table`` (all ``-1`` between calls) holds the class of each key met. The
+    same classes, numbered the same way (the search's coarse tables have a small key
+    space: a lookup in a table that stays in cache instead of a hash and a probe)."""
+    n = packed.shape[0]
+    sizes = np.zeros(n, dtype=np.int64)
+    key_of = np.empty(n, dtype=np.int64)
+    g = 0
+    for r in range(n):
+        k = packed[r, 0]
+        c = table[k]
+        if c == -1:
+            c = g
+            table[k] = g
+            key_of[g] = k
+            g += 1
+        out[r] = c
+        sizes[c] += weights[r]
+    for c in range(g):
+        table[key_of[c]] = -1
+    return g, sizes[:g]
+
+
 def _split_classes(ids, keys, x, maps, moff, card, weights, tkeys, tvals, out):
     """The classes of a table one level finer on one attribute than a table whose classes
     are ``ids`` (the full-domain search's refinement, 5.3): base class ``r`` goes to the
@@ -1116,8 +1195,12 @@ def _split_classes(ids, keys, x, maps, moff, card, weights, tkeys, tvals, out):
     ``weights`` in each."""
     n = ids.size
     packed = np.empty((n, 1), dtype=np.int64)
+    top = np.int64(0)
     for r in range(n):
         packed[r, 0] = np.int64(ids[r]) * card + maps[moff + keys[r, x]]
+        top = max(top, packed[r, 0])
+    if top < tkeys.size:  # a key space that tkeys addresses directly (:func:`_dense_groups`)
+        return _dense_groups(packed, weights, tkeys, out)
     return _hash_groups(packed, weights, tkeys, tvals, out)
 
 
@@ -1148,7 +1231,19 @@ def _group_classes(keys, cols, cards, maps, moff, weights, tkeys, tvals, out):
         card = cards[i]
         for r in range(n):
             packed[r, w] = packed[r, w] * card + maps[base + keys[r, x]]
+    if nw == 1 and space <= tkeys.size:  # (:func:`_dense_groups`)
+        return _dense_groups(packed, weights, tkeys, out)
     return _hash_groups(packed, weights, tkeys, tvals, out)
+
+
+def _domain_sizes(keys, weights, off, out):
+    """The records of each base domain code of every attribute, side by side (the search's
+    single-attribute class sizes, 5.2): ``out[off[x] + keys[r, x]] += weights[r]`` over
+    the base classes ``r`` (one pass over the row-major keys)."""
+    for r in range(keys.shape[0]):
+        w = weights[r]
+        for x in range(keys.shape[1]):
+            out[off[x] + keys[r, x]] += w
 
 
 def _class_hists(ids, g, cls, val, cnt, nv):
@@ -1293,18 +1388,21 @@ def kernels() -> SimpleNamespace | None:
     g["_score"] = jit(_score, inline=True)
     g["_order_of"] = jit(_order_of)
     g["_hash_groups"] = jit(_hash_groups)
+    g["_dense_groups"] = jit(_dense_groups)
     # the kernels that _batch calls, compiled
     g["_find"] = jit(_find, parallel=True)
     g["_commit"] = jit(_commit, parallel=True)
     g["_e_after"] = jit(_e_after)
     g["_judge"] = jit(_judge)
+    g["_batch"] = jit(_batch)
     ns = SimpleNamespace(
         # chunks of work run in parallel: one per thread, up to 8 (a scratch row each)
         chunks=max(1, min(8, int(numba.get_num_threads()))),
         find=_find,
         commit=_commit,
         e_after=_e_after,
-        batch=jit(_batch),
+        batch=_batch,
+        round=jit(_round),
         build_groups=jit(_build_groups),
         materialize=jit(_materialize),
         keys_of=jit(_keys_of),
@@ -1313,6 +1411,7 @@ def kernels() -> SimpleNamespace | None:
         split_classes=jit(_split_classes),
         group_classes=jit(_group_classes),
         class_hists=jit(_class_hists),
+        domain_sizes=jit(_domain_sizes),
         judge=_judge,
     )
     _CACHE["k"] = ns

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from itertools import repeat
 from typing import Any
 
@@ -464,8 +465,6 @@ class PartialDomainResult:
     class_levels : ndarray of int64, shape (n_classes, n_attributes)
         The group-wise levels: the level of each attribute in each released class (if a
         class joins groups on different levels through a shared label, the most general).
-    class_labels : tuple of ndarray of object
-        Per attribute, the released label of each class.
     suppressed : ndarray of bool, shape (n_classes,)
         Classes that violate a model and are suppressed (within the suppression limit).
     score : float
@@ -489,7 +488,6 @@ class PartialDomainResult:
     class_of_base: IntArray = field(repr=False)
     class_sizes: IntArray = field(repr=False)
     class_levels: IntArray = field(repr=False)
-    class_labels: tuple[npt.NDArray[np.object_], ...] = field(repr=False)
     suppressed: BoolArray = field(repr=False)
     score: float
     value_counts: tuple[int, ...]
@@ -502,6 +500,23 @@ class PartialDomainResult:
     def n_classes(self) -> int:
         """Number of released classes."""
         return int(self.class_sizes.size)
+
+    @cached_property
+    def class_labels(self) -> tuple[npt.NDArray[np.object_], ...]:
+        """Per attribute, the released label of each class (from ``label_codes``, on first
+        use).
+
+        Raises
+        ------
+        ValueError
+            If the result was made without ``label_codes`` and ``label_values``.
+        """
+        if self.label_codes is None or self.label_values is None:
+            raise ValueError("This partial-domain result was made without its label codes.")
+        kept = np.flatnonzero(self.class_of_base >= 0)  # (not removed by pre-sampling)
+        member = np.empty(self.n_classes, dtype=np.int64)  # a base class of each class
+        member[self.class_of_base[kept]] = kept
+        return tuple(v[c[member]] for c, v in zip(self.label_codes, self.label_values))
 
     def _vector_ids(self) -> tuple[IntArray, int]:
         """The level vector of each class, as dense ids (classes and attributes exist)."""
@@ -1337,7 +1352,7 @@ class _CompiledPartial(_Rounds):
     def levels(self) -> IntArray:
         """Level of each attribute in each base class (a copy)."""
         self._materialize()
-        return self._lv[self._at].astype(np.int64)
+        return np.take(self._lv, self._at, axis=0).astype(np.int64)
 
     @levels.setter
     def levels(self, value: IntArray) -> None:
@@ -1408,6 +1423,43 @@ class _CompiledPartial(_Rounds):
                 self.progress(1, None)
 
     # ------------------------------------------------------------------ search
+
+    def run(self) -> None:
+        """The rounds of :class:`_Rounds`; with the built-in models and a tabulated score,
+        a whole round in one compiled call (``_kernels._round``)."""
+        if self._fused is None:
+            super().run()
+            return
+        jspec, is_max, terms, term_off = self._fused
+        order = np.asarray(self.order, dtype=np.int64)
+        # per attribute: the table version it was last tried in vain at (-1: never), and
+        # that batch's tables checked and groups left alone
+        memo = np.zeros((3, self._m), dtype=np.int64)
+        memo[0] = -1
+        tot = np.zeros(5, dtype=np.int64)
+        changed = True
+        while changed:
+            self._sync()
+            s, g = self.k.round(
+                order, memo[0], memo[1], memo[2], self._version, tot, self._g, self._mcs,
+                self._lv, self._down, self._codes, self._dom, self._dom_off, self._dom_w,
+                self._fh, self._lab_off, self._bsize, self._glab, self._ghash, self._gcand,
+                self._gfail, self._gstart, self._gcount, self._mem, self._scratch,
+                self._sp_indptr, self._sp_val, self._sp_cnt, self._nv, self._doom, self._gdoom,
+                self._total, self._total_hist, *jspec, self.lo, self._perm, self._gfirst,
+                self._gmax, self._guni, self._gid, self._lcount, self._delta, self.k.chunks,
+                self._ok, self._e, self.s, is_max, terms, term_off, self._out, self._gdl,
+                self._gsize, self._gcl, self._gcode,
+            )  # fmt: skip
+            self._tick(int(tot[0]))
+            self.entangled += int(tot[1])
+            changed = bool(tot[4])
+            if changed:
+                self.splits += int(tot[2])
+                self._version = int(tot[3])
+                self._stale = True
+                self._table = None
+                self._g, self.s = int(g), float(s)
 
     def _batch(self, j: int) -> bool:
         """De-generalize attribute ``j`` in every group where that keeps the check."""
@@ -1609,7 +1661,6 @@ def _result(
     rank = np.empty(g, dtype=np.int64)
     rank[order] = np.arange(g, dtype=np.int64)
     ids = rank[t.ids]
-    member = first[order]  # any base class of each class: same labels
     if class_levels is None:
         by = np.argsort(ids)  # a maximum per class: its order does not matter
         starts = np.searchsorted(ids[by], np.arange(g, dtype=np.int64))
@@ -1627,7 +1678,6 @@ def _result(
         class_of_base=ids,
         class_sizes=t.sizes[order],
         class_levels=np.asarray(class_levels, dtype=np.int64),
-        class_labels=tuple(index.values[j][keys[j][member]] for j in range(m)),
         suppressed=t.violating[order],
         score=s,
         value_counts=tuple(int(x) for x in t.counts),

@@ -237,19 +237,6 @@ class _Search:
         self.progress = progress
         # Sort(T, v): ascending priority; ties: later column first (earlier column wins)
         self.order = sorted(range(self.m), key=lambda j: (priorities[j], -j))
-        # per attribute and level: e (distinct values) and the single-attribute class sizes
-        self.counts: list[IntArray] = []
-        self.single: list[list[IntArray]] = []
-        self.nodes: list[IntArray] = []  # b_w: hierarchy labels per level (+1 for a null)
-        for j, height in enumerate(self.heights):
-            sizes = [evaluator.attribute_sizes(j, lv) for lv in range(height + 1)]
-            self.single.append(sizes)
-            self.counts.append(np.array([s.size for s in sizes], dtype=np.int64))
-            # the hierarchy's labels on each level, and a null of its own if the data has one
-            self.nodes.append(
-                np.array([evaluator.level_size(j, lv) for lv in range(height + 1)], np.int64)
-            )
-        self.base_counts = np.array([c[0] for c in self.counts], dtype=np.int64)
         self._checked: dict[Node, tuple[bool, int]] = {}
         # classes of tables that passed, for their one-level-finer neighbours (LRU)
         self._class_ids: OrderedDict[Node, tuple[npt.NDArray[np.integer], int]] = OrderedDict()
@@ -296,6 +283,30 @@ class _Search:
                 self._total_hist,
             ) = side_by_side(evaluator.sparse_histograms())
             self._jspec = judge_spec(evaluator.models, self._layout)
+        # per attribute and level: e (distinct values) and the single-attribute class sizes
+        self.counts: list[IntArray] = []
+        self.single: list[list[IntArray]] = []
+        self.nodes: list[IntArray] = []  # b_w: hierarchy labels per level (+1 for a null)
+        dom: list[npt.NDArray[np.float64] | None] = [None] * self.m
+        if self._kern is not None and self.m:
+            # the records of each base domain code, every attribute in one compiled pass
+            cards = [evaluator.generalization(j, 0)[0].size for j in range(self.m)]
+            off = np.zeros(self.m + 1, dtype=np.int64)
+            off[1:] = np.cumsum(cards)
+            flat = np.zeros(int(off[-1]), dtype=np.float64)
+            self._kern.domain_sizes(self._keys, evaluator.base.sizes, off, flat)
+            dom = [flat[off[j] : off[j + 1]] for j in range(self.m)]
+        for j, height in enumerate(self.heights):
+            sizes = [
+                evaluator.attribute_sizes(j, lv, domain_sizes=dom[j]) for lv in range(height + 1)
+            ]
+            self.single.append(sizes)
+            self.counts.append(np.array([s.size for s in sizes], dtype=np.int64))
+            # the hierarchy's labels on each level, and a null of its own if the data has one
+            self.nodes.append(
+                np.array([evaluator.level_size(j, lv) for lv in range(height + 1)], np.int64)
+            )
+        self.base_counts = np.array([c[0] for c in self.counts], dtype=np.int64)
 
     # ------------------------------------------------------------------ primitives
     def e(self, node: Node) -> IntArray:
@@ -846,7 +857,6 @@ def _expand(partial: PartialDomainResult, keep: npt.NDArray[np.bool_]) -> Partia
         class_of_base=cls,
         class_sizes=partial.class_sizes,
         class_levels=partial.class_levels,
-        class_labels=partial.class_labels,
         suppressed=partial.suppressed,
         score=partial.score,
         value_counts=partial.value_counts,
