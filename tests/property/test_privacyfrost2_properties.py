@@ -4,6 +4,7 @@ breaks the check nor lowers the score, and the basic score never beats exhaustiv
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 import re
@@ -604,6 +605,10 @@ def test_level_vectors_equal_sorted_unique_rows(classes):
     assert np.array_equal(vecs, want)
     assert rows.tolist() == np.bincount(inv.reshape(-1), weights=sizes).astype(int).tolist()
     assert rows.sum() == sizes.sum()
+    assert res.n_level_vectors() == want.shape[0]
+    # levels too tall to pack into one word (from 6 columns): counted by grouping instead
+    tall = np.where(levels < 0, levels, levels * 1000)
+    assert dataclasses.replace(res, class_levels=tall).n_level_vectors() == want.shape[0]
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

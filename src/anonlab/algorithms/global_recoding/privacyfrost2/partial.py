@@ -527,7 +527,16 @@ class PartialDomainResult:
         """The number of distinct level vectors of the classes."""
         if not self.class_sizes.size or not self.class_levels.shape[1]:
             return int(min(self.class_sizes.size, 1))
-        return self._vector_ids()[1]
+        lv = self.class_levels + 1  # -1 (no level) -> 0
+        widths = [int(c).bit_length() for c in lv.max(axis=0)]
+        if sum(widths) > 63:
+            return self._vector_ids()[1]
+        key = np.zeros(lv.shape[0], dtype=np.int64)  # the levels packed into one word
+        for j, w in enumerate(widths):
+            key <<= w
+            key |= lv[:, j]
+        key.sort()
+        return int(np.count_nonzero(key[1:] != key[:-1])) + 1
 
     def level_vectors(self) -> tuple[IntArray, IntArray]:
         """The distinct level vectors of the classes and the number of records on each."""
