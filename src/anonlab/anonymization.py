@@ -344,7 +344,7 @@ def verify_release(
     """
     engine = get_engine("numpy", generalized)
     sensitive = sorted({a for m in p.models for a in m.sensitive_attributes})
-    stats = engine.class_stats(list(p.qis), sensitive=sensitive, with_rows=True)
+    stats = engine.class_stats(list(p.qis), sensitive=sensitive, with_rows=True, with_keys=False)
     mcs = max([m.min_class_size for m in p.models] + [1])
     ok = stats.sizes >= mcs
     checks: dict[str, bool] = {}

@@ -153,6 +153,15 @@ def test_numpy_and_duckdb_engines_agree(table, subset, sens, generalize, k):
             np_eng.rows_in_small_classes(subset, levels, k),
             db_eng.rows_in_small_classes(subset, levels, k),
         )
+        # without keys: the same classes, rows and histograms, and no keys
+        for eng, full in ((np_eng, a), (db_eng, b)):
+            bare = eng.class_stats(
+                subset, levels, sensitive=[sens], with_rows=True, with_keys=False
+            )
+            assert bare.keys is None and bare.domains is None
+            assert np.array_equal(bare.sizes, full.sizes)
+            assert np.array_equal(bare.row_class, full.row_class)
+            assert np.array_equal(bare.sensitive[sens].counts, full.sensitive[sens].counts)
 
 
 @given(tables(), st.lists(subsets, min_size=1, max_size=6))

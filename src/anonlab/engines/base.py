@@ -77,6 +77,7 @@ class Engine:
         *,
         sensitive: Sequence[str] = (),
         with_rows: bool = False,
+        with_keys: bool = True,
     ) -> ClassStats:
         """Return the full class statistics of ``columns`` at ``levels``.
 
@@ -90,6 +91,9 @@ class Engine:
             Sensitive attributes whose value counts per class are wanted.
         with_rows : bool
             Also return the class of every row (may be unsupported out of core).
+        with_keys : bool
+            Also return each class's key and the labels it codes (``keys``, ``domains``);
+            without them (``None``) when only sizes, histograms and rows are wanted.
 
         Returns
         -------

@@ -231,6 +231,7 @@ class DuckDBEngine(Engine):
         *,
         sensitive: Sequence[str] = (),
         with_rows: bool = False,
+        with_keys: bool = True,
     ) -> ClassStats:
         """Return class statistics (see :class:`Engine`); classes are sorted by key."""
         cols = list(columns)
@@ -247,12 +248,16 @@ class DuckDBEngine(Engine):
         cls = self._run("SELECT * FROM cls ORDER BY cid").fetchnumpy()
         sizes = np.asarray(cls["n"], dtype=np.int64)
         n_cls = sizes.size
-        keys = np.empty((n_cls, m), dtype=np.int32)
-        domains = []
-        for j in range(m):
-            codes, labels = _factorize(cls[f"g{j}"])
-            keys[:, j] = codes
-            domains.append(labels)
+        keys: npt.NDArray[np.int32] | None = None
+        domains: tuple[npt.NDArray[np.object_], ...] | None = None
+        if with_keys:
+            keys = np.empty((n_cls, m), dtype=np.int32)
+            decoded = []
+            for j in range(m):
+                codes, labels = _factorize(cls[f"g{j}"])
+                keys[:, j] = codes
+                decoded.append(labels)
+            domains = tuple(decoded)
         on = " AND ".join(f"b.g{j} IS NOT DISTINCT FROM c.g{j}" for j in range(m)) or "true"
         hists = {}
         for i, s in enumerate(sensitive):
@@ -281,7 +286,7 @@ class DuckDBEngine(Engine):
             sizes=sizes,
             n_rows=self._n_rows,
             keys=keys,
-            domains=tuple(domains),
+            domains=domains,
             row_class=row_class,
             sensitive=hists,
         )

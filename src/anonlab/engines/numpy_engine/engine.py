@@ -155,6 +155,7 @@ class NumpyEngine(Engine):
         *,
         sensitive: Sequence[str] = (),
         with_rows: bool = False,
+        with_keys: bool = True,
     ) -> ClassStats:
         """Return the class statistics of ``columns`` at ``levels`` (see :class:`Engine`)."""
         key = self._key(columns, levels)
@@ -162,27 +163,9 @@ class NumpyEngine(Engine):
             self.table.column(s)
         ids, sizes = self._partition(key)
         n_cls = sizes.size
-        # any row of a class gives its key (its rows share their codes): one scatter, no sort
-        first = np.empty(n_cls, dtype=np.int64)
-        first[ids] = np.arange(ids.size, dtype=np.int64)
         pos = {c: i for i, (c, _) in enumerate(key)}
-        # a large key table is filled column by column in a (columns, classes) array and laid
-        # out row-major once: writing its columns in place would touch every row each time
-        by_column = n_cls * len(columns) > 1 << 21
-        keys = np.empty((len(columns), n_cls) if by_column else (n_cls, len(columns)), np.int32)
-        domains = []
-        out_levels = []
-        for j, col in enumerate(columns):
-            codes, labels = self.generalized(*key[pos[col]])
-            values = _narrow(codes, labels.size, n_cls)[first]
-            if by_column:
-                keys[j] = values
-            else:
-                keys[:, j] = values
-            domains.append(labels)
-            out_levels.append(key[pos[col]][1])
-        if by_column:
-            keys = np.ascontiguousarray(keys.T)
+        out_levels = [key[pos[col]][1] for col in columns]
+        keys, domains = self._keys(columns, key, ids, n_cls) if with_keys else (None, None)
         hists = {}
         for s in sensitive:
             scol = self.table.column(s)
@@ -196,10 +179,36 @@ class NumpyEngine(Engine):
             sizes=sizes,
             n_rows=self.n_rows,
             keys=keys,
-            domains=tuple(domains),
+            domains=domains,
             row_class=ids if with_rows else None,
             sensitive=hists,
         )
+
+    def _keys(
+        self, columns: Sequence[str], key: _Key, ids: npt.NDArray[np.integer], n_cls: int
+    ) -> tuple[npt.NDArray[np.int32], tuple[npt.NDArray[np.object_], ...]]:
+        """The key of each of the ``n_cls`` classes ``ids`` (its codes of ``columns``) and
+        the labels each column's codes index (for :meth:`class_stats`)."""
+        # any row of a class gives its key (its rows share their codes): one scatter, no sort
+        first = np.empty(n_cls, dtype=np.int64)
+        first[ids] = np.arange(ids.size, dtype=np.int64)
+        pos = {c: i for i, (c, _) in enumerate(key)}
+        # a large key table is filled column by column in a (columns, classes) array and laid
+        # out row-major once: writing its columns in place would touch every row each time
+        by_column = n_cls * len(columns) > 1 << 21
+        keys = np.empty((len(columns), n_cls) if by_column else (n_cls, len(columns)), np.int32)
+        domains = []
+        for j, col in enumerate(columns):
+            codes, labels = self.generalized(*key[pos[col]])
+            values = _narrow(codes, labels.size, n_cls)[first]
+            if by_column:
+                keys[j] = values
+            else:
+                keys[:, j] = values
+            domains.append(labels)
+        if by_column:
+            keys = np.ascontiguousarray(keys.T)
+        return keys, tuple(domains)
 
     def rows_in_small_classes(
         self, columns: Sequence[str], levels: Levels | None, k: int
