@@ -666,10 +666,10 @@ def _level_summary(part: PartialDomainResult, qis: Sequence[str]) -> dict[str, A
     lv, sizes = part.class_levels, part.class_sizes
     width = int(lv.max()) + 2 if lv.size else 1  # levels -1..max: slots 0..max+1
     # one count of (attribute, level) over every class
-    slot = lv + 1 + width * np.arange(lv.shape[1], dtype=np.int64)[None, :]
+    slot = lv + (1 + width * np.arange(lv.shape[1], dtype=np.int64))
     rows = np.bincount(
         slot.reshape(-1),
-        weights=np.broadcast_to(sizes[:, None], lv.shape).reshape(-1),
+        weights=np.repeat(sizes.astype(np.float64), lv.shape[1]),  # row by row, as slot
         minlength=width * lv.shape[1],
     ).astype(np.int64)
     levels: dict[str, dict[int, int]] = {}

@@ -589,18 +589,20 @@ def _label_hashes(cards: Sequence[int]) -> list[U64Array]:
     attribute: SplitMix64's finalizer (Steele, Lea & Flood, OOPSLA 2014) of the label's
     number in a sequence per attribute. The finalizer is a bijection of 64-bit integers,
     so distinct numbers give distinct hashes, with no check."""
-    out = []
+    n = np.asarray(cards, dtype=np.int64)
+    ends = np.cumsum(n)
+    # every attribute's sequence end to end: label i of attribute j is (j + 1) * 2**40 + i
+    z = np.arange(int(ends[-1]) if n.size else 0, dtype=np.uint64)
+    z -= np.repeat((ends - n).astype(np.uint64), n)
+    z += np.repeat((np.arange(1, n.size + 1, dtype=np.uint64) << np.uint64(40)), n)
     with np.errstate(over="ignore"):
-        for j, card in enumerate(cards):
-            z = np.arange(card, dtype=np.uint64) + np.uint64((j + 1) << 40)
-            z *= np.uint64(0x9E3779B97F4A7C15)  # odd: a bijection too
-            z ^= z >> np.uint64(30)
-            z *= np.uint64(0xBF58476D1CE4E5B9)
-            z ^= z >> np.uint64(27)
-            z *= np.uint64(0x94D049BB133111EB)
-            z ^= z >> np.uint64(31)
-            out.append(z)
-    return out
+        z *= np.uint64(0x9E3779B97F4A7C15)  # odd: a bijection too
+        z ^= z >> np.uint64(30)
+        z *= np.uint64(0xBF58476D1CE4E5B9)
+        z ^= z >> np.uint64(27)
+        z *= np.uint64(0x94D049BB133111EB)
+        z ^= z >> np.uint64(31)
+    return np.split(z, ends[:-1]) if n.size else []
 
 
 def _first_member(gid: IntArray, g: int) -> IntArray:
@@ -1240,7 +1242,7 @@ class _CompiledPartial(_Rounds):
         tall = max((h.height for h in hierarchies_of(evaluator)), default=0) > 100
         self._ldt = np.int16 if tall else np.int8
         self._lv = np.empty((n, m), dtype=self._ldt)
-        self._lv[...] = np.asarray(levels, dtype=np.int64)
+        self._lv[...] = np.asarray(levels, dtype=self._ldt)
         cards = self.index.cards
         self._lab_off = np.zeros(m + 1, dtype=np.int64)
         self._lab_off[1:] = np.cumsum(cards)
