@@ -1215,8 +1215,8 @@ class _CompiledPartial(_Rounds):
     table's distribution is the same). A batch that changed nothing is not repeated while
     the table stays the same: its tables checked are counted again. With the built-in
     models and a score with :meth:`Score.terms` a batch is one compiled call
-    (``_kernels._batch``); otherwise the models judge and the score scores from Python,
-    with the same outcome.
+    (``_kernels._batch``) and a whole round of batches one more (``_kernels._round``);
+    otherwise the models judge and the score scores from Python, with the same outcome.
     """
 
     def __init__(
