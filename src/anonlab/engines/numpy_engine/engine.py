@@ -164,8 +164,8 @@ class NumpyEngine(Engine):
         ids, sizes = self._partition(key)
         n_cls = sizes.size
         pos = {c: i for i, (c, _) in enumerate(key)}
-        out_levels = [key[pos[col]][1] for col in columns]
-        keys, domains = self._keys(columns, key, ids, n_cls) if with_keys else (None, None)
+        per_column = [key[pos[col]] for col in columns]  # (column, level) in the given order
+        keys, domains = self._keys(per_column, ids, n_cls) if with_keys else (None, None)
         hists = {}
         for s in sensitive:
             scol = self.table.column(s)
@@ -175,7 +175,7 @@ class NumpyEngine(Engine):
             hists[s] = SensitiveHistogram(scol.categories, counts.astype(np.int64, copy=False))
         return ClassStats(
             columns=tuple(columns),
-            levels=tuple(out_levels),
+            levels=tuple(lv for _, lv in per_column),
             sizes=sizes,
             n_rows=self.n_rows,
             keys=keys,
@@ -185,21 +185,22 @@ class NumpyEngine(Engine):
         )
 
     def _keys(
-        self, columns: Sequence[str], key: _Key, ids: npt.NDArray[np.integer], n_cls: int
+        self, per_column: Sequence[tuple[str, int]], ids: npt.NDArray[np.integer], n_cls: int
     ) -> tuple[npt.NDArray[np.int32], tuple[npt.NDArray[np.object_], ...]]:
-        """The key of each of the ``n_cls`` classes ``ids`` (its codes of ``columns``) and
-        the labels each column's codes index (for :meth:`class_stats`)."""
+        """The key of each of the ``n_cls`` classes ``ids`` (its codes of the columns, each
+        at its level, ``per_column``) and the labels each column's codes index (for
+        :meth:`class_stats`)."""
         # any row of a class gives its key (its rows share their codes): one scatter, no sort
         first = np.empty(n_cls, dtype=np.int64)
         first[ids] = np.arange(ids.size, dtype=np.int64)
-        pos = {c: i for i, (c, _) in enumerate(key)}
         # a large key table is filled column by column in a (columns, classes) array and laid
         # out row-major once: writing its columns in place would touch every row each time
-        by_column = n_cls * len(columns) > 1 << 21
-        keys = np.empty((len(columns), n_cls) if by_column else (n_cls, len(columns)), np.int32)
+        m = len(per_column)
+        by_column = n_cls * m > 1 << 21
+        keys = np.empty((m, n_cls) if by_column else (n_cls, m), np.int32)
         domains = []
-        for j, col in enumerate(columns):
-            codes, labels = self.generalized(*key[pos[col]])
+        for j, (col, lv) in enumerate(per_column):
+            codes, labels = self.generalized(col, lv)
             values = _narrow(codes, labels.size, n_cls)[first]
             if by_column:
                 keys[j] = values
