@@ -514,8 +514,7 @@ class PartialDomainResult:
         if self.label_codes is None or self.label_values is None:
             raise ValueError("This partial-domain result was made without its label codes.")
         kept = np.flatnonzero(self.class_of_base >= 0)  # (not removed by pre-sampling)
-        member = np.empty(self.n_classes, dtype=np.int64)  # a base class of each class
-        member[self.class_of_base[kept]] = kept
+        member = kept[_first_member(self.class_of_base[kept], self.n_classes)]
         return tuple(v[c[member]] for c, v in zip(self.label_codes, self.label_values))
 
     def _vector_ids(self) -> tuple[IntArray, int]:
@@ -527,16 +526,10 @@ class PartialDomainResult:
         """The number of distinct level vectors of the classes."""
         if not self.class_sizes.size or not self.class_levels.shape[1]:
             return int(min(self.class_sizes.size, 1))
-        lv = self.class_levels + 1  # -1 (no level) -> 0
-        widths = [int(c).bit_length() for c in lv.max(axis=0)]
-        if sum(widths) > 63:
-            return self._vector_ids()[1]
-        key = np.zeros(lv.shape[0], dtype=np.int64)  # the levels packed into one word
-        for j, w in enumerate(widths):
-            key <<= w
-            key |= lv[:, j]
-        key.sort()
-        return int(np.count_nonzero(key[1:] != key[:-1])) + 1
+        cols = list(np.ascontiguousarray(self.class_levels.T) + 1)  # -1 (no level) -> 0
+        ones = np.ones(self.class_sizes.size, dtype=np.int64)
+        cards = [int(c.max()) + 1 for c in cols]
+        return int(roll_up(cols, cards, ones, need_ids=False, need_codes=False)[1].size)
 
     def level_vectors(self) -> tuple[IntArray, IntArray]:
         """The distinct level vectors of the classes and the number of records on each."""
