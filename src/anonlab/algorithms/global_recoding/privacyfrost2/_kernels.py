@@ -88,6 +88,27 @@ def _label(j, r, level, codes, dom, dom_off, dom_w):
     return dom[dom_off[j] + level * dom_w[j] + codes[j, r]]
 
 
+def _zeros_b(n):
+    """``np.zeros(n, bool)`` outside a parallel kernel (inside one, numba would make it a
+    parallel loop of its own: a fork and join of the threads for a few bytes)."""
+    return np.zeros(n, dtype=np.bool_)
+
+
+def _zeros_i(n):
+    """``np.zeros(n, int64)``, serial (see :func:`_zeros_b`)."""
+    return np.zeros(n, dtype=np.int64)
+
+
+def _zeros_u(n):
+    """``np.zeros(n, uint64)``, serial (see :func:`_zeros_b`)."""
+    return np.zeros(n, dtype=np.uint64)
+
+
+def _zeros_i2(r, c):
+    """``np.zeros((r, c), int64)``, serial (see :func:`_zeros_b`)."""
+    return np.zeros((r, c), dtype=np.int64)
+
+
 def _same_family(a, b, j, glab):
     for x in range(glab.shape[0]):
         if x != j and glab[x, a] != glab[x, b]:
@@ -254,12 +275,12 @@ def _entangled(
     table = np.full(size, -1, dtype=np.int64)
     famh = np.empty(nj, dtype=np.uint64)
     jrep = np.empty(nj, dtype=np.int64)  # a judged group's family: its first judged group
-    fam_cnt = np.zeros(nj, dtype=np.int64)
+    fam_cnt = _zeros_i(nj)
     # a bit per slot of a table 8 times larger, set for the families of judged groups: most
     # groups are in none of them, and the bits (2 bytes per judged group) stay in cache
     fshift = np.uint64(64 - bits - 3)
     three = np.uint64(3)
-    filt = np.zeros(((size << 3) >> 6) + 1, dtype=np.uint64)
+    filt = _zeros_u(((size << 3) >> 6) + 1)
     for a in range(nj):
         G = judged[a]
         h = ghash[G] - fh[off + glab[j, G]]
@@ -280,7 +301,7 @@ def _entangled(
     # chunks of groups in parallel, each written from its chunk's start, then packed
     ext_rep = np.empty(g, dtype=np.int64)
     ext_grp = np.empty(g, dtype=np.int64)
-    n_in = np.zeros(n_chunks, dtype=np.int64)
+    n_in = _zeros_i(n_chunks)
     for t in prange(n_chunks):
         n_in[t] = _ext_scan(
             (g * t) // n_chunks, (g * (t + 1)) // n_chunks, j, off, judged, fh, glab, ghash,
@@ -300,7 +321,7 @@ def _entangled(
             multi += 1
     if multi:
         # families of two or more groups: do their label sets on j intersect?
-        pos = np.zeros(nj + 1, dtype=np.int64)
+        pos = _zeros_i(nj + 1)
         for a in range(nj):
             pos[a + 1] = pos[a] + (fam_cnt[a] if fam_cnt[a] > 1 else 0)
         members = np.empty(pos[nj], dtype=np.int64)
@@ -317,7 +338,7 @@ def _entangled(
             members[fill[rep]] = ext_grp[e]
             mj[fill[rep]] = -1
             fill[rep] += 1
-        hit = np.zeros(pos[nj], dtype=np.bool_)
+        hit = _zeros_b(pos[nj])
         # the labels a family has on j, each once (not grown in the loop: numba then counts
         # references to the array at every step)
         touched = np.empty(card, dtype=np.int64)
@@ -424,13 +445,13 @@ def _find(
             judged[at] = G
             at += np.int64(((gcand[G, wj] & ~(gfail[G, wj] | gdoom[G, wj])) >> sh) & one)
     judged = judged[:nj]
-    ent = np.zeros(nj, dtype=np.bool_)
-    failed = np.zeros(nj, dtype=np.bool_)
+    ent = _zeros_b(nj)
+    failed = _zeros_b(nj)
     if nj == 0:
-        e64 = np.zeros(0, dtype=np.int64)
-        h1 = np.zeros((1, nv), dtype=np.int64)
+        e64 = _zeros_i(0)
+        h1 = _zeros_i2(1, nv)
         s1 = np.full(1, total, dtype=np.int64)
-        z1 = np.zeros(1, np.int64)
+        z1 = _zeros_i(1)
         return n_cand, judged, ent, failed, e64, e64, s1, h1, z1, e64, e64, z1, e64, e64
     # --- split classes of the judged groups (their labels also decide entanglement), in
     # contiguous chunks of groups of about equal members, one per scratch row (in parallel)
@@ -499,7 +520,7 @@ def _find(
             judge_size[judge_of[c]] = cls_size[c]
             rest -= cls_size[c]
     judge_size[nk] = rest
-    hist = np.zeros((nk + 1, nv), dtype=np.int64)
+    hist = _zeros_i2(nk + 1, nv)
     if nv:
         for t in prange(n_chunks):
             _hist_groups(
@@ -1376,6 +1397,8 @@ def kernels() -> SimpleNamespace | None:
     g["prange"] = numba.prange
     g["_label"] = jit(_label, inline=True)  # the kernels call the compiled helpers
     g["_same_family"] = jit(_same_family, inline=True)
+    for name in ("_zeros_b", "_zeros_i", "_zeros_u", "_zeros_i2"):
+        g[name] = jit(g[name])
     g["_down_base"] = jit(_down_base, inline=True)
     g["_shared_level"] = jit(_shared_level)
     g["_split_groups"] = jit(_split_groups)
