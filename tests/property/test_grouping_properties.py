@@ -114,7 +114,7 @@ def test_engine_classes_equal_np_unique_over_the_columns(table_columns, data):
     assert stats.row_class is not None
     assert stats.row_class.tolist() == inverse.tolist()
     assert stats.sizes.tolist() == counts.tolist()
-    assert stats.keys is not None and stats.keys.flags.c_contiguous
+    assert stats.keys is not None and stats.keys.flags.f_contiguous  # column-major
     for j, c in enumerate(asked):
         assert stats.keys[:, j].tolist() == uniq[:, in_table_order.index(c)].tolist()
     # the same partition as grouping the rows' labels (None, the null, is a value like others)

@@ -42,7 +42,8 @@ class ClassStats:
     n_rows : int
         Number of rows of the table.
     keys : ndarray of int32, shape (n_classes, n_columns), optional
-        Per class, the code of its value in each column's ``domains`` entry.
+        Per class, the code of its value in each column's ``domains`` entry. The engines
+        make it column-major (a column is one contiguous run); any layout is accepted.
     domains : tuple of ndarray, optional
         Per column, the labels of the codes in ``keys`` (a null as ``None``).
     row_class : ndarray, optional

@@ -251,12 +251,13 @@ class DuckDBEngine(Engine):
         keys: npt.NDArray[np.int32] | None = None
         domains: tuple[npt.NDArray[np.object_], ...] | None = None
         if with_keys:
-            keys = np.empty((n_cls, m), dtype=np.int32)
+            by_column = np.empty((m, n_cls), dtype=np.int32)  # column-major, as numpy's
             decoded = []
             for j in range(m):
                 codes, labels = _factorize(cls[f"g{j}"])
-                keys[:, j] = codes
+                by_column[j] = codes
                 decoded.append(labels)
+            keys = by_column.T
             domains = tuple(decoded)
         on = " AND ".join(f"b.g{j} IS NOT DISTINCT FROM c.g{j}" for j in range(m)) or "true"
         hists = {}

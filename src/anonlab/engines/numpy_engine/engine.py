@@ -193,22 +193,17 @@ class NumpyEngine(Engine):
         # any row of a class gives its key (its rows share their codes): one scatter, no sort
         first = np.empty(n_cls, dtype=np.int64)
         first[ids] = np.arange(ids.size, dtype=np.int64)
-        # a large key table is filled column by column in a (columns, classes) array and laid
-        # out row-major once: writing its columns in place would touch every row each time
+        # filled column by column, each a contiguous row of a (columns, classes) array, and
+        # handed out as its transpose (n_cls, m): column-major, so that a column of the keys
+        # (what the lattice reads) is one contiguous run, and no strided writes
         m = len(per_column)
-        by_column = n_cls * m > 1 << 21
-        keys = np.empty((m, n_cls) if by_column else (n_cls, m), np.int32)
+        by_column = np.empty((m, n_cls), np.int32)
         domains = []
         for j, (col, lv) in enumerate(per_column):
             codes, labels = self.generalized(col, lv)
-            values = _narrow(codes, labels.size, n_cls)[first]
-            if by_column:
-                keys[j] = values
-            else:
-                keys[:, j] = values
+            by_column[j] = _narrow(codes, labels.size, n_cls)[first]
             domains.append(labels)
-        if by_column:
-            keys = np.ascontiguousarray(keys.T)
+        keys = by_column.T
         return keys, tuple(domains)
 
     def rows_in_small_classes(

@@ -1260,7 +1260,7 @@ def _group_classes(keys, cols, cards, maps, moff, weights, tkeys, tvals, out):
 def _domain_sizes(keys, weights, off, out):
     """The records of each base domain code of every attribute, side by side (the search's
     single-attribute class sizes, 5.2): ``out[off[x] + keys[r, x]] += weights[r]`` over
-    the base classes ``r`` (one pass over the row-major keys)."""
+    the base classes ``r`` (one pass over the keys, row by row)."""
     for r in range(keys.shape[0]):
         w = weights[r]
         for x in range(keys.shape[1]):

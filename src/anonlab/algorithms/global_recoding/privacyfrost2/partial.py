@@ -1630,7 +1630,10 @@ class _CompiledPartial(_Rounds):
 
 def _transposed(keys: npt.NDArray[np.int32]) -> npt.NDArray[np.int32]:
     """``keys.T`` as a contiguous array (compiled when numba is there: numpy's transposed
-    copy of a tall table is several times slower)."""
+    copy of a tall table is several times slower); ``keys.T`` itself when the keys are
+    column-major (as the numpy engine makes them)."""
+    if keys.T.flags.c_contiguous:
+        return keys.T
     kern = kernels()
     if kern is None or not keys.size:
         return np.ascontiguousarray(keys.T)

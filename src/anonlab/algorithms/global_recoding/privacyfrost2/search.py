@@ -271,7 +271,7 @@ class _Search:
                     at += maps[-1].size
             self._maps = np.concatenate(maps).astype(np.int64, copy=False)
             assert evaluator.base.keys is not None
-            self._keys = np.ascontiguousarray(evaluator.base.keys)
+            self._keys = np.asarray(evaluator.base.keys)  # (either layout: no copy)
             # the sensitive counts side by side: the compiled judge of built-in models reads
             # them whole, other models per attribute (a slice of columns each)
             (
