@@ -581,25 +581,30 @@ def _anonymize_privacyfrost2(
     generalized_qis: dict[str, EncodedColumn] = {}
     if res.partial is not None:
         part = res.partial
-        if part.label_codes is not None and part.label_values is not None:
-            released = tuple(zip(part.label_codes, part.label_values))
-        else:
-            released = released_codes(evaluator, part.base_levels)
         # (a native index: numpy converts a narrower one again for every column it gathers)
         row_base = np.asarray(row_class if every_row else row_class[rows], dtype=np.intp)
-        kept_base: npt.NDArray[np.bool_] | None = None  # None: every base class is kept
-        if not every_row:
-            kept_base = np.zeros(base.n_classes, dtype=bool)
-            kept_base[row_base] = True
+        if part.class_codes is not None and part.label_values is not None:
+            # the labels of the classes, gathered per row through its class: every class
+            # has a record that is released, so each class's label is used
+            released = tuple(zip(part.class_codes, part.label_values))
+            at = np.asarray(part.class_of_base[row_base], dtype=np.intp)
+            of_released: npt.NDArray[np.bool_] | None = None
+        else:
+            released = released_codes(evaluator, part.base_levels)
+            at = row_base
+            of_released = None  # None: every base class is kept
+            if not every_row:
+                of_released = np.zeros(base.n_classes, dtype=bool)
+                of_released[row_base] = True
         for q, (codes, cats) in zip(p.qis, released):
             used = np.zeros(cats.size, dtype=bool)  # drop the labels no record carries
-            used[codes if kept_base is None else codes[kept_base]] = True
+            used[codes if of_released is None else codes[of_released]] = True
             used_at = np.flatnonzero(used)
             labels = cats[used_at]
             order = natural_order(labels)  # the labels released, naturally ordered
             remap = np.full(cats.size, -1, dtype=np.int32)
             remap[used_at[order]] = np.arange(order.size, dtype=np.int32)
-            generalized_qis[q] = EncodedColumn(q, remap[codes][row_base], labels[order])
+            generalized_qis[q] = EncodedColumn(q, remap[codes][at], labels[order])
         what = "the partial-domain table"
     else:
         for q, lv in zip(p.qis, res.levels):

@@ -1137,6 +1137,23 @@ def _materialize(g, lv, gmax, guni, gstart, gcount, mem):
                     lv[mem[q], x] = top
 
 
+def _levels_of(g, lv, gmax, guni, gstart, gcount, mem, orig, out):
+    """``out[orig[r], x]``: the level of attribute ``x`` at each position ``r``, from ``lv``
+    or, where it is not kept (its group's members share one level, ``guni``), the group's
+    ``gmax``: :func:`_materialize` and the levels in base-class order in one pass, ``lv``
+    left as it is."""
+    m = lv.shape[1]
+    for G in range(g):
+        for q in range(gstart[G], gstart[G] + gcount[G]):
+            r = mem[q]
+            o = orig[r]
+            for x in range(m):
+                if (guni[G, x >> 6] >> np.uint64(x & 63)) & np.uint64(1):
+                    out[o, x] = gmax[G, x]
+                else:
+                    out[o, x] = lv[r, x]
+
+
 def _hash_groups(packed, weights, tkeys, tvals, out):
     """Group the rows of ``packed`` (n, words: each row's key) exactly: row ``r`` goes to
     the class of its key, numbered in the order first met, in ``out``. A hash table
@@ -1428,6 +1445,7 @@ def kernels() -> SimpleNamespace | None:
         round=jit(_round),
         build_groups=jit(_build_groups),
         materialize=jit(_materialize),
+        levels_of=jit(_levels_of),
         keys_of=jit(_keys_of),
         take_rows=jit(_take_rows),
         counting_order=jit(_counting_order),

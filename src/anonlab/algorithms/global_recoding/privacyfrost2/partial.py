@@ -475,11 +475,9 @@ class PartialDomainResult:
         Group de-generalizations kept.
     tables_checked : int
         Tables checked during this step.
-    label_codes : tuple of ndarray of int64, optional
-        Per attribute, the released label of each base class as a code into
-        ``label_values`` (``-1`` for a base class removed by pre-sampling): what
-        :func:`released_codes` computes (the same labels, coded in another order), kept
-        from the search.
+    class_codes : tuple of ndarray of int64, optional
+        Per attribute, the released label of each class as a code into ``label_values``,
+        kept from the search.
     label_values : tuple of ndarray of object, optional
         Per attribute, the labels the codes index (distinct; in no particular order).
     """
@@ -493,7 +491,7 @@ class PartialDomainResult:
     value_counts: tuple[int, ...]
     splits: int
     tables_checked: int
-    label_codes: tuple[IntArray, ...] | None = field(default=None, repr=False)
+    class_codes: tuple[IntArray, ...] | None = field(default=None, repr=False)
     label_values: tuple[npt.NDArray[np.object_], ...] | None = field(default=None, repr=False)
 
     @property
@@ -502,20 +500,35 @@ class PartialDomainResult:
         return int(self.class_sizes.size)
 
     @cached_property
+    def label_codes(self) -> tuple[IntArray, ...] | None:
+        """Per attribute, the released label of each base class as a code into
+        ``label_values`` (``-1`` for a base class removed by pre-sampling): what
+        :func:`released_codes` computes (the same labels, coded in another order). From
+        ``class_codes`` on first use; None without them."""
+        if self.class_codes is None:
+            return None
+        cls = self.class_of_base
+        kept = cls >= 0
+        every = bool(kept.all())
+        out = []
+        for c in self.class_codes:
+            codes = c[cls] if every else np.where(kept, c[np.maximum(cls, 0)], -1)
+            out.append(codes.astype(np.int64, copy=False))
+        return tuple(out)
+
+    @cached_property
     def class_labels(self) -> tuple[npt.NDArray[np.object_], ...]:
-        """Per attribute, the released label of each class (from ``label_codes``, on first
+        """Per attribute, the released label of each class (from ``class_codes``, on first
         use).
 
         Raises
         ------
         ValueError
-            If the result was made without ``label_codes`` and ``label_values``.
+            If the result was made without ``class_codes`` and ``label_values``.
         """
-        if self.label_codes is None or self.label_values is None:
+        if self.class_codes is None or self.label_values is None:
             raise ValueError("This partial-domain result was made without its label codes.")
-        kept = np.flatnonzero(self.class_of_base >= 0)  # (not removed by pre-sampling)
-        member = kept[_first_member(self.class_of_base[kept], self.n_classes)]
-        return tuple(v[c[member]] for c, v in zip(self.label_codes, self.label_values))
+        return tuple(v[c] for c, v in zip(self.class_codes, self.label_values))
 
     def _vector_ids(self) -> tuple[IntArray, int]:
         """The level vector of each class, as dense ids (classes and attributes exist)."""
@@ -1355,7 +1368,13 @@ class _CompiledPartial(_Rounds):
     @property
     def levels(self) -> IntArray:
         """Level of each attribute in each base class (a copy)."""
-        self._materialize()
+        if self._stale:  # the group state knows them (and is in step): no write-back
+            out = np.empty((self._n, self._m), dtype=np.int64)
+            self.k.levels_of(
+                self._g, self._lv, self._gmax, self._guni, self._gstart, self._gcount, self._mem,
+                self._perm, out,
+            )  # fmt: skip
+            return out
         return np.take(self._lv, self._at, axis=0).astype(np.int64)
 
     @levels.setter
@@ -1623,8 +1642,8 @@ class _CompiledPartial(_Rounds):
             self._e.copy(),
         )  # fmt: skip
         return _result(
-            self.index, self.levels, t, self.s, self.splits, self.checked, self._keys(),
-            class_levels=self._gmax[:g].astype(np.int64),
+            self.index, self.levels, t, self.s, self.splits, self.checked,
+            class_levels=self._gmax[:g].astype(np.int64), class_codes=self._glab[:, :g],
         )  # fmt: skip
 
 
@@ -1649,14 +1668,15 @@ def _result(
     s: float,
     splits: int,
     checked: int,
-    keys: list[IntArray] | None = None,
     *,
     class_levels: IntArray | None = None,
+    class_codes: npt.NDArray[np.integer] | None = None,
 ) -> PartialDomainResult:
     """The result of a partial-domain search (shared by the implementations): classes
     numbered in the order of their first base class, whatever numbering ``t`` has.
 
-    ``class_levels`` (per class of ``t``, the deepest level of each attribute) is computed
+    ``class_levels`` (per class of ``t``, the deepest level of each attribute) and
+    ``class_codes`` (attribute by class of ``t``: the label id of each class) are computed
     from ``levels`` when not given.
     """
     n = t.ids.size
@@ -1678,8 +1698,10 @@ def _result(
         )
     else:
         class_levels = class_levels[order]
-    if keys is None:
-        keys = index.keys(levels)
+    if class_codes is None:  # the labels of each class's first base class
+        codes = [k[first[order]] for k in index.keys(levels)]
+    else:
+        codes = [np.asarray(c, dtype=np.int64)[order] for c in class_codes]
     return PartialDomainResult(
         base_levels=levels,
         class_of_base=ids,
@@ -1690,8 +1712,7 @@ def _result(
         value_counts=tuple(int(x) for x in t.counts),
         splits=splits,
         tables_checked=checked,
-        # writable arrays of their own (a kept level's ids are read-only: copied)
-        label_codes=tuple(k if k.flags.writeable else k.copy() for k in keys),
+        class_codes=tuple(codes),
         label_values=tuple(index.values),
     )
 

@@ -845,13 +845,6 @@ def _expand(partial: PartialDomainResult, keep: npt.NDArray[np.bool_]) -> Partia
     levels[keep] = partial.base_levels
     cls = np.full(n, -1, dtype=np.int64)
     cls[keep] = partial.class_of_base
-    codes = None
-    if partial.label_codes is not None:
-        codes = []
-        for kept_codes in partial.label_codes:
-            full = np.full(n, -1, dtype=np.int64)
-            full[keep] = kept_codes
-            codes.append(full)
     return PartialDomainResult(
         base_levels=levels,
         class_of_base=cls,
@@ -862,6 +855,6 @@ def _expand(partial: PartialDomainResult, keep: npt.NDArray[np.bool_]) -> Partia
         value_counts=partial.value_counts,
         splits=partial.splits,
         tables_checked=partial.tables_checked,
-        label_codes=None if codes is None else tuple(codes),
+        class_codes=partial.class_codes,  # (the classes stay: their labels too)
         label_values=partial.label_values,
     )
