@@ -623,7 +623,13 @@ def _anonymize_privacyfrost2(
         protect = tuple(Path(d) for d in [data] if isinstance(d, (str, os.PathLike)))
         write_table(columns, output, separator=p.job.csv.separator, protect=protect)
         out_path = str(output)
-    full = evaluator.evaluate(res.levels, with_loss=True)
+    if res.full_domain_classes is not None:  # T^G's classes, as the search grouped them
+        ids = np.asarray(res.full_domain_classes[0], dtype=np.int64)
+        n_cls = res.full_domain_classes[1]
+        sizes = np.bincount(ids, weights=base.sizes, minlength=n_cls).astype(np.int64)
+        full = evaluator.evaluate_classes(res.levels, ids, sizes, with_loss=True)
+    else:
+        full = evaluator.evaluate(res.levels, with_loss=True)
     details: dict[str, Any] = {
         "score": {"function": res.score_name, "value": res.score},
         "full_domain_score": res.full_domain_score,

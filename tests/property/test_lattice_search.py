@@ -179,6 +179,38 @@ def test_refined_classes_equal_the_node_classes(rows, models, suppression, data)
     )
 
 
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.tuples(vals, vals, vals, st.sampled_from(["p", "q", "r"])), min_size=1, max_size=25
+    ),
+    st.sampled_from(MODELS),
+    st.sampled_from(METRICS),
+    st.sampled_from([0.0, 0.3]),
+    st.data(),
+)
+def test_loss_of_known_classes_equals_the_evaluated_loss(rows, models, metric, suppression, data):
+    """A node evaluated with loss on classes found elsewhere (any numbering, as
+    PrivacyFrost2's search groups them) has the verdicts and the loss of :meth:`evaluate`."""
+    import numpy as np
+
+    ev, lattice, _ = setup(rows, models, metric, suppression)
+    node = tuple(data.draw(st.integers(0, h)) for h in lattice.max_levels)
+    ids, sizes = ev.classes(node)
+    perm = np.array(data.draw(st.permutations(range(sizes.size))), dtype=np.int64)
+    renumbered = perm[ids]  # class c becomes perm[c]
+    moved = np.empty_like(sizes)
+    moved[perm] = sizes
+    ref = ev.evaluate(node, with_loss=True)
+    got = ev.evaluate_classes(node, renumbered, moved, with_loss=True)
+    assert (got.anonymous, got.suppressed_rows) == (ref.anonymous, ref.suppressed_rows)
+    if ref.loss is None:
+        assert got.loss is None
+    else:
+        assert got.loss is not None
+        assert got.loss == pytest.approx(ref.loss, rel=1e-12, abs=1e-12)
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.lists(

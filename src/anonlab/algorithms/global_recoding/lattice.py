@@ -514,16 +514,30 @@ class LatticeEvaluator:
         ids: npt.NDArray[np.int64],
         sizes: npt.NDArray[np.int64],
         hists: Mapping[str, npt.NDArray[np.int64]] | None = None,
+        *,
+        with_loss: bool = False,
     ) -> NodeResult:
-        """:meth:`evaluate` (without loss) of the node ``levels`` whose classes are known
-        (from :meth:`classes` or :meth:`refine`).
+        """:meth:`evaluate` of the node ``levels`` whose classes are known (from
+        :meth:`classes` or :meth:`refine`, or a search that grouped them itself).
 
         ``hists`` (per sensitive attribute, the counts of each class, shape
         ``(classes, values)`` in the order of :meth:`sparse_histograms`) are used when given
-        instead of being summed from ``ids``.
+        instead of being summed from ``ids``. With ``with_loss`` the loss is computed too,
+        on these classes (their keys read from one base class of each), in the order
+        ``ids`` numbers them.
         """
         self._count(None, levels)
         g = int(sizes.size)
+        keys: npt.NDArray[np.int32] | None = None
+        domains: tuple[npt.NDArray[np.object_], ...] | None = None
+        if with_loss:  # the codes of any base class of each class (its members share them)
+            first = np.empty(g, dtype=np.int64)
+            first[ids] = np.arange(ids.size, dtype=np.int64)
+            by_column = np.empty((len(levels), g), dtype=np.int32)  # column-major
+            for j, lv in enumerate(levels):
+                by_column[j] = self._maps[j][lv][self._keycols[j][first]]
+            keys = by_column.T
+            domains = tuple(self._labels[j][lv] for j, lv in enumerate(levels))
         sensitive: dict[str, SensitiveHistogram] = {}
         if self._needs_sensitive and self._sens:
             if hists is None:
@@ -538,9 +552,11 @@ class LatticeEvaluator:
             levels=tuple(levels),
             sizes=sizes,
             n_rows=self.base.n_rows,
+            keys=keys,
+            domains=domains,
             sensitive=sensitive,
         )
-        return self._judge(levels, stats, with_loss=False)
+        return self._judge(levels, stats, with_loss=with_loss)
 
     def sparse_histograms(
         self,

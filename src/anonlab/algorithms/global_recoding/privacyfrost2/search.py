@@ -172,6 +172,10 @@ class PrivacyFrost2Result:
         ``T^G`` as the paper's procedure returns it, before any restart.
     score_before_restarts : float
         Its score (``full_domain_score`` is never lower).
+    full_domain_classes : tuple of (ndarray, int), optional
+        The classes of ``T^G`` as the search grouped them: the class of each of the
+        evaluator's base classes and their number; None after pre-sampling (the search
+        grouped the remaining records) or if the search no longer kept them.
     """
 
     attributes: tuple[str, ...]
@@ -198,6 +202,9 @@ class PrivacyFrost2Result:
     restarts_run: int = 0
     levels_before_restarts: tuple[int, ...] = ()
     score_before_restarts: float = 0.0
+    full_domain_classes: tuple[npt.NDArray[np.integer], int] | None = field(
+        default=None, repr=False
+    )
 
     @property
     def transformation(self) -> dict[str, int]:
@@ -835,6 +842,7 @@ def privacyfrost2(
         restarts_run=restarts_run,
         levels_before_restarts=paper_node,
         score_before_restarts=paper_s,
+        full_domain_classes=search.kept_classes(node) if work is evaluator else None,
     )
 
 
