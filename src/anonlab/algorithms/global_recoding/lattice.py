@@ -452,12 +452,13 @@ class LatticeEvaluator:
             sensitive=hists,
         )
 
-    def _hists(self, ids: npt.NDArray[np.int64] | None, g: int) -> dict[str, SensitiveHistogram]:
+    def _hists(self, ids: npt.NDArray[np.integer] | None, g: int) -> dict[str, SensitiveHistogram]:
         """The sensitive histograms of ``g`` classes, ``ids`` the class of each base class."""
         assert ids is not None
         hists = {}
         for name, (cls, val, cnt, n_values) in self.sparse_histograms().items():
-            summed = np.bincount(ids[cls] * n_values + val, weights=cnt, minlength=g * n_values)
+            at = ids[cls].astype(np.int64, copy=False)  # (32-bit ids: no overflow below)
+            summed = np.bincount(at * n_values + val, weights=cnt, minlength=g * n_values)
             hists[name] = SensitiveHistogram(
                 self._sens[name].values, summed.astype(np.int64).reshape(g, n_values)
             )
@@ -511,7 +512,7 @@ class LatticeEvaluator:
     def evaluate_classes(
         self,
         levels: Node,
-        ids: npt.NDArray[np.int64],
+        ids: npt.NDArray[np.integer],
         sizes: npt.NDArray[np.int64],
         hists: Mapping[str, npt.NDArray[np.int64]] | None = None,
         *,

@@ -264,7 +264,10 @@ class _Search:
             slots = 1 << max(4, (2 * n - 1).bit_length())
             self._tkeys = np.full(slots, -1, dtype=np.int64)
             self._tvals = np.zeros(slots, dtype=np.int64)
-            self._out = np.empty(n, dtype=np.int64)
+            # the class of each base class, 32-bit as the classes kept are (no cast to keep)
+            self._out: npt.NDArray[np.integer] = np.empty(
+                n, dtype=np.int32 if n < 2**31 else np.int64
+            )
             # every attribute's level maps end to end (base domain code -> level code), for
             # grouping a table straight from the base classes' keys
             maps: list[IntArray] = []
@@ -365,7 +368,7 @@ class _Search:
                 self.progress(1, None)
         return hit
 
-    def _classes(self, node: Node) -> tuple[IntArray, IntArray]:
+    def _classes(self, node: Node) -> tuple[npt.NDArray[np.integer], IntArray]:
         """The classes of ``node``: refined from a kept coarser neighbour, if any."""
         for j, lv in enumerate(node):
             if lv < self.hi[j]:
@@ -389,7 +392,7 @@ class _Search:
 
     def _refine(
         self, ids: npt.NDArray[np.integer], n_classes: int, j: int, level: int
-    ) -> tuple[IntArray, IntArray]:
+    ) -> tuple[npt.NDArray[np.integer], IntArray]:
         """:meth:`LatticeEvaluator.refine`, compiled when numba is there (the same classes,
         numbered in the order first met)."""
         if self._kern is None:
@@ -401,10 +404,10 @@ class _Search:
         )  # fmt: skip
         return self._out.copy(), sizes
 
-    def _keep_classes(self, node: Node, ids: IntArray, n_classes: int) -> None:
+    def _keep_classes(self, node: Node, ids: npt.NDArray[np.integer], n_classes: int) -> None:
         """Keep the classes of a table that passed (the tables top-down starts from), the
         most recently used within :data:`CLASS_CACHE_BYTES`."""
-        small = ids.astype(np.int32) if n_classes < 2**31 else ids
+        small = ids.astype(np.int32, copy=False) if n_classes < 2**31 else ids
         self._class_ids[node] = (small, n_classes)
         self._class_ids.move_to_end(node)
         while len(self._class_ids) > max(CLASS_CACHE_BYTES // max(small.nbytes, 1), 1):
