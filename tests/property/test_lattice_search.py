@@ -69,11 +69,18 @@ def setup(rows, models, metric, suppression):
     return ev, lattice, mono
 
 
+def table_rows(min_size: int = 1) -> st.SearchStrategy[list[tuple[str, str, str, str]]]:
+    """Rows of the three quasi-identifiers and the sensitive attribute ``s``."""
+    return st.lists(
+        st.tuples(vals, vals, vals, st.sampled_from(["p", "q", "r"])),
+        min_size=min_size,
+        max_size=25,
+    )
+
+
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    st.lists(
-        st.tuples(vals, vals, vals, st.sampled_from(["p", "q", "r"])), min_size=2, max_size=25
-    ),
+    table_rows(min_size=2),
     st.sampled_from(MODELS),
     st.sampled_from(METRICS),
     st.sampled_from([0.0, 0.1, 0.3]),
@@ -181,9 +188,7 @@ def test_refined_classes_equal_the_node_classes(rows, models, suppression, data)
 
 @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
-    st.lists(
-        st.tuples(vals, vals, vals, st.sampled_from(["p", "q", "r"])), min_size=1, max_size=25
-    ),
+    table_rows(),
     st.sampled_from(MODELS),
     st.sampled_from(METRICS),
     st.sampled_from([0.0, 0.3]),
