@@ -33,7 +33,6 @@ from anonlab.algorithms.global_recoding.privacyfrost2 import (
     PreSampling,
     build_score,
     privacyfrost2,
-    released_codes,
 )
 from anonlab.data.builders import (
     date_hierarchy,
@@ -581,24 +580,15 @@ def _anonymize_privacyfrost2(
     generalized_qis: dict[str, EncodedColumn] = {}
     if res.partial is not None:
         part = res.partial
-        # (a native index: numpy converts a narrower one again for every column it gathers)
-        row_base = np.asarray(row_class if every_row else row_class[rows], dtype=np.intp)
-        if part.class_codes is not None and part.label_values is not None:
-            # the labels of the classes, gathered per row through its class: every class
-            # has a record that is released, so each class's label is used
-            released = tuple(zip(part.class_codes, part.label_values))
-            at = np.asarray(part.class_of_base[row_base], dtype=np.intp)
-            of_released: npt.NDArray[np.bool_] | None = None
-        else:
-            released = released_codes(evaluator, part.base_levels)
-            at = row_base
-            of_released = None  # None: every base class is kept
-            if not every_row:
-                of_released = np.zeros(base.n_classes, dtype=bool)
-                of_released[row_base] = True
-        for q, (codes, cats) in zip(p.qis, released):
+        # the labels of the classes, gathered per row through its class (every class has
+        # a record that is released, so each class's label is used); a native index:
+        # numpy converts a narrower one again for every column it gathers
+        assert part.class_codes is not None and part.label_values is not None
+        row_base = row_class if every_row else row_class[rows]
+        at = np.asarray(part.class_of_base[row_base], dtype=np.intp)
+        for q, codes, cats in zip(p.qis, part.class_codes, part.label_values):
             used = np.zeros(cats.size, dtype=bool)  # drop the labels no record carries
-            used[codes if of_released is None else codes[of_released]] = True
+            used[codes] = True
             used_at = np.flatnonzero(used)
             labels = cats[used_at]
             order = natural_order(labels)  # the labels released, naturally ordered

@@ -24,7 +24,7 @@ group state of
   position's group has members on several levels of the attribute: where they share one
   level (``guni``, below) that level is the group's ``gmax`` and the label one level down
   comes from the code (:func:`_down_base`), so that a group going down one level on an
-  attribute without splitting is not walked (:func:`_materialize` writes ``lv`` back);
+  attribute without splitting is not walked (:func:`_levels_of` writes ``lv`` back);
 * per group (capacity n, as groups partition the base classes): labels ``glab`` (m, n:
   attribute-major, so a scan of all groups on one attribute reads one row), a 64-bit tuple
   hash ``ghash`` (a sum of one random number ``fh`` per label), whether it is suppressed
@@ -866,7 +866,7 @@ def _split_into(
 
     On ``j`` where a group's members share one level (``uni_j``), ``lv`` and ``down`` are
     not kept (the level is the group's ``gmax``, the label one level down comes from the
-    code, :func:`_down_base`; :func:`_materialize` writes the levels back): a group that
+    code, :func:`_down_base`; :func:`_levels_of` writes the levels back): a group that
     splits into itself then only goes down one level, unwalked, and its members share their
     next label if they share one on a level at least ``gcl`` (per attribute and group: a
     level on which its members' codes share one label: inherited by split classes, whose
@@ -1124,24 +1124,11 @@ def _build_groups(
                 gcand[G, w] = 0
 
 
-def _materialize(g, lv, gmax, guni, gstart, gcount, mem):
-    """Write back ``lv`` where it is not kept: on an attribute where a group's members
-    share one level (``guni``), each member's level is the group's ``gmax`` (see
-    :func:`_split_into`)."""
-    m = lv.shape[1]
-    for G in range(g):
-        for x in range(m):
-            if (guni[G, x >> 6] >> np.uint64(x & 63)) & np.uint64(1):
-                top = gmax[G, x]
-                for q in range(gstart[G], gstart[G] + gcount[G]):
-                    lv[mem[q], x] = top
-
-
 def _levels_of(g, lv, gmax, guni, gstart, gcount, mem, orig, out):
     """``out[orig[r], x]``: the level of attribute ``x`` at each position ``r``, from ``lv``
-    or, where it is not kept (its group's members share one level, ``guni``), the group's
-    ``gmax``: :func:`_materialize` and the levels in base-class order in one pass, ``lv``
-    left as it is."""
+    or, where it is not kept (its group's members share one level, ``guni``, see
+    :func:`_split_into`), the group's ``gmax``. With ``out`` = ``lv`` and ``orig`` the
+    positions themselves it writes ``lv`` back."""
     m = lv.shape[1]
     for G in range(g):
         for q in range(gstart[G], gstart[G] + gcount[G]):
@@ -1444,7 +1431,6 @@ def kernels() -> SimpleNamespace | None:
         batch=_batch,
         round=jit(_round),
         build_groups=jit(_build_groups),
-        materialize=jit(_materialize),
         levels_of=jit(_levels_of),
         keys_of=jit(_keys_of),
         take_rows=jit(_take_rows),

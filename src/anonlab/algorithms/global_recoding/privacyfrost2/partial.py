@@ -1400,9 +1400,10 @@ class _CompiledPartial(_Rounds):
 
     def _materialize(self) -> None:
         """Bring ``_lv`` up to date (see ``_stale``)."""
-        if self._stale:
-            self.k.materialize(
-                self._g, self._lv, self._gmax, self._guni, self._gstart, self._gcount, self._mem
+        if self._stale:  # written back in place: every position is its own
+            self.k.levels_of(
+                self._g, self._lv, self._gmax, self._guni, self._gstart, self._gcount, self._mem,
+                np.arange(self._n, dtype=np.int64), self._lv,
             )  # fmt: skip
             self._stale = False
 
