@@ -36,8 +36,8 @@ group state of
   level), those on which its split failed since it last changed ``gfail``, and those on
   which one of its members is doomed ``gdoom``; and the attributes on which its members
   share one level ``guni`` (a split keeps that, so the deepest level is known unwalked);
-  its records ``gsize``; per attribute (m, n) the codes of one member ``gcode`` and a
-  level on which its members' codes share one label ``gcl`` (see :func:`_split_into`);
+  its records ``gsize``; per attribute (m, n) a level on which its members' codes share
+  one label ``gcl`` (see :func:`_split_into`);
   and per attribute (m, n) the label one level down that all its
   members share ``gdl`` (``-1``: not known to), so that its split on that attribute, which
   is then the group itself, needs no walk: set from the members where they are walked
@@ -594,7 +594,7 @@ def _e_after(j, which, judged, e_j, cstart, cls_label, cls_nb, lab_off, glab, lc
 def _commit(
     j, lo, which, judged, cstart, cls_label, cls_nb, xoff, row_of, cls_of, g, lv, down, codes,
     dom, dom_off, dom_w, fh, lab_off, orig, gid, glab, ghash, gcand, gfail, gfirst, gmax, guni,
-    gstart, gcount, mem, lcount, doom, gdoom, n_chunks, bsize, gdl, gsize, gcl, gcode,
+    gstart, gcount, mem, lcount, doom, gdoom, n_chunks, bsize, gdl, gsize, gcl,
 ):  # fmt: skip
     """Split the judged groups ``judged[which]`` of the last :func:`_find` on ``j`` into the
     split classes it found (``cstart``, ``cls_label``, ``cls_nb``; per member ``row_of`` and
@@ -637,7 +637,7 @@ def _commit(
             bounds[t], bounds[t + 1], j, which, judged, cstart, cls_label, cls_nb, xoff,
             row_of, cls_of, ct, cat, lo, lv, down, codes, dom, dom_off, dom_w, fh, off, orig,
             gid, glab, ghash, gcand, gfail, gfirst, gmax, guni, gstart, gcount, mem, doom, gdoom,
-            bsize, gdl, gsize, cdl, gcl, gcode,
+            bsize, gdl, gsize, cdl, gcl,
         )  # fmt: skip
     return g
 
@@ -707,7 +707,7 @@ def _batch(
     j, g, mcs, lv, down, codes, dom, dom_off, dom_w, fh, lab_off, bsize, glab, ghash, gcand,
     gfail, gstart, gcount, mem, scratch, sp_indptr, sp_val, sp_cnt, nv, doom, gdoom, total,
     total_hist, kinds, offs, widths, ipar, fpar, lo, orig, gfirst, gmax, guni, gid, lcount,
-    delta, n_chunks, ok, e, s, is_max, terms, term_off, out, gdl, gsize, gcl, gcode,
+    delta, n_chunks, ok, e, s, is_max, terms, term_off, out, gdl, gsize, gcl,
 ):  # fmt: skip
     """One whole batch on attribute ``j`` with built-in models and a tabulated score: the
     split of every candidate group (:func:`_find`), the models' verdicts (:func:`_judge`),
@@ -784,7 +784,7 @@ def _batch(
                     j, lo, which, judged, cstart, cls_label, cls_nb, xoff, row_of, cls_of, g,
                     lv, down, codes, dom, dom_off, dom_w, fh, lab_off, orig, gid, glab, ghash,
                     gcand, gfail, gfirst, gmax, guni, gstart, gcount, mem, lcount, doom, gdoom,
-                    n_chunks, bsize, gdl, gsize, gcl, gcode,
+                    n_chunks, bsize, gdl, gsize, gcl,
                 )  # fmt: skip
                 s = s_new
                 out[2] += hi_i - lo_i
@@ -807,7 +807,7 @@ def _round(
     dom_w, fh, lab_off, bsize, glab, ghash, gcand, gfail, gstart, gcount, mem, scratch,
     sp_indptr, sp_val, sp_cnt, nv, doom, gdoom, total, total_hist, kinds, offs, widths, ipar,
     fpar, lo, orig, gfirst, gmax, guni, gid, lcount, delta, n_chunks, ok, e, s, is_max, terms,
-    term_off, out, gdl, gsize, gcl, gcode,
+    term_off, out, gdl, gsize, gcl,
 ):  # fmt: skip
     """One round of the partial-domain step (PrivacyFrost2 5.4, step 4) in one call, with
     built-in models and a tabulated score: each attribute of ``order`` de-generalized batch
@@ -834,7 +834,7 @@ def _round(
                 ghash, gcand, gfail, gstart, gcount, mem, scratch, sp_indptr, sp_val, sp_cnt,
                 nv, doom, gdoom, total, total_hist, kinds, offs, widths, ipar, fpar, lo, orig,
                 gfirst, gmax, guni, gid, lcount, delta, n_chunks, ok, e, s, is_max, terms,
-                term_off, out, gdl, gsize, gcl, gcode,
+                term_off, out, gdl, gsize, gcl,
             )  # fmt: skip
             tot[0] += out[0]
             tot[1] += out[1]
@@ -853,7 +853,7 @@ def _round(
 def _split_into(
     lo, hi, j, which, judged, cstart, cls_label, cls_nb, xoff, row_of, cls_of, ct, cat,
     lo_lv, lv, down, codes, dom, dom_off, dom_w, fh, off, orig, gid, glab, ghash, gcand, gfail,
-    gfirst, gmax, guni, gstart, gcount, mem, doom, gdoom, bsize, gdl, gsize, cdl, gcl, gcode,
+    gfirst, gmax, guni, gstart, gcount, mem, doom, gdoom, bsize, gdl, gsize, cdl, gcl,
 ):  # fmt: skip
     """Split groups ``judged[which[lo:hi]]`` (one chunk of :func:`_commit`) into the groups
     ``ct`` of their split classes, whose members start at ``cat`` in ``mem``; ``lo_lv``: the
@@ -871,9 +871,8 @@ def _split_into(
     next label if they share one on a level at least ``gcl`` (per attribute and group: a
     level on which its members' codes share one label: inherited by split classes, whose
     members are a subset, made exact where a find walks a group that splits into itself,
-    and else found by walking the group once when it is not low enough), read on the codes
-    of one member (``gcode``, per attribute and group: set
-    from its first member as it is walked)."""
+    and else found by walking the group once when it is not low enough), read on the code
+    of its first member in ``mem`` (any member gives the same label there)."""
     m = glab.shape[0]
     nw = doom.shape[1]
     n = gid.size
@@ -918,7 +917,7 @@ def _split_into(
                     )  # fmt: skip
                 dl = np.int64(-1)
                 if y >= gcl[j, G]:
-                    dl = np.int64(dom[dom_off[j] + y * dom_w[j] + gcode[j, G]])
+                    dl = np.int64(dom[dom_off[j] + y * dom_w[j] + codes[j, mem[gstart[G]]]])
             else:
                 dl = np.int64(-2)
                 top = np.int64(-1)
@@ -997,8 +996,6 @@ def _split_into(
                 d = down[j, r]
             if cdl[c] == -2:
                 cdl[c] = d
-                for x in range(m):  # the codes of its first member
-                    gcode[x, t] = codes[x, r]
             elif cdl[c] != d:
                 cdl[c] = -1
             gsize[t] += bsize[r]
@@ -1040,7 +1037,7 @@ def _set_candidate(G, lo_lv, gmax, gcand, gfail):
 def _build_groups(
     gid, g, lv, codes, dom, dom_off, dom_w, fh, lab_off, orig, glab, ghash, gfirst, gmax,
     gstart, gcount, mem, lcount, doom, gdoom, gviol, lo_lv, gcand, gfail, guni, down, bsize,
-    gdl, gsize, gcl, gcode,
+    gdl, gsize, gcl,
 ):  # fmt: skip
     """The group state of a table given as the group of each base class (``orig``: the
     base class number of each position, for ``gfirst``); a group's labels are those of
@@ -1051,7 +1048,7 @@ def _build_groups(
     level down (its own on the lowest level); ``gdl``: per attribute, the label one level
     down that all of a group's members share, or ``-1``; ``gcl``: per attribute, a level
     on which its members' codes share one label (read where they share one level, see
-    :func:`_split_into`): their deepest, and ``gcode`` the codes of its first member.
+    :func:`_split_into`): their deepest.
     ``gsize``: its records."""
     m = lv.shape[1]
     nw = doom.shape[1]
@@ -1090,7 +1087,6 @@ def _build_groups(
             G = gid[r]
             if gdl[x, G] == -2:
                 gdl[x, G] = d
-                gcode[x, G] = codes[x, r]  # (its first member's)
                 gcl[x, G] = gmax[G, x]  # (where its members share one level, they share it)
             elif gdl[x, G] != d:
                 gdl[x, G] = -1

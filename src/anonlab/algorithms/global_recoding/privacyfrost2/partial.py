@@ -539,7 +539,14 @@ class PartialDomainResult:
         """The number of distinct level vectors of the classes."""
         if not self.class_sizes.size or not self.class_levels.shape[1]:
             return int(min(self.class_sizes.size, 1))
-        cols = list(np.ascontiguousarray(self.class_levels.T) + 1)  # -1 (no level) -> 0
+        lv = self.class_levels
+        m = lv.shape[1]
+        bits = max(int(lv.max() + 1).bit_length(), 1)
+        if bits * m <= 62:  # a vector packs into one integer (levels -1.. -> 0..): count those
+            key = (lv + 1) @ np.left_shift(1, bits * np.arange(m, dtype=np.int64))
+            key.sort()
+            return int(np.count_nonzero(key[1:] != key[:-1])) + 1
+        cols = list(np.ascontiguousarray(lv.T) + 1)  # -1 (no level) -> 0
         ones = np.ones(self.class_sizes.size, dtype=np.int64)
         cards = [int(c.max()) + 1 for c in cols]
         return int(roll_up(cols, cards, ones, need_ids=False, need_codes=False)[1].size)
@@ -1318,25 +1325,26 @@ class _CompiledPartial(_Rounds):
             )
         self._out = np.zeros(4, dtype=np.int64)
         self._mixed = tuple(-1 for _ in base.columns)  # the class levels of the judge's stats
-        # group state (capacity n: groups partition the base classes)
-        self._glab = np.zeros((m, n), dtype=np.int32)  # attribute-major: a column per scan
-        self._ghash = np.zeros(n, dtype=np.uint64)
-        self._gviol = np.zeros(n, dtype=np.bool_)
-        self._gfirst = np.zeros(n, dtype=np.int64)
-        self._gmax = np.zeros((n, m), dtype=self._ldt)
-        self._gstart = np.zeros(n, dtype=np.int64)
-        self._gcount = np.zeros(n, dtype=np.int64)
-        self._mem = np.zeros(n, dtype=np.int64)
-        self._gid = np.zeros(n, dtype=np.int64)
+        # group state (capacity n: groups partition the base classes), written by _sync's
+        # build_groups for the groups there are and by the commits for the groups they make
+        self._glab = np.empty((m, n), dtype=np.int32)  # attribute-major: a column per scan
+        self._ghash = np.empty(n, dtype=np.uint64)
+        self._gviol = np.empty(n, dtype=np.bool_)
+        self._gfirst = np.empty(n, dtype=np.int64)
+        self._gmax = np.empty((n, m), dtype=self._ldt)
+        self._gstart = np.empty(n, dtype=np.int64)
+        self._gcount = np.empty(n, dtype=np.int64)
+        self._mem = np.empty(n, dtype=np.int64)
+        self._gid = np.empty(n, dtype=np.int64)
         words = max((m + 63) // 64, 1)  # one bit per attribute
         self._doom = np.zeros((n, words), dtype=np.uint64)
-        self._gdoom = np.zeros((n, words), dtype=np.uint64)
+        self._gdoom = np.empty((n, words), dtype=np.uint64)
         # per group, one bit per attribute: a candidate (not suppressed, a member above the
         # lowest level), its split failed the models since it last changed
-        self._gcand = np.zeros((n, words), dtype=np.uint64)
-        self._gfail = np.zeros((n, words), dtype=np.uint64)
-        self._guni = np.zeros((n, words), dtype=np.uint64)  # members on one level
-        self._lcount = np.zeros(int(self._lab_off[-1]), dtype=np.int64)
+        self._gcand = np.empty((n, words), dtype=np.uint64)
+        self._gfail = np.empty((n, words), dtype=np.uint64)
+        self._guni = np.empty((n, words), dtype=np.uint64)  # members on one level
+        self._lcount = np.empty(int(self._lab_off[-1]), dtype=np.int64)
         # one scratch row per chunk of work that the kernels run in parallel
         self._scratch = np.full((kern.chunks, int(self._lab_off[-1])), -1, dtype=np.int64)
         self._delta = np.zeros(int(self._lab_off[-1]), dtype=np.int64)
@@ -1349,11 +1357,10 @@ class _CompiledPartial(_Rounds):
         # per attribute and group whose members share one level on it: a level on which
         # their codes share one label (then so do they on every level above it)
         self._gcl = np.empty((m, n), dtype=self._ldt)
-        self._gcode = np.empty((m, n), dtype=np.int32)  # the codes of one member per group
         # whether ``_lv`` is behind: the kernels do not keep the levels of a group's members
         # on an attribute where they share one level (it is the group's ``_gmax``)
         self._stale = False
-        self._gsize = np.zeros(n, dtype=np.int64)  # records per group
+        self._gsize = np.empty(n, dtype=np.int64)  # records per group
         self._g = 0
         self._version = 0
         self._memo: dict[int, tuple[int, int, int]] = {}
@@ -1429,7 +1436,7 @@ class _CompiledPartial(_Rounds):
             self._fh, self._lab_off, self._perm, self._glab, self._ghash, self._gfirst,
             self._gmax, self._gstart, self._gcount, self._mem, self._lcount, self._doom,
             self._gdoom, self._gviol, self.lo, self._gcand, self._gfail, self._guni, self._down,
-            self._bsize, self._gdl, self._gsize, self._gcl, self._gcode,
+            self._bsize, self._gdl, self._gsize, self._gcl,
         )  # fmt: skip
         self._e = (
             np.add.reduceat(self._lcount > 0, self._lab_off[:-1]).astype(np.int64)
@@ -1473,7 +1480,7 @@ class _CompiledPartial(_Rounds):
                 self._total, self._total_hist, *jspec, self.lo, self._perm, self._gfirst,
                 self._gmax, self._guni, self._gid, self._lcount, self._delta, self.k.chunks,
                 self._ok, self._e, self.s, is_max, terms, term_off, self._out, self._gdl,
-                self._gsize, self._gcl, self._gcode,
+                self._gsize, self._gcl,
             )  # fmt: skip
             self._tick(int(tot[0]))
             self.entangled += int(tot[1])
@@ -1548,7 +1555,7 @@ class _CompiledPartial(_Rounds):
             self._total, self._total_hist, *jspec, self.lo, self._perm, self._gfirst,
             self._gmax, self._guni, self._gid, self._lcount, self._delta, self.k.chunks,
             self._ok, self._e, self.s, is_max, terms, term_off, out, self._gdl, self._gsize,
-            self._gcl, self._gcode,
+            self._gcl,
         )  # fmt: skip
         self._tick(int(out[0]))
         self.entangled += int(out[1])
@@ -1624,7 +1631,6 @@ class _CompiledPartial(_Rounds):
             self._glab, self._ghash, self._gcand, self._gfail, self._gfirst, self._gmax,
             self._guni, self._gstart, self._gcount, self._mem, self._lcount, self._doom,
             self._gdoom, self.k.chunks, self._bsize, self._gdl, self._gsize, self._gcl,
-            self._gcode,
         )  # fmt: skip
         self._stale = True
         self._table = None
