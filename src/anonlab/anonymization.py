@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from anonlab._progress import Progress
-from anonlab._validation import check_columns, did_you_mean
+from anonlab._validation import check_columns, check_int, did_you_mean
 from anonlab.algorithms.global_recoding import (
     Lattice,
     LatticeEvaluator,
@@ -517,7 +517,8 @@ def _pf2_options(p: Prepared) -> dict[str, Any]:
             }
         else:
             thresholds = levels
-        presampling = PreSampling(thresholds, raw["k"])
+        k_prime = check_int(raw["k"], "privacyfrost2.presampling.k", low=1)  # the paper's k'
+        presampling = PreSampling(thresholds, k_prime)
     priorities = {}
     for q in p.job.quasi_identifiers:
         v = 1 if q.priority is None else q.priority

@@ -272,7 +272,8 @@ def test_privacyfrost2_honours_max_level(data):
     [
         ({"score": "cubic"}, {}, "cubic"),
         ({"p": -1}, {}, "'privacyfrost2.p'"),
-        ({"presampling": {"levels": 1, "k": 0}}, {}, "k_prime"),
+        ({"presampling": {"levels": 1, "k": 0}}, {}, r"'privacyfrost2\.presampling\.k'.*>= 1"),
+        ({"presampling": {"levels": 1, "k": 2.5}}, {}, r"'privacyfrost2\.presampling\.k'"),
         ({"bogus": 1}, {}, "Valid keys"),
         ({}, {"priority": 0}, "positive integer"),
         ({}, {"priority": 1.5}, "priority"),
