@@ -399,6 +399,27 @@ def _renumber(
     return new_ids, new_sizes
 
 
+def class_members(ids: npt.NDArray[np.integer], n_classes: int) -> npt.NDArray[np.int64]:
+    """A row of each class: ``out[c]`` is some ``r`` with ``ids[r] == c`` (one scatter, no
+    sort; which row is unspecified). Its rows share their codes, so any gives the class's key.
+
+    Parameters
+    ----------
+    ids : ndarray of int
+        The class of each row, ``0..n_classes-1``, every class present.
+    n_classes : int
+        The number of classes.
+
+    Returns
+    -------
+    ndarray of int64
+        A row index per class.
+    """
+    out = np.empty(n_classes, dtype=np.int64)
+    out[ids] = np.arange(ids.size, dtype=np.int64)
+    return out
+
+
 def lex_groups(
     codes: Sequence[npt.NDArray[np.integer]],
     cards: Sequence[int],

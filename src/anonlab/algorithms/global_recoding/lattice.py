@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from anonlab.data.grouping import group_rows
+from anonlab.data.grouping import class_members, group_rows
 from anonlab.data.grouping import hashed_groups as _hashed_groups
 from anonlab.data.hierarchy import Hierarchy
 from anonlab.data.stats import ClassStats, SensitiveHistogram
@@ -532,8 +532,7 @@ class LatticeEvaluator:
         keys: npt.NDArray[np.int32] | None = None
         domains: tuple[npt.NDArray[np.object_], ...] | None = None
         if with_loss:  # the codes of any base class of each class (its members share them)
-            first = np.empty(g, dtype=np.int64)
-            first[ids] = np.arange(ids.size, dtype=np.int64)
+            first = class_members(ids, g)
             by_column = np.empty((len(levels), g), dtype=np.int32)  # column-major
             for j, lv in enumerate(levels):
                 by_column[j] = self._maps[j][lv][self._keycols[j][first]]

@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from anonlab.data.grouping import refine_steps
+from anonlab.data.grouping import class_members, refine_steps
 from anonlab.data.hierarchy import Hierarchy
 from anonlab.data.stats import ClassStats, SensitiveHistogram
 from anonlab.data.table import EncodedTable
@@ -190,9 +190,7 @@ class NumpyEngine(Engine):
         """The key of each of the ``n_cls`` classes ``ids`` (its codes of the columns, each
         at its level, ``per_column``) and the labels each column's codes index (for
         :meth:`class_stats`)."""
-        # any row of a class gives its key (its rows share their codes): one scatter, no sort
-        first = np.empty(n_cls, dtype=np.int64)
-        first[ids] = np.arange(ids.size, dtype=np.int64)
+        first = class_members(ids, n_cls)  # any row of a class gives its key
         # filled column by column, each a contiguous row of a (columns, classes) array, and
         # handed out as its transpose (n_cls, m): column-major, so that a column of the keys
         # (what the lattice reads) is one contiguous run, and no strided writes

@@ -546,10 +546,7 @@ class PartialDomainResult:
             key = (lv + 1) @ np.left_shift(1, bits * np.arange(m, dtype=np.int64))
             key.sort()
             return int(np.count_nonzero(key[1:] != key[:-1])) + 1
-        cols = list(np.ascontiguousarray(lv.T) + 1)  # -1 (no level) -> 0
-        ones = np.ones(self.class_sizes.size, dtype=np.int64)
-        cards = [int(c.max()) + 1 for c in cols]
-        return int(roll_up(cols, cards, ones, need_ids=False, need_codes=False)[1].size)
+        return self._vector_ids()[1]  # (levels too tall to pack: grouped)
 
     def level_vectors(self) -> tuple[IntArray, IntArray]:
         """The distinct level vectors of the classes and the number of records on each."""
