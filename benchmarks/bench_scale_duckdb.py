@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -168,14 +167,7 @@ def run_child(parquet: Path, engine: str, opts: dict) -> dict:
         cmd += ["--memory-limit", opts["memory_limit"]]
     if opts.get("threads"):
         cmd += ["--threads", str(opts["threads"])]
-    t0 = time.perf_counter()
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    wall = time.perf_counter() - t0
-    if p.returncode != 0:
-        common.die(f"child failed ({p.returncode}): {' '.join(cmd)}\n{p.stderr}")
-    doc = json.loads(p.stdout.strip().splitlines()[-1])
-    doc["process_wall_s"] = wall
-    return doc
+    return common.run_json_child(cmd)
 
 
 def measure(parquet: Path, engine: str, opts: dict, repeat: int, label: str) -> dict:

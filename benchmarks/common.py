@@ -18,6 +18,7 @@ import json
 import os
 import platform
 import resource
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -254,6 +255,21 @@ def _cell(v: Any) -> str:
 def verdict(ok: bool) -> str:
     """``PASS`` or ``FAIL``."""
     return "PASS" if ok else "FAIL"
+
+
+def run_json_child(cmd: list[str]) -> dict[str, Any]:
+    """Run a benchmark's child process; return the JSON of its last stdout line, timed.
+
+    The result gets ``process_wall_s``, the child's whole wall time (start-up included).
+    """
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if p.returncode != 0:
+        die(f"child failed ({p.returncode}): {' '.join(cmd)}\n{p.stderr}")
+    doc: dict[str, Any] = json.loads(p.stdout.strip().splitlines()[-1])
+    doc["process_wall_s"] = wall
+    return doc
 
 
 def die(message: str, code: int = 2) -> NoReturn:

@@ -19,7 +19,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from anonlab._progress import Progress
+from anonlab._progress import Progress, stage
+from anonlab._resources import format_bytes, memory_budget
 from anonlab._validation import check_columns, check_int, did_you_mean
 from anonlab.algorithms.global_recoding import (
     Lattice,
@@ -45,9 +46,11 @@ from anonlab.data.labels import factorize, natural_order
 from anonlab.data.schema import Schema
 from anonlab.data.stats import ClassStats
 from anonlab.data.table import EncodedColumn, EncodedTable, LabelColumns
+from anonlab.diagnosis.risk import warn_identifying_columns
 from anonlab.engines import get_engine
 from anonlab.exceptions import InputError, ParameterError, PrivacyCheckError
 from anonlab.io import read_hierarchy, read_table
+from anonlab.io.atomic import check_output, output_format
 from anonlab.io.job import JobSpec, parse_job, read_job
 from anonlab.io.writers import write_table
 from anonlab.metrics import build_metric
@@ -137,9 +140,9 @@ def prepare(data: Any, job: JobSpec) -> Prepared:
         sensitive=job.sensitive,
     )
     table = read_table(data, csv_options=job.csv)
-    check_columns([q.name for q in job.quasi_identifiers], table.names, what="quasi-identifier")
-    check_columns(job.sensitive, table.names, what="sensitive attribute")
-    check_columns(job.identifiers, table.names, what="identifier")
+    table.require([q.name for q in job.quasi_identifiers], what="quasi-identifier")
+    table.require(job.sensitive, what="sensitive attribute")
+    check_columns(job.identifiers, table.order, what="identifier")
     table = table.with_schema(schema)
     order = {c: i for i, c in enumerate(table.names)}
     specs = sorted(job.quasi_identifiers, key=lambda q: order[q.name])
@@ -149,7 +152,7 @@ def prepare(data: Any, job: JobSpec) -> Prepared:
     models = _models(job)
     for m in models:
         for attr in m.sensitive_attributes:
-            check_columns([attr], table.names, what=f"attribute of model {m.name!r}")
+            table.require([attr], what=f"attribute of model {m.name!r}")
         if m.min_class_size > table.n_rows:
             raise ParameterError(
                 f"Model {m.name!r} needs classes of at least {m.min_class_size} rows, but the "
@@ -175,6 +178,9 @@ def prepare(data: Any, job: JobSpec) -> Prepared:
             f"Valid algorithms: {', '.join(ALGORITHMS)}."
         )
     qis = tuple(q.name for q in specs)
+    lattice = Lattice(qis, tuple(mins), tuple(maxs))
+    if job.algorithm in ("optimal", "incognito"):
+        _check_lattice(lattice, [hierarchies[q].height for q in qis], job.algorithm)
     return Prepared(
         job=job,
         table=table,
@@ -182,10 +188,59 @@ def prepare(data: Any, job: JobSpec) -> Prepared:
         hierarchies=hierarchies,
         models=models,
         metric=metric,
-        lattice=Lattice(qis, tuple(mins), tuple(maxs)),
+        lattice=lattice,
         max_suppressed=int(math.floor(job.suppression * table.n_rows + 1e-9)),
         weights={q.name: q.weight for q in specs},
     )
+
+
+def _check_lattice(lattice: Lattice, heights: Sequence[int], algorithm: str) -> None:
+    """Refuse, before any work, an exact search whose lattice this machine cannot hold."""
+    need = lattice.memory_estimate(heights)
+    budget = memory_budget()
+    if need <= budget:
+        return
+    m = len(lattice.attributes)
+    raise ParameterError(
+        f"The '{algorithm}' search over {m} quasi-identifiers has a lattice of "
+        f"{lattice.size:,} transformations: about {format_bytes(need)} of memory, more than "
+        f"this machine can spare ({format_bytes(budget)}). Use 'algorithm: privacyfrost2' "
+        "(made for many quasi-identifiers), fewer quasi-identifiers, or fewer levels "
+        "('min_level'/'max_level' per quasi-identifier)."
+    )
+
+
+def _warn_identifiers(p: Prepared, action: str) -> None:
+    """A :class:`~anonlab.exceptions.PrivacyRiskWarning` per undeclared identifying column."""
+    declared = {*p.qis, *p.job.sensitive, *p.job.identifiers}
+    declared.update(a for m in p.models for a in m.sensitive_attributes)
+    warn_identifying_columns(
+        get_engine("numpy", p.table),
+        sorted(declared),
+        action=f"{action} Declare it under 'identifiers:' (never released) or as a "
+        "quasi-identifier.",
+        stacklevel=3,
+    )
+
+
+def input_files(data: Any, job: JobSpec) -> tuple[Path, ...]:
+    """The files a job reads: the data, the job file and every hierarchy file it names.
+
+    An output must never be one of them (see :func:`anonlab.io.atomic.check_output`).
+    """
+    files: list[Path] = []
+    if isinstance(data, (str, os.PathLike)):
+        files.append(Path(data))
+    if job.source is not None:
+        files.append(Path(job.source))
+    for q in job.quasi_identifiers:
+        if isinstance(q.hierarchy, Path):
+            files.append(q.hierarchy)
+    for _, params in job.models:
+        h = params.get("hierarchy")
+        if isinstance(h, (str, os.PathLike)):
+            files.append(job.base_dir / str(h))
+    return tuple(files)
 
 
 def build_evaluator(p: Prepared, *, with_rows: bool = False) -> LatticeEvaluator:
@@ -305,13 +360,12 @@ def release(
         If any model fails on the released table or the suppression exceeds the limit.
     """
     table = p.table
-    gen_cols = []
-    for col in table.columns:
-        if col.name in levels and levels[col.name] > 0:
-            gen_cols.append(generalize_column(col, p.hierarchies[col.name], levels[col.name]))
-        else:
-            gen_cols.append(col)
-    generalized = EncodedTable(tuple(gen_cols), table.schema, table.source)
+    generalized = table.with_columns(
+        {
+            q: generalize_column(table.column(q), p.hierarchies[q], lv) if lv > 0 else table[q]
+            for q, lv in levels.items()
+        }
+    )  # quasi-identifiers are released as labels, at level 0 too
     return verify_release(p, generalized, f"{levels}", mask_suppressed=mask_suppressed)
 
 
@@ -376,6 +430,8 @@ def verify_release(
         kept_rows,
         masked=p.qis,
         keep=keep if mask_suppressed else None,  # None: nothing masked
+        typed={n: a for n, a in generalized.typed.items() if n not in ident},
+        order=[n for n in generalized.order if n not in ident],
     )  # labels decoded when read
     return columns, suppressed, checks
 
@@ -419,9 +475,19 @@ def anonymize(
     generalization and subset properties); Kohlmayer et al., Flash (2012).
     """
     spec = load_job(job)
+    protect = input_files(data, spec)
+    if output is not None:  # before any work: a bad output path costs nothing
+        output_format(output)
+        check_output(output, protect=protect)
+    stage(
+        progress,
+        f"reading {Path(data).name}" if isinstance(data, (str, os.PathLike)) else "reading",
+    )
     p = prepare(data, spec)
+    _warn_identifiers(p, "it is released as it is.")
+    stage(progress, "searching")
     if spec.algorithm == "privacyfrost2":
-        return _anonymize_privacyfrost2(data, p, output=output, progress=progress)
+        return _anonymize_privacyfrost2(p, output=output, progress=progress, protect=protect)
     evaluator = build_evaluator(p)
     for m in p.models:
         m.check_feasible(evaluator.base)
@@ -449,8 +515,13 @@ def anonymize(
     columns, suppressed, checks = release(p, levels, mask_suppressed=mask)
     out_path = None
     if output is not None:
-        protect = tuple(Path(d) for d in [data] if isinstance(d, (str, os.PathLike)))
-        write_table(columns, output, separator=spec.csv.separator, protect=protect)
+        write_table(
+            columns,
+            output,
+            separator=spec.csv.separator,
+            protect=protect,
+            status=lambda m: stage(progress, m),
+        )
         out_path = str(output)
     return AnonymizationResult(
         transformation=levels,
@@ -474,7 +545,7 @@ PF2_KEYS = ("score", "d", "p", "partial_domain", "presampling", "restarts")
 
 def _pf2_options(p: Prepared) -> dict[str, Any]:
     """Validate the ``privacyfrost2:`` section of a job (before any work)."""
-    opts = dict(p.job.privacyfrost2)
+    opts = dict(p.job.algorithm_params)
     unknown = [k for k in opts if k not in PF2_KEYS]
     if unknown:
         raise ParameterError(
@@ -539,11 +610,11 @@ def _pf2_options(p: Prepared) -> dict[str, Any]:
 
 
 def _anonymize_privacyfrost2(
-    data: Any,
     p: Prepared,
     *,
     output: str | os.PathLike[str] | None,
     progress: Progress | None,
+    protect: tuple[Path, ...],
 ) -> AnonymizationResult:
     """PrivacyFrost2 (Kiyomoto & Miyake 2014) as an algorithm of :func:`anonymize`.
 
@@ -574,9 +645,7 @@ def _anonymize_privacyfrost2(
     keep_rows = np.ones(table.n_rows, dtype=bool) if res.kept is None else res.kept[row_class]
     rows = np.flatnonzero(keep_rows)
     every_row = rows.size == table.n_rows
-
-    def _take(col: EncodedColumn) -> EncodedColumn:
-        return col if every_row else col.take(rows)
+    kept = table if every_row else table.take(rows)
 
     generalized_qis: dict[str, EncodedColumn] = {}
     if res.partial is not None:
@@ -599,20 +668,20 @@ def _anonymize_privacyfrost2(
         what = "the partial-domain table"
     else:
         for q, lv in zip(p.qis, res.levels):
-            col = generalize_column(table.column(q), p.hierarchies[q], lv)
-            generalized_qis[q] = _take(col)
+            generalized_qis[q] = generalize_column(kept.column(q), p.hierarchies[q], lv)
         what = f"{res.transformation}"
-    gen_cols = [
-        generalized_qis[col.name] if col.name in generalized_qis else _take(col)
-        for col in table.columns
-    ]
-    generalized = EncodedTable(tuple(gen_cols), table.schema, table.source)
+    generalized = kept.with_columns(generalized_qis)
     mask = p.job.output.get("suppressed", "remove") == "mask"
     columns, suppressed, checks = verify_release(p, generalized, what, mask_suppressed=mask)
     out_path = None
     if output is not None:
-        protect = tuple(Path(d) for d in [data] if isinstance(d, (str, os.PathLike)))
-        write_table(columns, output, separator=p.job.csv.separator, protect=protect)
+        write_table(
+            columns,
+            output,
+            separator=p.job.csv.separator,
+            protect=protect,
+            status=lambda m: stage(progress, m),
+        )
         out_path = str(output)
     if res.full_domain_classes is not None:  # T^G's classes, as the search grouped them
         ids = np.asarray(res.full_domain_classes[0], dtype=np.int64)
@@ -681,6 +750,15 @@ def _level_summary(part: PartialDomainResult, qis: Sequence[str]) -> dict[str, A
     return {"level_vectors": part.n_level_vectors(), "rows_per_level": levels}
 
 
+def _plain(value: Any) -> Any:
+    """A parameter as JSON can hold it: a hierarchy as its file (or a summary)."""
+    if isinstance(value, Hierarchy):
+        if value.source is not None:
+            return value.source
+        return f"<hierarchy of {value.attribute or 'an attribute'}, height {value.height}>"
+    return value
+
+
 @dataclass
 class CheckReport:
     """Privacy models and the metric of a table as it is (``anonlab check``)."""
@@ -708,6 +786,7 @@ def check(data: Any, job: JobSpec | dict[str, Any] | str | os.PathLike[str]) -> 
     """
     spec = load_job(job)
     p = prepare(data, spec)
+    _warn_identifiers(p, "a release that keeps it re-identifies people.")
     evaluator = build_evaluator(p)
     stats: ClassStats = evaluator.stats(tuple(0 for _ in p.qis))
     seen: dict[str, int] = {}
@@ -718,7 +797,7 @@ def check(data: Any, job: JobSpec | dict[str, Any] | str | os.PathLike[str]) -> 
         models.append(
             {
                 "model": _model_key(m, seen),
-                "params": m.params(),
+                "params": {k: _plain(v) for k, v in m.params().items()},
                 "holds": bool(passed.all()),
                 "violating_classes": int(bad.sum()),
                 "violating_rows": int(stats.sizes[bad].sum()),

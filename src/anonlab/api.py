@@ -123,6 +123,7 @@ def diagnose(
     csv_options: CsvOptions | None = None,
     list_rows: bool = False,
     progress: Progress | None = None,
+    max_size: int | None = None,
 ) -> Answer:
     """Answer the Diagnosis Centre question (Q1-Q12) decided by what is given.
 
@@ -155,6 +156,8 @@ def diagnose(
         With suppression, also return the positions of the suppressed rows.
     progress : callable, optional
         ``progress(advance, total)`` during subset searches.
+    max_size : int, optional
+        Subset questions: examine subsets of at most this many attributes.
 
     Returns
     -------
@@ -185,6 +188,7 @@ def diagnose(
         levels=levels,
         list_rows=list_rows,
         progress=progress,
+        max_size=max_size,
     )
 
 

@@ -15,6 +15,7 @@ __all__ = [
     "DataFormatError",
     "PrivacyCheckError",
     "OptionalDependencyError",
+    "PrivacyRiskWarning",
 ]
 
 
@@ -57,3 +58,11 @@ class PrivacyCheckError(AnonlabError):
 
 class OptionalDependencyError(AnonlabError, ImportError):
     """An optional dependency needed by the requested feature is not installed."""
+
+
+class PrivacyRiskWarning(UserWarning):
+    """A choice or a column that leaks privacy (diffprivlib's practice of warning on leaks).
+
+    For example a column that identifies every row on its own (unique per row, or named like
+    an identifier) and that the job does not declare: it would be released as it is.
+    """

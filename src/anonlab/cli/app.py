@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Iterator
+import warnings
+from collections.abc import Iterator
 from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
@@ -12,15 +13,24 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
 import anonlab
 from anonlab import api
+from anonlab._validation import did_you_mean
 from anonlab.data.source import CsvOptions
 from anonlab.datasets import ADULT_QUASI_IDENTIFIERS, adult_hierarchies, load_adult
 from anonlab.diagnosis import SearchAnswer, SubsetAnswer, TableAnswer
-from anonlab.exceptions import AnonlabError, ParameterError
+from anonlab.exceptions import AnonlabError, ParameterError, PrivacyRiskWarning
+from anonlab.io.atomic import check_input_file
 
 app = typer.Typer(
     name="anonlab",
@@ -72,41 +82,83 @@ def _pairs(values: list[str] | None, option: str) -> dict[str, str]:
     return result
 
 
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: Any = None,
+    line: str | None = None,
+) -> None:
+    err.print(f"[bold yellow]warning:[/] {message}", highlight=False, soft_wrap=True)
+
+
 @contextmanager
 def _errors() -> Iterator[None]:
-    try:
-        yield
-    except AnonlabError as exc:
-        err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
-        raise typer.Exit(2) from None
+    """One line and exit code 2 for every error of the input; warnings as one line each."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("always", PrivacyRiskWarning)
+        warnings.showwarning = _show_warning
+        try:
+            yield
+        except AnonlabError as exc:
+            err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+            raise typer.Exit(2) from None
+        except OSError as exc:  # a file the checks could not foresee (a disk full, ...)
+            where = f" ({exc.filename})" if exc.filename else ""
+            err.print(
+                f"[bold red]error:[/] {exc.strerror or exc}{where}.",
+                highlight=False,
+                soft_wrap=True,
+            )
+            raise typer.Exit(2) from None
+        except MemoryError:
+            err.print(
+                "[bold red]error:[/] this machine ran out of memory; ask a smaller question "
+                "(fewer attributes or levels) or use --engine duckdb.",
+                highlight=False,
+                soft_wrap=True,
+            )
+            raise typer.Exit(2) from None
+
+
+class _Bar:
+    """A progress callback for the API: ``bar(advance, total)`` and ``bar.stage(message)``."""
+
+    def __init__(self, bar: Progress, label: str) -> None:
+        self._bar = bar
+        self._label = label
+        self._task = bar.add_task(label, total=None)
+
+    def __call__(self, step: int, total: int | None) -> None:
+        self._bar.update(self._task, advance=step, total=total, description=self._label)
+
+    def stage(self, message: str) -> None:
+        self._bar.update(self._task, description=message)
 
 
 @contextmanager
-def _progress(
-    enabled: bool, label: str = "subsets"
-) -> Iterator[Callable[[int, int | None], None] | None]:
+def _progress(enabled: bool, label: str = "subsets") -> Iterator[_Bar | None]:
     if not enabled or not err.is_terminal:
         yield None
         return
     with Progress(
-        TextColumn(label),
+        TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
+        TimeRemainingColumn(),
         console=err,
         transient=True,
     ) as bar:
-        task = bar.add_task("search", total=None)
-
-        def advance(step: int, total: int | None) -> None:
-            bar.update(task, advance=step, total=total)
-
-        yield advance
+        yield _Bar(bar, label)
 
 
 @app.command()
 def diagnose(
-    data: Annotated[Path, typer.Argument(help="CSV or Parquet file.", show_default=False)],
+    data: Annotated[
+        Path, typer.Argument(help="CSV or Parquet file.", show_default=False, readable=False)
+    ],
     qi: Annotated[
         str | None, typer.Option("--qi", help="The quasi-identifier set S: a,b,c.")
     ] = None,
@@ -158,8 +210,9 @@ def diagnose(
         bool, typer.Option("--risk", help="Re-identification risk summary for --qi.")
     ] = False,
     risk_threshold: Annotated[
-        int, typer.Option(help="Class size below which a record is at risk (--risk).")
-    ] = 5,
+        int | None,
+        typer.Option(help="Class size below which a record is at risk (--risk); default 5."),
+    ] = None,
     find_qis: Annotated[
         bool,
         typer.Option(
@@ -167,10 +220,14 @@ def diagnose(
         ),
     ] = False,
     qi_threshold: Annotated[
-        int, typer.Option(help="With --find-qis: a class smaller than this exposes its rows.")
-    ] = 2,
+        int | None,
+        typer.Option(
+            help="With --find-qis: a class smaller than this exposes its rows; default 2."
+        ),
+    ] = None,
     max_size: Annotated[
-        int | None, typer.Option(help="With --find-qis: largest subset size examined.")
+        int | None,
+        typer.Option(help="Subset questions and --find-qis: largest subset size examined."),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON for machines.")] = False,
 ) -> None:
@@ -181,6 +238,21 @@ def diagnose(
     --find-delta with --qi and --k: Q9, with --k: Q10, with --qi: Q11, alone: Q12.
     """
     with _errors():
+        _check_applicable(
+            qi=qi,
+            attributes=attributes,
+            k=k,
+            delta=delta,
+            find_delta=find_delta,
+            max_k=max_k,
+            list_rows=list_rows,
+            risk=risk,
+            risk_threshold=risk_threshold,
+            find_qis=find_qis,
+            qi_threshold=qi_threshold,
+            max_size=max_size,
+        )
+        check_input_file(data, "data file")
         csv_options = CsvOptions(
             separator=separator,
             header=not no_header,
@@ -197,8 +269,15 @@ def diagnose(
             raise ParameterError(f"--level {missing[0]}=... needs --hierarchy {missing[0]}=FILE.")
         qi_list = _split(qi)
         attr_list = _split(attributes)
-        needed = None
-        if qi_list is not None or attr_list is not None:
+        if qi_list is not None and not qi_list:
+            raise ParameterError(
+                "--qi is empty: no quasi-identifier was given. Name the columns, e.g. "
+                "--qi age,sex,zip."
+            )
+        if attr_list is not None and not attr_list:
+            raise ParameterError("--attributes is empty: name the candidate columns, e.g. a,b,c.")
+        needed = None  # --risk reads every column: it looks for identifying ones too
+        if (qi_list is not None or attr_list is not None) and not risk:
             needed = list(dict.fromkeys((qi_list or []) + (attr_list or [])))
         eng = api.open_engine(
             data,
@@ -208,12 +287,24 @@ def diagnose(
             drop_missing=(needed or True) if drop_missing else None,
             columns=needed,
         )
+        named: list[tuple[str, list[str]]] = [
+            ("--hierarchy", list(hierarchies)),
+            ("--level", list(levels)),
+        ]
+        for flag, columns in named:
+            for name in columns:
+                if name not in eng.columns:
+                    raise ParameterError(
+                        f"{flag} {name}=...: unknown column {name!r}."
+                        f"{did_you_mean(name, eng.columns)} Available: "
+                        f"{', '.join(map(repr, eng.columns))}."
+                    )
         with _progress(not as_json) as progress:
             if find_qis:
                 result: Any = api.find_quasi_identifiers(
                     eng,
                     attr_list,
-                    threshold=qi_threshold,
+                    threshold=2 if qi_threshold is None else qi_threshold,
                     max_size=max_size,
                     levels=levels,
                     progress=progress,
@@ -221,7 +312,12 @@ def diagnose(
             elif risk:
                 if qi_list is None:
                     raise ParameterError("--risk needs --qi (the quasi-identifier set).")
-                result = api.risk(eng, qi_list, threshold=risk_threshold, levels=levels)
+                result = api.risk(
+                    eng,
+                    qi_list,
+                    threshold=5 if risk_threshold is None else risk_threshold,
+                    levels=levels,
+                )
             else:
                 result = api.diagnose(
                     eng,
@@ -234,11 +330,53 @@ def diagnose(
                     levels=levels,
                     list_rows=list_rows,
                     progress=progress,
+                    max_size=max_size,
                 )
         if as_json:
             sys.stdout.write(json.dumps(result.to_dict(), indent=2) + "\n")
         else:
             render(result)
+
+
+def _check_applicable(**given: Any) -> None:
+    """Refuse options that do not apply to the question asked (one line naming them)."""
+    on = {k for k, v in given.items() if v not in (None, False)}
+    flag = {k: "--" + k.replace("_", "-") for k in given}
+    if "find_qis" in on:
+        mode, allowed = "--find-qis", {"find_qis", "attributes", "qi_threshold", "max_size"}
+    elif "risk" in on:
+        mode, allowed = "--risk", {"risk", "qi", "risk_threshold"}
+    else:
+        question = "Q5/Q6" if "delta" in on else "Q9-Q12" if "find_delta" in on else "Q1-Q4"
+        mode, allowed = f"this question ({question})", {"qi", "attributes", "k", "delta"}
+        allowed |= {"find_delta", "max_k", "list_rows", "max_size"}
+        one_set = "qi" in on
+        if "list_rows" in on and not (one_set and ("delta" in on or "find_delta" in on)):
+            raise ParameterError(
+                "--list-rows lists the rows that suppression removes: it needs --qi with "
+                "--delta (Q5, Q6) or --find-delta and --k (Q9)."
+            )
+        if "max_k" in on and not ("find_delta" in on and "k" not in on):
+            raise ParameterError(
+                "--max-k sets the largest k of the delta tables: it needs --find-delta "
+                "without --k (Q11, Q12)."
+            )
+        if one_set and "max_size" in on:
+            raise ParameterError(
+                "--max-size bounds subset searches; with --qi the question is about one "
+                "attribute set. Drop --max-size or --qi."
+            )
+        if one_set and "attributes" in on:
+            raise ParameterError(
+                "--attributes lists the candidates of subset searches; with --qi the question "
+                "is about that one set. Drop one of them."
+            )
+    bad = sorted(on - allowed)
+    if bad:
+        names = ", ".join(flag[b] for b in bad)
+        raise ParameterError(f"{names} does not apply to {mode}; drop it.")
+    if "risk" in on and "qi" not in on:
+        raise ParameterError("--risk needs --qi (the quasi-identifier set).")
 
 
 def _int_level(attr: str, value: str) -> int:
@@ -411,20 +549,37 @@ def demo(
 
 @app.command()
 def anonymize(
-    data: Annotated[Path, typer.Argument(help="CSV or Parquet file.", show_default=False)],
-    job: Annotated[Path, typer.Option("--job", help="YAML job file.", show_default=False)],
+    data: Annotated[
+        Path, typer.Argument(help="CSV or Parquet file.", show_default=False, readable=False)
+    ],
+    job: Annotated[
+        Path, typer.Option("--job", help="YAML job file.", show_default=False, readable=False)
+    ],
     output: Annotated[
-        Path, typer.Option("--output", "-o", help="Where to write the released table.")
+        Path,
+        typer.Option(
+            "--output",
+            "-o",
+            help="Where to write the released table (.csv, .csv.gz, .parquet).",
+            readable=False,
+        ),
     ],
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON for machines.")] = False,
 ) -> None:
-    """Anonymize a table with the least information loss (optimal full-domain generalization).
+    """Anonymize a table as a YAML job file says, with the least information loss.
 
-    The result is re-checked by the privacy models before it is written (atomically).
+    The job file (README, section "Anonymize a table") has these top-level keys:
+    quasi_identifiers (column: {hierarchy: FILE | mask | intervals | dates, min_level,
+    max_level, weight, priority}), sensitive, identifiers (dropped from the release),
+    models (- k_anonymity: {k: 5}, ...), suppression, metric, algorithm (optimal,
+    incognito, privacyfrost2) with its section, output ({suppressed: remove | mask}), and
+    the CSV options separator, header, quote, encoding, na_values, strip, names.
+
+    The output format follows the suffix: .csv, .csv.gz or .parquet. The result is
+    re-checked by the privacy models before it is written (atomically); the input, the
+    job file and its hierarchy files are never overwritten.
     """
     with _errors():
-        if output.exists() and data.exists() and output.resolve() == data.resolve():
-            raise ParameterError("--output must not be the input file.")
         with _progress(not as_json, "nodes") as progress:
             result = api.anonymize(data, job, output=output, progress=progress)
         if as_json:
@@ -467,8 +622,12 @@ def anonymize(
 
 @app.command()
 def check(
-    data: Annotated[Path, typer.Argument(help="CSV or Parquet file.", show_default=False)],
-    job: Annotated[Path, typer.Option("--job", help="YAML job file.", show_default=False)],
+    data: Annotated[
+        Path, typer.Argument(help="CSV or Parquet file.", show_default=False, readable=False)
+    ],
+    job: Annotated[
+        Path, typer.Option("--job", help="YAML job file.", show_default=False, readable=False)
+    ],
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON for machines.")] = False,
 ) -> None:
     """Report the privacy models and the metric of a table as it is."""

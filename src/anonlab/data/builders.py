@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 import numpy.typing as npt
 
+from anonlab._resources import format_bytes, memory_budget
 from anonlab.data.hierarchy import Hierarchy
 from anonlab.exceptions import HierarchyError, ParameterError
 
@@ -164,6 +165,15 @@ def masking_hierarchy(
         raise ParameterError(f"Masking steps must increase within 1..{w}. Got {levels}.")
     if levels[-1] != w:
         levels.append(w)
+    need = (len(levels) + 1) * len(labels) * (w + 56)  # every label of every level, as str
+    if need > memory_budget():
+        raise ParameterError(
+            f"The masking hierarchy of attribute {attribute!r} would hold {len(levels) + 1:,} "
+            f"levels of {len(labels):,} labels up to {w:,} characters long: about "
+            f"{format_bytes(need)}, more than this machine can spare "
+            f"({format_bytes(memory_budget())}). Give fewer levels with 'steps' (e.g. "
+            f"[1, 2, 4, {w}]) or a smaller 'width'."
+        )
     padded = [v.rjust(w, pad_char) for v in labels]
     columns = [labels] + [[p[: w - s] + mask_char * s for p in padded] for s in levels]
     return _from_columns(columns, attribute, "masking")

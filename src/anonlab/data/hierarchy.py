@@ -14,7 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from anonlab._validation import check_int
-from anonlab.data.labels import factorize
+from anonlab.data.labels import as_text, factorize
 from anonlab.exceptions import HierarchyError
 
 __all__ = ["Hierarchy"]
@@ -45,8 +45,12 @@ class Hierarchy:
 
     Notes
     -----
-    A null in the data is a value of its own: it stays null at every level (it forms its own
-    equivalence class) unless the hierarchy lists it explicitly.
+    A null in the data is a value of its own: it stays null at every level below the top (it
+    forms its own equivalence class) unless the hierarchy lists it explicitly. At the top level
+    of a hierarchy with one root label (``*``), a null becomes that label like every other
+    value, so the most general transformation always merges every row into one class (a table
+    with one rare null would otherwise have no solution). A hierarchy whose top level has
+    several labels keeps the null apart there too.
 
     Internally each level is stored as integer codes (one per row) into its distinct labels,
     sorted by code point; the labels of a level, as :meth:`level_labels` and
@@ -81,7 +85,7 @@ class Hierarchy:
             raise HierarchyError(
                 f"Malformed hierarchy{self._where()}: empty label at row {r + 1}, level {c}."
             )
-        text = table.astype(str)
+        text = as_text(table).reshape(table.shape)
         codes = np.empty((width, len(rows)), dtype=np.int32)
         labels: list[npt.NDArray[np.object_]] = []
         for j in range(width):
@@ -380,7 +384,11 @@ class Hierarchy:
         mappings = np.empty((codes.shape[0], leaf.size), dtype=np.int32)
         mappings[:, has] = codes[:, leaf[has]]
         null = np.array([None], dtype=object)
-        for i, lab in enumerate(labels):
+        for i, level in enumerate(range(self.height + 1)[levels]):
+            lab = labels[i]
+            if level == self.height and level > 0 and lab.size == 1:
+                mappings[i, ~has] = 0  # at the root a null is generalized like any value
+                continue
             mappings[i, ~has] = lab.size
             labels[i] = np.append(lab, null)
         return mappings, labels
@@ -430,5 +438,5 @@ def _sorted_level(
     empty = np.asarray((labels == "") | (labels == None), dtype=bool)  # noqa: E711 - elementwise
     if empty.any():
         return labels, codes.astype(np.int32, copy=False), empty
-    uniq, inv = np.unique(labels.astype(str), return_inverse=True)
+    uniq, inv = np.unique(as_text(labels), return_inverse=True)
     return uniq.astype(object), inv.reshape(-1).astype(np.int32)[codes], None

@@ -5,10 +5,24 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["natural_order", "factorize", "NULL_LABEL"]
+__all__ = ["natural_order", "factorize", "as_text", "NULL_LABEL"]
 
 #: How a null is shown in reports and error messages. Internally a null is ``None``.
 NULL_LABEL = "<null>"
+
+
+_STR = np.frompyfunc(str, 1, 1)
+
+
+def as_text(values: npt.NDArray[np.object_]) -> npt.NDArray[np.object_]:
+    """Each value as a Python ``str``, in an object array.
+
+    Unlike ``astype(str)``, the result holds each string at its own length: no fixed-width
+    array sized by the longest value (one 100,000-character label would otherwise make every
+    element 400 KB).
+    """
+    out: npt.NDArray[np.object_] = np.asarray(_STR(values), dtype=object).reshape(-1)
+    return out
 
 
 def _as_numbers(labels: npt.NDArray[np.object_]) -> npt.NDArray[np.float64] | None:
@@ -40,9 +54,9 @@ def natural_order(labels: npt.NDArray[np.object_]) -> npt.NDArray[np.intp]:
     present = labels[idx]
     nums = _as_numbers(present)
     if nums is not None and not np.isnan(nums).any():
-        order = idx[np.lexsort((present.astype(str), nums))]
+        order = idx[np.lexsort((as_text(present), nums))]
     else:
-        order = idx[np.argsort(present.astype(str), kind="stable")]
+        order = idx[np.argsort(as_text(present), kind="stable")]
     return np.concatenate([order, np.flatnonzero(is_null)]).astype(np.intp)
 
 
@@ -69,11 +83,10 @@ def factorize(
     if arr.ndim != 1:
         arr = arr.reshape(-1)
     null = np.asarray((arr == None) | (arr != arr), dtype=bool)  # noqa: E711 - elementwise
-    text = np.where(null, "", arr).astype(str)
     if arr.size:
-        uniq, inv = np.unique(text[~null], return_inverse=True)
+        uniq, inv = np.unique(as_text(arr[~null]), return_inverse=True)
     else:
-        uniq, inv = np.array([], dtype=str), np.array([], dtype=np.intp)
+        uniq, inv = np.array([], dtype=object), np.array([], dtype=np.intp)
     cats = uniq.astype(object)
     codes = np.empty(arr.size, dtype=np.int32)
     codes[~null] = inv

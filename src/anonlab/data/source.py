@@ -4,13 +4,21 @@ from __future__ import annotations
 
 import csv
 import gzip
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
 from anonlab.exceptions import DataFormatError, InputError
 
-__all__ = ["CsvOptions", "FileSource", "DEFAULT_NA_VALUES", "header_names", "infer_format"]
+__all__ = [
+    "CsvOptions",
+    "FileSource",
+    "DEFAULT_NA_VALUES",
+    "header_names",
+    "infer_format",
+    "read_header",
+]
 
 #: Markers read as a null unless the user says otherwise.
 DEFAULT_NA_VALUES: tuple[str, ...] = ("", "?")
@@ -90,12 +98,35 @@ def infer_format(path: Path) -> str:
 
 
 def header_names(path: Path, options: CsvOptions) -> list[str]:
-    """Return the column names of a CSV file (from its header, or ``c0, c1, ...``)."""
+    """Return the column names of a CSV file (from its header, or ``c0, c1, ...``).
+
+    A UTF-8 byte-order mark before the first name is stripped.
+    """
+    return read_header(path, options)[0]
+
+
+def read_header(path: Path, options: CsvOptions) -> tuple[list[str], bool]:
+    """Return the column names of a CSV file and whether it starts with a byte-order mark.
+
+    Returns
+    -------
+    names : list of str
+        From the header, or ``options.names``, or ``c0, c1, ...``; a byte-order mark is
+        stripped from the first.
+    bom : bool
+        Whether the file starts with a UTF-8 byte-order mark (U+FEFF).
+    """
     try:
         with _open_text(path, options.encoding) as fh:
             first = next(csv.reader(fh, delimiter=options.separator, quotechar=options.quote), None)
     except FileNotFoundError:
         raise InputError(f"Data file {str(path)!r} does not exist.") from None
+    except IsADirectoryError:
+        raise InputError(f"The data file {str(path)!r} is a directory; give a file.") from None
+    except PermissionError:
+        raise InputError(
+            f"The data file {str(path)!r} cannot be read: permission denied."
+        ) from None
     except UnicodeDecodeError as exc:
         raise DataFormatError(
             f"Data file {str(path)!r} is not valid {options.encoding} text "
@@ -103,14 +134,23 @@ def header_names(path: Path, options: CsvOptions) -> list[str]:
         ) from None
     except LookupError:
         raise DataFormatError(f"Unknown text encoding {options.encoding!r}.") from None
+    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+        raise DataFormatError(
+            f"Cannot read CSV file {str(path)!r}: the gzip stream is corrupt or truncated ({exc})."
+        ) from None
+    except csv.Error as exc:
+        raise DataFormatError(f"Cannot parse CSV file {str(path)!r}: {exc}.") from None
     if first is None:
         raise DataFormatError(f"Data file {str(path)!r} is empty.")
+    bom = bool(first) and first[0].startswith("\ufeff")
+    if bom:
+        first[0] = first[0][1:]
     if options.names is not None:
         if len(options.names) != len(first):
             raise DataFormatError(
                 f"{len(options.names)} column names given but {str(path)!r} has {len(first)} fields."
             )
-        return list(options.names)
+        return list(options.names), bom
     if options.header:
         names = [f.strip() if options.strip else f for f in first]
         dup = sorted({n for n in names if names.count(n) > 1})
@@ -118,8 +158,8 @@ def header_names(path: Path, options: CsvOptions) -> list[str]:
             raise DataFormatError(
                 f"Duplicate column names in {str(path)!r}: {', '.join(map(repr, dup))}."
             )
-        return names
-    return [f"c{i}" for i in range(len(first))]
+        return names, bom
+    return [f"c{i}" for i in range(len(first))], bom
 
 
 def _open_text(path: Path, encoding: str) -> IO[str]:

@@ -8,23 +8,316 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["ClassStats", "SensitiveHistogram"]
+from anonlab._resources import format_bytes, memory_budget
+from anonlab.exceptions import InputError
+
+__all__ = ["ClassStats", "SensitiveHistogram", "check_dense_counts"]
+
+#: Copies of the dense counts a model makes while judging them (floats, masks, products).
+_DENSE_COPIES = 4
+#: Dense counts up to this size (with the copies) are made without asking for memory.
+_ALWAYS_FITS = 64 * 2**20
 
 
-@dataclass(frozen=True)
-class SensitiveHistogram:
-    """Counts of each sensitive value in each equivalence class.
+def check_dense_counts(n_classes: int, n_values: int) -> None:
+    """Raise if dense counts of ``n_classes`` classes by ``n_values`` values would not fit.
+
+    The ``(n_classes, n_values)`` int64 matrix, with the copies a model makes while judging
+    it, is compared with :func:`anonlab._resources.memory_budget` (the environment variable
+    ``ANONLAB_MEMORY_BUDGET`` overrides it).
 
     Parameters
     ----------
-    values : ndarray of object
+    n_classes, n_values : int
+        The shape of the dense counts.
+
+    Raises
+    ------
+    InputError
+        Naming the classes, values and bytes, and the ways out.
+    """
+    need = int(n_classes) * int(n_values) * 8
+    if need * _DENSE_COPIES <= _ALWAYS_FITS:
+        return
+    budget = memory_budget()
+    if need * _DENSE_COPIES > budget:
+        raise InputError(
+            f"The counts of {n_classes:,} classes x {n_values:,} sensitive values need a dense "
+            f"matrix of {format_bytes(need)} (about {format_bytes(need * _DENSE_COPIES)} "
+            f"while a model judges it), more than the memory budget of "
+            f"{format_bytes(budget)}. l-diversity, beta-likeness, delta-disclosure, "
+            "(alpha,k)-anonymity and PrivacyFrost2 read the counts whole; t-closeness does "
+            "not. Use fewer or coarser quasi-identifiers, generalize the sensitive attribute "
+            "to fewer values, or raise the budget with the environment variable "
+            "ANONLAB_MEMORY_BUDGET (e.g. 32G)."
+        )
+
+
+class SensitiveHistogram:
+    """Counts of each sensitive value in each equivalence class.
+
+    A histogram is held in one of two equivalent forms and gives the other on first use
+    (then kept):
+
+    * dense: ``counts[c, v]`` rows of class ``c`` with value ``values[v]``;
+    * compressed sparse rows (CSR): the non-zero counts of class ``c`` are
+      ``data[indptr[c]:indptr[c + 1]]``, of the values ``indices[indptr[c]:indptr[c + 1]]``
+      (ascending).
+
+    :meth:`from_triplets` (used by the engines and the lattice roll-up) makes the dense form
+    when it costs at most a few times the non-zero counts, else the sparse one. Many classes
+    and many values make the dense form large (MEPS: 26,580 classes by 9,701 incomes are
+    2 GB); t-closeness reads the sparse form only, and reading :attr:`counts` raises
+    :class:`~anonlab.exceptions.InputError` when the dense form would not fit the memory
+    budget.
+
+    Parameters
+    ----------
+    values : array_like of object
         The distinct sensitive values (a null as ``None``).
-    counts : ndarray of int64, shape (n_classes, n_values)
-        ``counts[c, v]`` rows of class ``c`` with value ``values[v]``.
+    counts : array_like of int, shape (n_classes, n_values), optional
+        The dense form.
+    indptr, indices, data : array_like of int, optional
+        The sparse form instead of ``counts`` (all three): ``indptr`` has ``n_classes + 1``
+        entries, ``indices`` and ``data`` one per non-zero count.
+
+    Raises
+    ------
+    InputError
+        If neither or both forms are given, or their shapes disagree.
     """
 
-    values: npt.NDArray[np.object_]
-    counts: npt.NDArray[np.int64]
+    __slots__ = ("_counts", "_data", "_indices", "_indptr", "_rows", "n_classes", "values")
+
+    def __init__(
+        self,
+        values: npt.ArrayLike,
+        counts: npt.ArrayLike | None = None,
+        *,
+        indptr: npt.ArrayLike | None = None,
+        indices: npt.ArrayLike | None = None,
+        data: npt.ArrayLike | None = None,
+    ) -> None:
+        self.values: npt.NDArray[np.object_] = np.asarray(values, dtype=object).reshape(-1)
+        self._counts: npt.NDArray[np.int64] | None = None
+        self._indptr: npt.NDArray[np.int64] | None = None
+        self._indices: npt.NDArray[np.int64] | None = None
+        self._data: npt.NDArray[np.int64] | None = None
+        self._rows: npt.NDArray[np.int64] | None = None
+        sparse = (indptr, indices, data)
+        nv = self.values.size
+        if counts is not None and all(a is None for a in sparse):
+            f = np.asarray(counts, dtype=np.int64)
+            if f.ndim != 2:
+                f = f.reshape(-1, nv)
+            if f.shape[1] != nv:
+                raise InputError(
+                    f"A sensitive histogram of {nv} values got counts of shape {f.shape}."
+                )
+            self._counts = f
+            self.n_classes: int = int(f.shape[0])
+        elif counts is None and all(a is not None for a in sparse):
+            self._indptr = np.asarray(indptr, dtype=np.int64).reshape(-1)
+            self._indices = np.asarray(indices, dtype=np.int64).reshape(-1)
+            self._data = np.asarray(data, dtype=np.int64).reshape(-1)
+            nnz = int(self._indptr[-1]) if self._indptr.size else -1
+            if nnz != self._indices.size or self._data.size != self._indices.size:
+                raise InputError(
+                    "A sparse sensitive histogram needs indptr (classes + 1 entries, the last "
+                    "the number of non-zero counts) and indices and data of that length."
+                )
+            self.n_classes = int(self._indptr.size - 1)
+        else:
+            raise InputError(
+                "A sensitive histogram takes either dense counts or indptr, indices and data."
+            )
+
+    @classmethod
+    def from_triplets(
+        cls,
+        values: npt.ArrayLike,
+        classes: npt.ArrayLike,
+        codes: npt.ArrayLike,
+        counts: npt.ArrayLike | None = None,
+        *,
+        n_classes: int,
+    ) -> SensitiveHistogram:
+        """The histogram of (class, value, count) triplets, equal pairs summed.
+
+        The dense form when the classes times the values are at most four times the triplets
+        (one counting pass), else the sparse form (one sort of the keys packed with their
+        counts).
+
+        Parameters
+        ----------
+        values : array_like of object
+            The distinct values.
+        classes, codes : array_like of int
+            The class and the value (an index into ``values``) of each triplet.
+        counts : array_like of int, optional
+            The count of each triplet (default 1 each); integer-valued floats are accepted.
+        n_classes : int
+            The number of classes (``classes`` are below it).
+
+        Returns
+        -------
+        SensitiveHistogram
+        """
+        vals = np.asarray(values, dtype=object).reshape(-1)
+        nv = int(vals.size)
+        g = int(n_classes)
+        key = np.asarray(classes, dtype=np.int64) * nv
+        key += np.asarray(codes, dtype=np.int64)
+        n = int(key.size)
+        w = None if counts is None else np.asarray(counts)
+        space = g * nv
+        if space <= max(4 * n, 1 << 16):
+            dense = np.bincount(key, weights=w, minlength=space)
+            return cls(vals, dense.astype(np.int64, copy=False).reshape(g, nv))
+        if n == 0:
+            empty = np.zeros(0, dtype=np.int64)
+            return cls(vals, indptr=np.zeros(g + 1, dtype=np.int64), indices=empty, data=empty)
+        w64 = np.ones(n, dtype=np.int64) if w is None else w.astype(np.int64)
+        bits = max(int(w64.max()).bit_length(), 1)
+        if space < 2 ** (62 - bits):
+            packed = np.sort((key << bits) | w64)  # equal keys need no order among them
+            keys = packed >> bits
+            starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+            ukeys = keys[starts]
+            summed = np.add.reduceat(packed & ((1 << bits) - 1), starts)
+        else:
+            ukeys, inv = np.unique(key, return_inverse=True)
+            summed = np.bincount(inv.reshape(-1), weights=w64, minlength=ukeys.size)
+            summed = summed.astype(np.int64)
+        nonzero = summed != 0
+        if not nonzero.all():
+            ukeys, summed = ukeys[nonzero], summed[nonzero]
+        rows, idx = np.divmod(ukeys, nv)
+        indptr = np.zeros(g + 1, dtype=np.int64)
+        np.cumsum(np.bincount(rows, minlength=g), out=indptr[1:])
+        out = cls(vals, indptr=indptr, indices=idx, data=summed)
+        out._rows = rows
+        return out
+
+    # ------------------------------------------------------------------ the two forms
+    @property
+    def n_values(self) -> int:
+        """The number of distinct values."""
+        return int(self.values.size)
+
+    @property
+    def is_dense(self) -> bool:
+        """Whether the dense form is held (made, or read through :attr:`counts`)."""
+        return self._counts is not None
+
+    @property
+    def counts(self) -> npt.NDArray[np.int64]:
+        """The dense counts, shape ``(n_classes, n_values)`` (made from the sparse form on
+        first use and kept; do not modify).
+
+        Raises
+        ------
+        InputError
+            If the dense form, with the copies a model makes while judging it, would exceed
+            the memory budget (see :func:`check_dense_counts`).
+        """
+        if self._counts is None:
+            g, nv = self.n_classes, self.n_values
+            check_dense_counts(g, nv)
+            dense = np.zeros((g, nv), dtype=np.int64)
+            dense[self.rows, self.indices] = self.data
+            self._counts = dense
+        return self._counts
+
+    def _make_sparse(self) -> None:
+        assert self._counts is not None
+        flat = self._counts.reshape(-1)
+        at = np.flatnonzero(flat)  # row-major: by class, then value
+        self._data = flat[at]
+        self._rows, self._indices = np.divmod(at, max(self.n_values, 1))
+        self._indptr = np.zeros(self.n_classes + 1, dtype=np.int64)
+        np.cumsum(np.bincount(self._rows, minlength=self.n_classes), out=self._indptr[1:])
+
+    @property
+    def indptr(self) -> npt.NDArray[np.int64]:
+        """Sparse form: where each class's non-zero counts start (``n_classes + 1``)."""
+        if self._indptr is None:
+            self._make_sparse()
+        assert self._indptr is not None
+        return self._indptr
+
+    @property
+    def indices(self) -> npt.NDArray[np.int64]:
+        """Sparse form: the value of each non-zero count (ascending within a class)."""
+        if self._indices is None:
+            self._make_sparse()
+        assert self._indices is not None
+        return self._indices
+
+    @property
+    def data(self) -> npt.NDArray[np.int64]:
+        """Sparse form: the non-zero counts, class by class."""
+        if self._data is None:
+            self._make_sparse()
+        assert self._data is not None
+        return self._data
+
+    @property
+    def rows(self) -> npt.NDArray[np.int64]:
+        """Sparse form: the class of each non-zero count (non-decreasing)."""
+        if self._rows is None:
+            ptr = self.indptr
+            self._rows = np.repeat(np.arange(self.n_classes, dtype=np.int64), np.diff(ptr))
+        return self._rows
+
+    @property
+    def nnz(self) -> int:
+        """The number of non-zero counts."""
+        return int(self.data.size)
+
+    def permuted(self, order: npt.NDArray[np.integer]) -> SensitiveHistogram:
+        """The same counts with the values taken in ``order`` (a permutation of the value
+        indices), in the form this histogram holds.
+
+        Parameters
+        ----------
+        order : ndarray of int
+            ``order[i]`` is the value that comes ``i``-th.
+
+        Returns
+        -------
+        SensitiveHistogram
+        """
+        if self._counts is not None:
+            return SensitiveHistogram(self.values[order], self._counts[:, order])
+        rank = np.empty(self.n_values, dtype=np.int64)
+        rank[order] = np.arange(self.n_values, dtype=np.int64)
+        return SensitiveHistogram.from_triplets(
+            self.values[order], self.rows, rank[self.indices], self.data, n_classes=self.n_classes
+        )
+
+    def class_totals(self) -> npt.NDArray[np.int64]:
+        """The rows of each class (the sums over the values)."""
+        if self._counts is not None:
+            # einsum sums the short rows of a tall array several times faster than .sum()
+            out: npt.NDArray[np.int64] = np.einsum("ij->i", self._counts)
+            return out
+        cs = np.zeros(self.nnz + 1, dtype=np.int64)
+        np.cumsum(self.data, out=cs[1:])
+        out = cs[self.indptr[1:]] - cs[self.indptr[:-1]]
+        return out
+
+    def value_totals(self) -> npt.NDArray[np.int64]:
+        """The rows with each value over all classes (the sums over the classes)."""
+        if self._counts is not None:
+            out: npt.NDArray[np.int64] = np.einsum("ij->j", self._counts)
+            return out
+        totals = np.bincount(self.indices, weights=self.data, minlength=self.n_values)
+        return totals.astype(np.int64)  # exact: sums of counts, at most the rows
+
+    def __repr__(self) -> str:
+        form = "dense" if self._counts is not None else f"sparse, {self.nnz:,} non-zero"
+        return f"SensitiveHistogram({self.n_classes:,} classes x {self.n_values:,} values, {form})"
 
 
 @dataclass(frozen=True)
@@ -85,11 +378,17 @@ class ClassStats:
         agree when their canonical forms are equal.
         """
         keys = self.key_labels()
+        sparse = {
+            name: (h.values, h.indptr, h.indices.tolist(), h.data.tolist())
+            for name, h in self.sensitive.items()
+        }
         out = []
         for i, key in enumerate(keys):
             sens = {
-                name: {h.values[v]: int(h.counts[i, v]) for v in np.flatnonzero(h.counts[i])}
-                for name, h in self.sensitive.items()
+                name: {
+                    values[v]: c for v, c in zip(idx[ptr[i] : ptr[i + 1]], cnt[ptr[i] : ptr[i + 1]])
+                }
+                for name, (values, ptr, idx, cnt) in sparse.items()
             }
             out.append((key, int(self.sizes[i]), sens))
         out.sort(key=lambda e: tuple("\x00" if x is None else str(x) for x in e[0]))

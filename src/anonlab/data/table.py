@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -11,7 +12,7 @@ import numpy.typing as npt
 from anonlab._validation import check_columns
 from anonlab.data.labels import factorize, natural_order
 from anonlab.data.schema import Role, Schema
-from anonlab.exceptions import InputError
+from anonlab.exceptions import DataFormatError, InputError
 
 __all__ = ["EncodedColumn", "EncodedTable", "LabelColumns"]
 
@@ -72,22 +73,30 @@ class EncodedColumn:
 
 
 class LabelColumns(Mapping[str, npt.NDArray[np.object_]]):
-    """Columns of labels, one per row, decoded from encoded columns when first read.
+    """The columns of a released table, decoded to labels when first read.
 
     A read-only mapping from column name to an object array of labels (a null as ``None``),
     in column order. Each column is decoded on its first access and then kept, so a caller
-    that reads a few columns (or none) does not pay for the others.
+    that reads a few columns (or none) does not pay for the others. Writers read the codes
+    (:meth:`encoded`) or the original typed values (:meth:`typed`) instead, without decoding.
 
     Parameters
     ----------
     columns : sequence of EncodedColumn
-        The columns, in order.
+        The encoded columns, in order.
     rows : ndarray of intp, optional
         The rows (positions) to take from each column; every row when omitted.
     masked : collection of str
         Columns whose labels are replaced by ``"*"`` where ``keep`` is False.
     keep : ndarray of bool, optional
         Per row taken, whether it keeps its labels in the ``masked`` columns.
+    typed : Mapping[str, object], optional
+        Columns released with their original values and type (numbers stay numbers): an
+        array with ``take(positions)`` and ``to_pylist()`` (a pyarrow array) per name, for
+        every row of the table before ``rows``. A name here that is not among ``columns``
+        is a column that was never encoded (a list or struct column carried through).
+    order : sequence of str, optional
+        The order of the columns (default: ``columns``, then the names only in ``typed``).
     """
 
     def __init__(
@@ -97,31 +106,74 @@ class LabelColumns(Mapping[str, npt.NDArray[np.object_]]):
         *,
         masked: Iterable[str] = (),
         keep: npt.NDArray[np.bool_] | None = None,
+        typed: Mapping[str, Any] | None = None,
+        order: Sequence[str] | None = None,
     ) -> None:
         self._columns = {c.name: c for c in columns}
         self._rows = rows
         self._masked = frozenset(masked)
         self._keep = keep
+        self._typed = dict(typed or {})
+        names = list(self._columns) + [n for n in self._typed if n not in self._columns]
+        self._order = list(order) if order is not None else names
         self._decoded: dict[str, npt.NDArray[np.object_]] = {}
 
     def __getitem__(self, name: str) -> npt.NDArray[np.object_]:
         hit = self._decoded.get(name)
         if hit is None:
-            col = self._columns[name]
-            hit = col.labels() if self._rows is None else col.categories[col.codes[self._rows]]
-            if self._keep is not None and name in self._masked:
-                hit = np.where(self._keep, hit, "*").astype(object)
+            if name not in self._columns:
+                raw = self.typed(name)
+                if raw is None:
+                    raise KeyError(name)
+                hit = np.asarray(raw.to_pylist() + [None], dtype=object)[:-1]
+            else:
+                codes, cats = self.encoded(name)
+                hit = cats[codes]
             self._decoded[name] = hit
         return hit
 
+    def encoded(self, name: str) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.object_]]:
+        """Return the codes of the rows released and their labels, masked rows as ``"*"``.
+
+        Raises
+        ------
+        KeyError
+            If ``name`` is not an encoded column.
+        """
+        col = self._columns[name]
+        codes = col.codes if self._rows is None else col.codes[self._rows]
+        cats = col.categories
+        if self._keep is not None and name in self._masked and not bool(self._keep.all()):
+            cats = np.append(cats, np.array(["*"], dtype=object))
+            codes = np.where(self._keep, codes, np.int32(cats.size - 1)).astype(np.int32)
+        return codes, cats
+
+    def typed(self, name: str) -> Any | None:
+        """The column with its original values and type for the rows released, or None."""
+        raw = self._typed.get(name)
+        if raw is None:
+            return None
+        return raw if self._rows is None else raw.take(self._rows)
+
+    @property
+    def n_rows(self) -> int:
+        """Number of rows released."""
+        if self._rows is not None:
+            return int(self._rows.size)
+        for col in self._columns.values():
+            return int(col.codes.size)
+        for raw in self._typed.values():
+            return len(raw)
+        return 0
+
     def __iter__(self) -> Iterator[str]:
-        return iter(self._columns)
+        return iter(self._order)
 
     def __len__(self) -> int:
-        return len(self._columns)
+        return len(self._order)
 
     def __repr__(self) -> str:
-        return f"LabelColumns({list(self._columns)})"
+        return f"LabelColumns({self._order})"
 
 
 @dataclass(frozen=True)
@@ -138,15 +190,29 @@ class EncodedTable:
         Attribute roles.
     source : str, optional
         Where the table came from (a file path), used in messages.
+    typed : Mapping[str, object], optional
+        The original values of columns that were not text (numbers, dates, booleans, and
+        list or struct columns, which are not encoded at all): an array with
+        ``take(positions)`` and ``to_pylist()`` (a pyarrow array) per name, one value per
+        row. Columns a release does not generalize are written with these, so numbers stay
+        numbers. A name here that is not among ``columns`` is a nested column: it can be
+        carried through to the output but never used as an attribute.
+    order : tuple of str, optional
+        The order of every column, nested ones included (default: ``columns``).
     """
 
     columns: tuple[EncodedColumn, ...]
     schema: Schema = field(default_factory=Schema)
     source: str | None = None
+    typed: Mapping[str, Any] = field(default_factory=dict)
+    order: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         cols = tuple(self.columns)
         object.__setattr__(self, "columns", cols)
+        if not self.order:
+            extra = tuple(n for n in self.typed if n not in {c.name for c in cols})
+            object.__setattr__(self, "order", tuple(c.name for c in cols) + extra)
         lengths = {c.codes.size for c in cols}
         if len(lengths) > 1:
             raise InputError(f"Columns have different lengths: {sorted(lengths)}.")
@@ -154,7 +220,7 @@ class EncodedTable:
         if len(set(names)) != len(names):
             dup = sorted({n for n in names if names.count(n) > 1})
             raise InputError(f"Duplicate column names: {', '.join(map(repr, dup))}.")
-        check_columns(list(self.schema.roles), names)
+        check_columns(list(self.schema.roles), list(self.order))
         object.__setattr__(self, "_index", {c.name: c for c in cols})
 
     # ----------------------------------------------------------------- construction
@@ -229,9 +295,45 @@ class EncodedTable:
             n for n in self.names if self.schema.role(n) not in (Role.IDENTIFIER, Role.SENSITIVE)
         ]
 
+    @property
+    def nested(self) -> list[str]:
+        """Columns carried through but never encoded (list, struct or map values)."""
+        encoded = set(self.names)
+        return [n for n in self.typed if n not in encoded]
+
+    def require(self, names: Sequence[str], *, what: str = "column") -> None:
+        """Raise a clear error if any of ``names`` does not exist or cannot be an attribute.
+
+        Raises
+        ------
+        ColumnNotFoundError
+            A name is not a column (the message lists the columns and the closest name).
+        DataFormatError
+            A name is a list, struct or map column, which anonlab cannot generalize or count.
+        """
+        nested = set(self.nested)
+        for name in names:
+            if name in nested:
+                kind = getattr(self.typed[name], "type", "nested")
+                raise DataFormatError(
+                    f"The {what} {name!r} is a column of type {kind}; an attribute must hold "
+                    "one value per row (text, numbers, dates). Flatten it, or leave it out of "
+                    "the job (unused columns are carried through as they are)."
+                )
+        check_columns(list(names), self.names + list(nested), what=what)
+
     def with_schema(self, schema: Schema) -> EncodedTable:
         """Return the same data with other attribute roles."""
-        return EncodedTable(self.columns, schema, self.source)
+        return EncodedTable(self.columns, schema, self.source, self.typed, self.order)
+
+    def with_columns(self, replace: Mapping[str, EncodedColumn]) -> EncodedTable:
+        """Return the table with some encoded columns replaced (same rows, same order).
+
+        A replaced column loses its original typed values: it is released as its labels.
+        """
+        cols = tuple(replace.get(c.name, c) for c in self.columns)
+        typed = {n: a for n, a in self.typed.items() if n not in replace}
+        return EncodedTable(cols, self.schema, self.source, typed, self.order)
 
     # ------------------------------------------------------------------- row subsets
     def take(self, rows: npt.ArrayLike) -> EncodedTable:
@@ -239,7 +341,10 @@ class EncodedTable:
         idx = np.asarray(rows)
         if idx.dtype == bool:
             idx = np.flatnonzero(idx)
-        return EncodedTable(tuple(c.take(idx) for c in self.columns), self.schema, self.source)
+        typed = {n: a.take(idx) for n, a in self.typed.items()}
+        return EncodedTable(
+            tuple(c.take(idx) for c in self.columns), self.schema, self.source, typed, self.order
+        )
 
     def null_mask(self, columns: Sequence[str] | None = None) -> npt.NDArray[np.bool_]:
         """Boolean mask of rows with a null in any of ``columns`` (default: all)."""
@@ -257,9 +362,17 @@ class EncodedTable:
 
     def select(self, names: Sequence[str]) -> EncodedTable:
         """Return a table with only the named columns."""
-        check_columns(list(names), self.names)
+        self.require(names)
         roles = {k: v for k, v in self.schema.roles.items() if k in names}
-        return EncodedTable(tuple(self.column(n) for n in names), Schema(roles), self.source)
+        encoded = set(self.names)
+        typed = {n: self.typed[n] for n in names if n in self.typed}
+        return EncodedTable(
+            tuple(self.column(n) for n in names if n in encoded),
+            Schema(roles),
+            self.source,
+            typed,
+            tuple(n for n in names if n in encoded or n in typed),
+        )
 
     def to_dict(self) -> dict[str, npt.NDArray[np.object_]]:
         """Decode to a mapping of column name to label arrays."""

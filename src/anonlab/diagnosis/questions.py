@@ -35,6 +35,8 @@ from anonlab.diagnosis.subsets import (
     Subset,
     SubsetEvaluator,
     all_subsets,
+    check_subset_space,
+    count_subsets,
     largest_subsets,
 )
 from anonlab.diagnosis.suppression import (
@@ -231,6 +233,7 @@ def ask(
     levels: Levels | None = None,
     list_rows: bool = False,
     progress: Progress | None = None,
+    max_size: int | None = None,
 ) -> Answer:
     """Answer the diagnosis question decided by the parameters given.
 
@@ -256,6 +259,10 @@ def ask(
         One-subset questions with suppression: also return the suppressed row positions.
     progress : callable, optional
         ``progress(advance, total)`` during subset searches.
+    max_size : int, optional
+        Subset questions: examine subsets of at most this many attributes. A table question
+        over more subsets than anonlab lists (:data:`~anonlab.diagnosis.subsets.MAX_LISTED_SUBSETS`)
+        is refused before any work, naming the numbers.
 
     Returns
     -------
@@ -274,9 +281,15 @@ def ask(
         delta = check_fraction(delta, "delta")
     if max_k is not None:
         max_k = check_int(max_k, "max_k", low=1, high=n)
+    if max_size is not None:
+        max_size = check_int(max_size, "max_size", low=1)
     question = question_for(quasi_identifiers, k, delta, find_delta)
     lv = dict(levels or {})
     if quasi_identifiers is not None:
+        if max_size is not None:
+            raise ParameterError(
+                f"max_size bounds subset searches; {question} is about one attribute set S."
+            )
         qi = list(quasi_identifiers)
         if not qi:
             raise ParameterError("The set of quasi-identifiers S is empty.")
@@ -298,11 +311,13 @@ def ask(
         def accept(sizes: np.ndarray) -> bool:
             return k_with_suppression(sizes, n, d)[0] >= kk if d else compute_k(sizes) >= kk
 
-        subsets = largest_subsets(evaluator, attrs, accept)
+        subsets = largest_subsets(evaluator, attrs, accept, max_size)
         return SearchAnswer(
             question, kk, d, [list(s) for s in subsets], evaluator.evaluations, attrs, used
         )
-    return _table(evaluator, question, attrs, k, delta, max_k, n, used, progress)
+    top = min(max_k or DEFAULT_MAX_K, n) if question == "Q12" else 1
+    check_subset_space(question, len(attrs), max_size, per_subset=top)
+    return _table(evaluator, question, attrs, k, delta, max_k, n, used, progress, max_size)
 
 
 def _one_subset(
@@ -360,6 +375,7 @@ def _table(
     n: int,
     levels: dict[str, int],
     progress: Progress | None,
+    max_size: int | None,
 ) -> TableAnswer:
     rows: list[TableRow] = []
     dead: set[Subset] = set()  # subsets whose supersets need no evaluation
@@ -375,11 +391,11 @@ def _table(
             return True
         return False
 
-    total = 2 ** len(attrs) - 1
+    total = count_subsets(len(attrs), max_size)
     evaluator.total = total
     if question in ("Q4", "Q8"):
         d = delta or 0.0
-        for subset in all_subsets(attrs):
+        for subset in all_subsets(attrs, max_size):
             if pruned(subset):
                 rows.append(TableRow(list(subset), 1, d, 0, evaluated=False))
                 if progress is not None:
@@ -393,7 +409,7 @@ def _table(
         return TableAnswer(question, rows, evaluator.evaluations, n, delta=delta, levels=levels)
     if question == "Q10":
         assert k is not None
-        for subset in all_subsets(attrs):
+        for subset in all_subsets(attrs, max_size):
             if pruned(subset):
                 rows.append(TableRow(list(subset), k, 1.0, n, evaluated=False))
                 if progress is not None:
@@ -409,7 +425,7 @@ def _table(
     top = min(max_k or DEFAULT_MAX_K, n)
     ks = np.arange(1, top + 1, dtype=np.int64)
     unique_deltas, unique_supp = delta_curve(np.ones(n, dtype=np.int64), n, ks)
-    for subset in all_subsets(attrs):
+    for subset in all_subsets(attrs, max_size):
         if pruned(subset):
             deltas, supps = unique_deltas, unique_supp
             if progress is not None:

@@ -9,6 +9,8 @@ which some record falls in a class smaller than a threshold (by default: is uniq
 
 from __future__ import annotations
 
+import re
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -17,11 +19,79 @@ from anonlab._progress import Progress
 from anonlab._validation import check_columns, check_int
 from anonlab.diagnosis.subsets import SubsetEvaluator, minimal_failing
 from anonlab.engines.base import Engine, Levels
-from anonlab.exceptions import ParameterError
+from anonlab.exceptions import ParameterError, PrivacyRiskWarning
 
-__all__ = ["RiskSummary", "risk_summary", "QuasiIdentifierReport", "discover_quasi_identifiers"]
+__all__ = [
+    "RiskSummary",
+    "risk_summary",
+    "QuasiIdentifierReport",
+    "discover_quasi_identifiers",
+    "identifying_columns",
+    "warn_identifying_columns",
+]
 
 _BUCKETS = ((1, 1), (2, 2), (3, 4), (5, 9), (10, 19), (20, None))
+#: Names that say "identifier": id, ID, patient_id, record-id, PersonID, SSN.
+_ID_NAME = re.compile(r"(?i:^(id|ssn|uuid|guid)$|[ _.-](id|ssn|uuid|guid)$)|[a-z]ID$")
+
+
+def identifying_columns(engine: Engine, exclude: Sequence[str] = ()) -> list[tuple[str, str]]:
+    """Columns that identify a row on their own: unique per row, or named like an identifier.
+
+    Parameters
+    ----------
+    engine : Engine
+        The table.
+    exclude : sequence of str
+        Columns already declared (quasi-identifiers, sensitive, identifiers).
+
+    Returns
+    -------
+    list of (column, reason)
+    """
+    n = engine.n_rows
+    skip = set(exclude)
+    found = []
+    for column in engine.columns:
+        if column in skip:
+            continue
+        if n > 1 and engine.class_sizes([column], {}).size == n:
+            found.append((column, f"it holds a different value in each of the {n:,} rows"))
+        elif _ID_NAME.search(column):
+            found.append((column, "its name says it is an identifier"))
+    return found
+
+
+def warn_identifying_columns(
+    engine: Engine, exclude: Sequence[str], *, action: str, stacklevel: int = 2
+) -> list[tuple[str, str]]:
+    """Warn (:class:`~anonlab.exceptions.PrivacyRiskWarning`) about each identifying column.
+
+    Parameters
+    ----------
+    engine : Engine
+        The table.
+    exclude : sequence of str
+        Columns already declared.
+    action : str
+        What happens to such a column, said in the warning.
+    stacklevel : int
+        As for :func:`warnings.warn`.
+
+    Returns
+    -------
+    list of (column, reason)
+    """
+    found = identifying_columns(engine, exclude)
+    for column, reason in found:
+        warnings.warn(
+            PrivacyRiskWarning(
+                f"Column {column!r} may identify people on its own ({reason}) and is not "
+                f"declared: {action}"
+            ),
+            stacklevel=stacklevel + 1,
+        )
+    return found
 
 
 @dataclass
@@ -46,6 +116,8 @@ class RiskSummary:
         Records in classes smaller than ``threshold``.
     class_size_histogram : list of dict
         Records and classes per class-size bucket.
+    identifying_columns : list of dict
+        Columns outside S that identify rows on their own (see :func:`identifying_columns`).
     """
 
     quasi_identifiers: list[str]
@@ -58,6 +130,7 @@ class RiskSummary:
     threshold: int
     records_at_risk: int
     class_size_histogram: list[dict[str, Any]]
+    identifying_columns: list[dict[str, str]] = field(default_factory=list)
     levels: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -76,6 +149,7 @@ class RiskSummary:
             "records_at_risk": self.records_at_risk,
             "at_risk_fraction": self.records_at_risk / self.n_rows if self.n_rows else 0.0,
             "class_size_histogram": self.class_size_histogram,
+            "identifying_columns": self.identifying_columns,
         }
         if self.levels:
             out["levels"] = self.levels
@@ -124,6 +198,13 @@ def risk_summary(
             {"class_size": label, "classes": int(sel.sum()), "records": int(sizes[sel].sum())}
         )
     k = int(sizes.min())
+    found = warn_identifying_columns(
+        engine,
+        qi,
+        action="this summary does not count it, and a release that keeps it re-identifies "
+        "people; add it to the quasi-identifiers or drop it.",
+        stacklevel=2,
+    )
     return RiskSummary(
         quasi_identifiers=qi,
         n_rows=n,
@@ -135,6 +216,7 @@ def risk_summary(
         threshold=threshold,
         records_at_risk=int(sizes[sizes < threshold].sum()),
         class_size_histogram=hist,
+        identifying_columns=[{"column": c, "reason": r} for c, r in found],
         levels=used,
     )
 

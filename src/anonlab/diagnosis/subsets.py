@@ -10,16 +10,28 @@ Subsets are tuples of attribute names in the order of the candidate list.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from itertools import combinations
+from itertools import combinations, islice
 
 import numpy as np
 import numpy.typing as npt
 
 from anonlab.engines.base import Engine, Levels
+from anonlab.exceptions import ParameterError
 
-__all__ = ["SubsetEvaluator", "apriori_levels", "largest_subsets", "all_subsets", "minimal_failing"]
+__all__ = [
+    "MAX_LEVEL_CANDIDATES",
+    "MAX_LISTED_SUBSETS",
+    "SubsetEvaluator",
+    "all_subsets",
+    "apriori_levels",
+    "check_subset_space",
+    "count_subsets",
+    "largest_subsets",
+    "minimal_failing",
+]
 
 Subset = tuple[str, ...]
 from anonlab._progress import Progress  # noqa: E402,F401  re-exported
@@ -73,11 +85,53 @@ def _join(level: Sequence[Subset], order: dict[str, int]) -> Iterator[Subset]:
                     yield cand
 
 
+#: The most subsets a table question (Q4, Q8, Q10, Q12) lists: every subset of 20 attributes.
+MAX_LISTED_SUBSETS = 2**20
+#: The most candidates one level of an a-priori search (Q3, Q7, QI discovery) evaluates.
+MAX_LEVEL_CANDIDATES = 100_000
+
+
+def count_subsets(n: int, max_size: int | None = None) -> int:
+    """Number of non-empty subsets of ``n`` attributes with at most ``max_size`` of them."""
+    top = n if max_size is None else min(n, max_size)
+    return sum(math.comb(n, r) for r in range(1, top + 1))
+
+
+def check_subset_space(question: str, n: int, max_size: int | None, *, per_subset: int = 1) -> int:
+    """Return the number of subsets a table question lists, or raise if it is too many.
+
+    Raises
+    ------
+    ParameterError
+        If more than :data:`MAX_LISTED_SUBSETS` rows would be listed; the message names the
+        numbers and the ways out (fewer attributes, a size bound).
+    """
+    total = count_subsets(n, max_size)
+    if total * per_subset > MAX_LISTED_SUBSETS:
+        bound = "" if max_size is None else f" of at most {max_size} attributes"
+        raise ParameterError(
+            f"{question} lists every subset{bound} of {n} attributes: {_big(total)} subsets"
+            f"{f' x {per_subset} values of k' if per_subset > 1 else ''}, more than the "
+            f"{MAX_LISTED_SUBSETS:,} anonlab lists. Choose fewer candidates with --attributes "
+            "(attributes=), or bound the subset size with --max-size (max_size=)."
+        )
+    return total
+
+
+def _big(x: int) -> str:
+    return f"{x:,}" if x < 10**15 else f"{float(x):.3g}"
+
+
 def apriori_levels(
     attributes: Sequence[str],
     passes: Callable[[Subset], bool],
+    *,
+    max_size: int | None = None,
 ) -> Iterator[tuple[int, list[Subset], list[Subset]]]:
     """Walk the subset lattice level by level, expanding only subsets that pass.
+
+    A level with more than :data:`MAX_LEVEL_CANDIDATES` candidates is not evaluated: the
+    search stops with an error that names the numbers before it builds them all.
 
     Parameters
     ----------
@@ -85,6 +139,8 @@ def apriori_levels(
         Candidate attributes.
     passes : callable
         Evaluates a subset (this is where evaluations are counted).
+    max_size : int, optional
+        Largest subset size to evaluate.
 
     Yields
     ------
@@ -98,17 +154,30 @@ def apriori_levels(
     order = {a: i for i, a in enumerate(attributes)}
     candidates: list[Subset] = [(a,) for a in attributes]
     size = 1
-    while candidates:
+    while candidates and (max_size is None or size <= max_size):
+        if len(candidates) > MAX_LEVEL_CANDIDATES:
+            raise _too_many(size, len(candidates), len(attributes))
         passing = [c for c in candidates if passes(c)]
         yield size, candidates, passing
-        candidates = list(_join(passing, order))
+        candidates = list(islice(_join(passing, order), MAX_LEVEL_CANDIDATES + 1))
         size += 1
+
+
+def _too_many(size: int, count: int, n: int) -> ParameterError:
+    more = "more than " if count > MAX_LEVEL_CANDIDATES else ""
+    return ParameterError(
+        f"The subset search over {n} attributes would evaluate {more}{MAX_LEVEL_CANDIDATES:,} "
+        f"candidate subsets of size {size} (at most {MAX_LEVEL_CANDIDATES:,} per size). Choose "
+        "fewer candidates with --attributes (attributes=), or stop at a smaller size with "
+        "--max-size (max_size=)."
+    )
 
 
 def largest_subsets(
     evaluator: SubsetEvaluator,
     attributes: Sequence[str],
     accept: Callable[[npt.NDArray[np.int64]], bool],
+    max_size: int | None = None,
 ) -> list[Subset]:
     """Return the maximal subsets whose class sizes are accepted (Algorithm 2 / Q7).
 
@@ -123,6 +192,8 @@ def largest_subsets(
         Candidate attributes.
     accept : callable
         Monotone test on class sizes, e.g. ``k >= 3`` after delta-suppression.
+    max_size : int, optional
+        Largest subset size examined (the largest accepted subsets up to that size).
 
     Returns
     -------
@@ -131,7 +202,8 @@ def largest_subsets(
     """
     result: list[Subset] = []
     previous: list[Subset] = []
-    for _, _, passing in apriori_levels(attributes, lambda s: accept(evaluator.sizes(s))):
+    levels = apriori_levels(attributes, lambda s: accept(evaluator.sizes(s)), max_size=max_size)
+    for _, _, passing in levels:
         covered = {p[:j] + p[j + 1 :] for p in passing for j in range(len(p))}
         result.extend(s for s in previous if s not in covered)
         previous = passing
@@ -163,13 +235,14 @@ def minimal_failing(
             failing.append((s, sizes))
         return ok
 
-    for size, _, _ in apriori_levels(attributes, passes):
-        if max_size is not None and size >= max_size:
-            break
+    for _ in apriori_levels(attributes, passes, max_size=max_size):
+        pass
     return failing
 
 
-def all_subsets(attributes: Sequence[str]) -> Iterator[Subset]:
-    """All non-empty subsets, level by level, in candidate order (prefixes come first)."""
-    for r in range(1, len(attributes) + 1):
+def all_subsets(attributes: Sequence[str], max_size: int | None = None) -> Iterator[Subset]:
+    """All non-empty subsets (of at most ``max_size`` attributes), level by level, in
+    candidate order (prefixes come first)."""
+    top = len(attributes) if max_size is None else min(len(attributes), max_size)
+    for r in range(1, top + 1):
         yield from combinations(attributes, r)

@@ -1,48 +1,289 @@
-"""Atomic file output: write to a temporary file beside the target, then rename."""
+"""Safe file output: atomic writes onto regular files or new paths, and input-file checks.
+
+Every file anonlab writes goes through :func:`atomic_write`: the content is written to a
+temporary file beside the target, flushed to disk, then renamed over the target, so a reader
+never sees a partial file and a killed run leaves the target as it was. The temporary file's
+name says what it is (``.NAME.anonlab-tmp.HOST.PID.RANDOM``): it never ends with an output
+suffix, and the next write into the same directory removes those whose process is gone.
+
+What is refused before anything is written, with one clear line:
+
+* a directory, a block device, a FIFO, a socket or another special file as the target (a
+  character device such as ``/dev/null`` is written to directly, never replaced);
+* a target that is one of the job's inputs (the data, the job file, a hierarchy file): the
+  same file by device and inode, whatever path names it;
+* a target whose folder does not exist or cannot be written.
+
+New files get the permissions the process's umask gives (``0666 & ~umask``); a file that is
+replaced keeps its permissions. A symbolic link is followed: the file it points to is
+replaced and the link stays.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
-import tempfile
-from collections.abc import Iterator
+import secrets
+import socket
+import stat
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from anonlab.exceptions import InputError
 
-__all__ = ["atomic_write"]
+__all__ = [
+    "OUTPUT_FORMATS",
+    "atomic_write",
+    "check_input_file",
+    "check_output",
+    "clean_stale_temporaries",
+    "output_format",
+]
+
+#: Output suffixes and the format each writes.
+OUTPUT_FORMATS: dict[str, str] = {".csv": "csv", ".csv.gz": "csv.gz", ".parquet": "parquet"}
+
+_TMP_TAG = ".anonlab-tmp."
 
 
-@contextlib.contextmanager
-def atomic_write(path: str | os.PathLike[str], *, protect: tuple[Path, ...] = ()) -> Iterator[Path]:
-    """Yield a temporary path; on success it is renamed to ``path``, on error removed.
+def output_format(path: str | os.PathLike[str]) -> str:
+    """Return the format an output path asks for by its suffix: ``csv``, ``csv.gz``, ``parquet``.
+
+    A character device (``/dev/null``, ``/dev/stdout``) is written as CSV.
+
+    Raises
+    ------
+    InputError
+        For any other suffix; the message lists the valid ones.
+    """
+    name = Path(path).name.lower()
+    try:
+        if stat.S_ISCHR(os.stat(path).st_mode):
+            return "csv"  # /dev/null, /dev/stdout, a terminal: text
+    except OSError:
+        pass
+    for suffix in sorted(OUTPUT_FORMATS, key=len, reverse=True):
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return OUTPUT_FORMATS[suffix]
+    return _bad_suffix(path)
+
+
+def _bad_suffix(path: str | os.PathLike[str]) -> str:
+    raise InputError(
+        f"Cannot tell the output format of {str(path)!r} from its name; end it with "
+        f"{', '.join(OUTPUT_FORMATS)}."
+    )
+
+
+def check_input_file(path: str | os.PathLike[str], what: str) -> Path:
+    """Return ``path`` if it names a readable file, else raise one clear :class:`InputError`.
 
     Parameters
     ----------
     path : path-like
-        The final file.
-    protect : tuple of Path
-        Input files that must never be overwritten; naming one as ``path`` is an error.
+        The file.
+    what : str
+        What it is (``"data file"``, ``"job file"``, ``"hierarchy file"``), named in the message.
+
+    Returns
+    -------
+    Path
+    """
+    p = Path(path)
+    try:
+        st = p.stat()
+    except FileNotFoundError:
+        raise InputError(f"The {what} {str(p)!r} does not exist.") from None
+    except PermissionError:
+        raise InputError(f"The {what} {str(p)!r} cannot be read: permission denied.") from None
+    except OSError as exc:
+        raise InputError(f"The {what} {str(p)!r} cannot be read: {exc.strerror}.") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise InputError(f"The {what} {str(p)!r} is a directory; give a file.")
+    try:
+        with p.open("rb") as fh:
+            fh.read(1)
+    except PermissionError:
+        raise InputError(f"The {what} {str(p)!r} cannot be read: permission denied.") from None
+    except OSError as exc:
+        raise InputError(f"The {what} {str(p)!r} cannot be read: {exc.strerror}.") from None
+    return p
+
+
+def _same_file(a: os.stat_result, b: os.stat_result) -> bool:
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+
+
+def _kind(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISFIFO, "a named pipe (FIFO)"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return name
+    return "a special file"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
+
+
+def clean_stale_temporaries(folder: Path) -> list[Path]:
+    """Remove the temporary files that killed anonlab runs on this host left in ``folder``.
+
+    A temporary file is ``.NAME.anonlab-tmp.HOST.PID.RANDOM``; it is stale when its process
+    (on this host) no longer runs. Returns the files removed.
+    """
+    host = socket.gethostname()
+    removed: list[Path] = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    for entry in entries:
+        name = entry.name
+        at = name.find(_TMP_TAG)
+        if not name.startswith(".") or at < 0:
+            continue
+        parts = name[at + len(_TMP_TAG) :].rsplit(".", 2)
+        if len(parts) != 3 or parts[0] != host or not parts[1].isdigit():
+            continue
+        if _alive(int(parts[1])):
+            continue
+        with contextlib.suppress(OSError):
+            if entry.is_file(follow_symlinks=False):
+                os.unlink(entry.path)
+                removed.append(Path(entry.path))
+    return removed
+
+
+def check_output(
+    path: str | os.PathLike[str], *, protect: Iterable[str | os.PathLike[str]] = ()
+) -> bool:
+    """Check before any work that ``path`` can be written safely; see :func:`atomic_write`.
+
+    Parameters
+    ----------
+    path : path-like
+        The output.
+    protect : iterable of path-like
+        Input files that must never be overwritten.
+
+    Returns
+    -------
+    bool
+        True if the output is a character device (written to directly), else False.
+
+    Raises
+    ------
+    InputError
+        A directory or special file, an input file, a missing or unwritable folder.
+    """
+    given = Path(path)
+    target = Path(os.path.realpath(given))  # a symbolic link: replace the file it points to
+    try:
+        st: os.stat_result | None = target.stat()
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise InputError(f"Cannot write the output {str(given)!r}: {exc.strerror}.") from None
+    if st is not None:
+        for p in protect:
+            try:
+                same = _same_file(st, Path(p).stat())
+            except OSError:
+                continue
+            if same:
+                raise InputError(
+                    f"Refusing to overwrite the input file {str(p)!r} with the output "
+                    f"{str(given)!r}; choose another output."
+                )
+        if stat.S_ISCHR(st.st_mode):
+            return True
+        if not stat.S_ISREG(st.st_mode):
+            raise InputError(f"The output {str(given)!r} is {_kind(st.st_mode)}; give a file name.")
+    folder = target.parent
+    if not folder.is_dir():
+        raise InputError(f"The output folder {str(given.parent)!r} does not exist.")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise InputError(
+            f"Cannot write into the output folder {str(given.parent)!r}: permission denied."
+        )
+    return False
+
+
+@contextlib.contextmanager
+def atomic_write(
+    path: str | os.PathLike[str], *, protect: Iterable[str | os.PathLike[str]] = ()
+) -> Iterator[Path]:
+    """Yield a path to write; on success it replaces ``path``, on error it is removed.
+
+    Parameters
+    ----------
+    path : path-like
+        The final file: a new path, a regular file (replaced) or a character device such as
+        ``/dev/null`` (written to directly).
+    protect : iterable of path-like
+        Input files that must never be overwritten (compared by device and inode).
 
     Yields
     ------
     Path
-        The temporary file to write.
+        The file to write: a temporary file beside the target, or the device itself.
+
+    Raises
+    ------
+    InputError
+        If the target is a directory or another special file, one of ``protect``, or its
+        folder does not exist or cannot be written; nothing is written then.
     """
-    target = Path(path)
-    for p in protect:
-        if p.exists() and target.exists() and os.path.samefile(p, target):
-            raise InputError(
-                f"Refusing to overwrite the input file {str(p)!r}; choose another output."
-            )
-    if target.parent and not target.parent.exists():
-        raise InputError(f"The output folder {str(target.parent)!r} does not exist.")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent or ".")
-    os.close(fd)
-    tmp_path = Path(tmp)
+    given = Path(path)
+    target = Path(os.path.realpath(given))
+    if check_output(given, protect=protect):
+        yield target  # /dev/null, a terminal: write straight to it, never rename over it
+        return
     try:
-        yield tmp_path
-        os.replace(tmp_path, target)
+        mode: int | None = stat.S_IMODE(target.stat().st_mode)
+    except FileNotFoundError:
+        mode = None
+    folder = target.parent
+    clean_stale_temporaries(folder)
+    name = f".{target.name}{_TMP_TAG}{socket.gethostname()}.{os.getpid()}.{secrets.token_hex(4)}"
+    tmp = folder / name
+    where = str(given.parent)
+    try:
+        # 0o666: the process's umask decides, as for any new file
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except PermissionError:
+        raise InputError(
+            f"Cannot write into the output folder {where!r}: permission denied."
+        ) from None
+    except OSError as exc:
+        if exc.errno == errno.EROFS:
+            raise InputError(
+                f"Cannot write into the output folder {where!r}: {exc.strerror}."
+            ) from None
+        raise InputError(f"Cannot write the output {str(given)!r}: {exc.strerror}.") from None
+    os.close(fd)
+    if mode is not None:
+        os.chmod(tmp, mode)  # a replaced file keeps its permissions
+    try:
+        yield tmp
+        fd = os.open(tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, target)
     finally:
-        if tmp_path.exists():
-            tmp_path.unlink()
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()

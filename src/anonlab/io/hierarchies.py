@@ -63,6 +63,20 @@ def read_hierarchy(
         raw = p.read_bytes()
     except FileNotFoundError:
         raise HierarchyError(f"Hierarchy file {str(p)!r}{name} does not exist.") from None
+    except IsADirectoryError:
+        raise HierarchyError(
+            f"Hierarchy file {str(p)!r}{name} is a directory; give a file."
+        ) from None
+    except PermissionError:
+        raise HierarchyError(
+            f"Hierarchy file {str(p)!r}{name} cannot be read: permission denied."
+        ) from None
+    except OSError as exc:
+        raise HierarchyError(
+            f"Hierarchy file {str(p)!r}{name} cannot be read: {exc.strerror}."
+        ) from None
+    if raw.startswith(codecs.BOM_UTF8) and encoding.lower().replace("_", "-") in ("utf-8", "utf8"):
+        raw = raw[len(codecs.BOM_UTF8) :]
     try:
         text: str | None = raw.decode(encoding)
     except UnicodeError:

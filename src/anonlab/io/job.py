@@ -16,7 +16,7 @@ minimise and which algorithm to use::
       - recursive_cl_diversity: {attribute: occupation, c: 4, l: 3}
     suppression: 0.05
     metric: {name: entropy, monotonic: false}
-    algorithm: optimal
+    algorithm: optimal                  # or {name: privacyfrost2, score: log, ...}
 
 Paths are relative to the job file. A job given from Python as a mapping may also name a
 :class:`~anonlab.data.hierarchy.Hierarchy` already in memory (``{"hierarchy": h}``): it is used
@@ -36,6 +36,7 @@ from anonlab._validation import check_fraction, did_you_mean
 from anonlab.data.hierarchy import Hierarchy
 from anonlab.data.source import DEFAULT_NA_VALUES, CsvOptions
 from anonlab.exceptions import InputError, ParameterError
+from anonlab.io.atomic import check_input_file
 
 __all__ = ["JobSpec", "QuasiIdentifierSpec", "read_job", "parse_job"]
 
@@ -58,6 +59,9 @@ _TOP_KEYS = {
     "identifiers",
     "insensitive",
 }
+_OUTPUT_KEYS = ("suppressed",)
+#: Top-level sections of the older job form, one per algorithm (``privacyfrost2: {...}``).
+_ALGORITHM_SECTIONS = ("privacyfrost2",)
 _QI_KEYS = {
     "hierarchy",
     "mask",
@@ -110,7 +114,7 @@ class JobSpec:
     suppression: float = 0.0
     metric: tuple[str, dict[str, Any]] = ("loss", {})
     algorithm: str = "optimal"
-    privacyfrost2: dict[str, Any] = field(default_factory=dict)
+    algorithm_params: dict[str, Any] = field(default_factory=dict)
     output: dict[str, Any] = field(default_factory=dict)
     base_dir: Path = field(default_factory=Path.cwd)
     source: str | None = None
@@ -125,19 +129,48 @@ def read_job(path: str | os.PathLike[str]) -> JobSpec:
         If the file is missing, not YAML, or its content is not a valid job (the message
         names the key).
     """
-    p = Path(path)
-    yaml = import_optional("yaml", feature="job files")
+    p = check_input_file(path, "job file")
     try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError(f"Job file {str(p)!r} does not exist.") from None
+        text = p.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError:
         raise InputError(f"Job file {str(p)!r} is not valid utf-8 text.") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise InputError(f"Job file {str(p)!r} is not valid YAML: {exc}") from None
+    except OSError as exc:
+        raise InputError(f"The job file {str(p)!r} cannot be read: {exc.strerror}.") from None
+    data = load_yaml(text, source=str(p))
     return parse_job(data, base_dir=p.parent, source=str(p))
+
+
+def load_yaml(text: str, *, source: str = "<job>") -> Any:
+    """Parse YAML text as a job file does: safe types only, a key given twice is an error.
+
+    Raises
+    ------
+    InputError
+        If the text is not valid YAML or a mapping repeats a key (the line is named).
+    """
+    yaml = import_optional("yaml", feature="job files")
+
+    class _Loader(yaml.SafeLoader):  # type: ignore[misc, name-defined]
+        pass
+
+    def _mapping(loader: Any, node: Any, deep: bool = False) -> Any:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            key = loader.construct_object(key_node, deep=deep)
+            line = key_node.start_mark.line + 1
+            if key in seen:
+                raise InputError(
+                    f"Key {key!r} is given twice in job file {source!r} (lines {seen[key]} "
+                    f"and {line}); keep one."
+                )
+            seen[key] = line
+        return yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
+
+    _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping)
+    try:
+        return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        raise InputError(f"Job file {source!r} is not valid YAML: {exc}") from None
 
 
 def parse_job(data: Any, *, base_dir: Path | None = None, source: str | None = None) -> JobSpec:
@@ -173,24 +206,31 @@ def parse_job(data: Any, *, base_dir: Path | None = None, source: str | None = N
     sensitive = _str_list(data.get("sensitive", []), "sensitive", where)
     suppression = check_fraction(data.get("suppression", 0.0), "suppression")
     csv = CsvOptions(
-        separator=str(data.get("separator", ",")),
-        header=bool(data.get("header", True)),
-        quote=str(data.get("quote", '"')),
-        encoding=str(data.get("encoding", "utf-8")),
+        separator=_text(data, "separator", ",", where),
+        header=_flag(data, "header", True, where),
+        quote=_text(data, "quote", '"', where),
+        encoding=_text(data, "encoding", "utf-8", where),
         na_values=tuple(
             _str_list(data.get("na_values", list(DEFAULT_NA_VALUES)), "na_values", where)
         ),
-        strip=bool(data.get("strip", False)),
+        strip=_flag(data, "strip", False, where),
         names=tuple(_str_list(data["names"], "names", where)) if "names" in data else None,
     )
     output = data.get("output", {}) or {}
     if not isinstance(output, dict):
         raise InputError(f"'output' must be a mapping{where}.")
+    for key in output:
+        if key not in _OUTPUT_KEYS:
+            raise InputError(
+                f"Unknown key {key!r} under 'output'{where}."
+                f"{did_you_mean(str(key), _OUTPUT_KEYS)} Valid keys: {', '.join(_OUTPUT_KEYS)}."
+            )
     suppressed = output.get("suppressed", "remove")
     if suppressed not in ("remove", "mask"):
         raise InputError(
             f"'output.suppressed' must be 'remove' or 'mask'. Got {suppressed!r}{where}."
         )
+    algorithm, algorithm_params = _parse_algorithm(data, where)
     return JobSpec(
         quasi_identifiers=qis,
         models=models,
@@ -199,12 +239,64 @@ def parse_job(data: Any, *, base_dir: Path | None = None, source: str | None = N
         identifiers=_str_list(data.get("identifiers", []), "identifiers", where),
         suppression=suppression,
         metric=metric,
-        algorithm=str(data.get("algorithm", "optimal")),
-        privacyfrost2=dict(data.get("privacyfrost2", {}) or {}),
+        algorithm=algorithm,
+        algorithm_params=algorithm_params,
         output=dict(output),
         base_dir=base,
         source=source,
     )
+
+
+def _parse_algorithm(data: dict[str, Any], where: str) -> tuple[str, dict[str, Any]]:
+    """``algorithm: NAME`` or ``algorithm: {name: NAME, parameter: value, ...}``; the older
+    form ``algorithm: privacyfrost2`` with a top-level ``privacyfrost2:`` section still works.
+    """
+    raw = data.get("algorithm", "optimal")
+    if isinstance(raw, dict):
+        if "name" not in raw or not isinstance(raw["name"], str):
+            raise InputError(
+                f"'algorithm' as a mapping needs 'name' (e.g. {{name: privacyfrost2, score: "
+                f"log}}){where}."
+            )
+        name = raw["name"]
+        params = {str(k): v for k, v in raw.items() if k != "name"}
+    elif isinstance(raw, str):
+        name, params = raw, {}
+    else:
+        raise InputError(f"'algorithm' must be the name of an algorithm. Got {raw!r}{where}.")
+    for section in _ALGORITHM_SECTIONS:
+        if section not in data:
+            continue
+        if name != section:
+            raise InputError(
+                f"The job has a {section!r} section but 'algorithm' is {name!r}{where}; "
+                f"set 'algorithm: {section}' or remove the section."
+            )
+        extra = data[section] or {}
+        if not isinstance(extra, dict):
+            raise InputError(f"{section!r} must be a mapping{where}.")
+        both = sorted(set(extra) & set(params))
+        if both:
+            raise InputError(
+                f"Parameter {both[0]!r} of {name!r} is given twice (under 'algorithm' and "
+                f"under {section!r}){where}."
+            )
+        params.update({str(k): v for k, v in extra.items()})
+    return name, params
+
+
+def _flag(data: dict[str, Any], key: str, default: bool, where: str) -> bool:
+    value = data.get(key, default)
+    if not isinstance(value, bool):
+        raise InputError(f"'{key}' must be true or false (without quotes). Got {value!r}{where}.")
+    return value
+
+
+def _text(data: dict[str, Any], key: str, default: str, where: str) -> str:
+    value = data.get(key, default)
+    if not isinstance(value, str):
+        raise InputError(f"'{key}' must be text. Got {value!r}{where}.")
+    return value
 
 
 def _str_list(value: Any, key: str, where: str) -> list[str]:

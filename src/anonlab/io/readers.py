@@ -18,9 +18,10 @@ from anonlab._optional import import_optional
 from anonlab._validation import check_columns
 from anonlab.data.labels import factorize
 from anonlab.data.schema import Schema
-from anonlab.data.source import CsvOptions, FileSource, header_names, infer_format
+from anonlab.data.source import CsvOptions, FileSource, infer_format, read_header
 from anonlab.data.table import EncodedColumn, EncodedTable
 from anonlab.exceptions import DataFormatError, InputError
+from anonlab.io.atomic import check_input_file
 
 __all__ = ["read_table", "read_arrow"]
 
@@ -104,20 +105,25 @@ def read_table(
 
 def _read_file(path: Path, fmt: str, options: CsvOptions) -> Any:
     pa = import_optional("pyarrow")
-    if not path.exists():
-        raise InputError(f"Data file {str(path)!r} does not exist.")
+    check_input_file(path, "data file")
     if fmt == "parquet":
         pq = import_optional("pyarrow.parquet")
         try:
             return pq.read_table(path)
-        except pa.ArrowException as exc:
-            raise DataFormatError(f"Cannot read Parquet file {str(path)!r}: {exc}") from None
+        except (pa.ArrowException, OSError) as exc:
+            msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise DataFormatError(f"Cannot read Parquet file {str(path)!r}: {msg}") from None
     pcsv = import_optional("pyarrow.csv")
-    names = header_names(path, options)
+    names, bom = read_header(path, options)
+    encoding = options.encoding
+    if bom:  # the first header name would start with U+FEFF: read past the mark
+        encoding = (
+            "utf-8-sig" if encoding.lower().replace("_", "-") in ("utf-8", "utf8") else encoding
+        )
     read_opts = pcsv.ReadOptions(
         column_names=names,
         skip_rows=1 if options.header else 0,
-        encoding=options.encoding,
+        encoding=encoding,
     )
     parse_opts = pcsv.ParseOptions(delimiter=options.separator, quote_char=options.quote)
     convert_opts = pcsv.ConvertOptions(
@@ -134,7 +140,14 @@ def _read_file(path: Path, fmt: str, options: CsvOptions) -> Any:
         msg = str(exc).splitlines()[0]
         if "utf8" in msg.lower() or "utf-8" in msg.lower():
             msg = f"bytes that are not valid {options.encoding} ({msg}); pass the right encoding"
+        elif "gzip" in msg.lower() or "compress" in msg.lower():
+            msg = f"the gzip stream is corrupt or truncated ({msg})"
         raise DataFormatError(f"Cannot parse CSV file {str(path)!r}: {msg}.") from None
+    except (pa.ArrowException, OSError, EOFError) as exc:
+        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        if path.suffix.lower() == ".gz":
+            msg = f"the gzip stream is corrupt or truncated ({msg})"
+        raise DataFormatError(f"Cannot read CSV file {str(path)!r}: {msg}.") from None
     return table
 
 
@@ -193,9 +206,15 @@ def read_arrow(
         raise DataFormatError(f"Duplicate column names: {', '.join(map(repr, dup))}.")
     markers = set(na_values)
     cols = []
+    typed: dict[str, Any] = {}
     for name, col in zip(names, table.columns):
         if pa.types.is_dictionary(col.type):
             col = col.cast(col.type.value_type)
+        if pa.types.is_nested(col.type):
+            typed[name] = col  # carried through to the output, never an attribute
+            continue
+        if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
+            typed[name] = col  # released as it is when not generalized: numbers stay numbers
         is_float = pa.types.is_floating(col.type)
         if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
             col = pc.cast(col, pa.string())
@@ -216,7 +235,7 @@ def read_arrow(
         dcodes, categories = factorize(np.array(labels, dtype=object))
         codes = dcodes[raw.astype(np.int64)] if raw.size else np.zeros(0, np.int32)
         cols.append(EncodedColumn(name, codes, categories))
-    return EncodedTable(tuple(cols), schema or Schema(), source)
+    return EncodedTable(tuple(cols), schema or Schema(), source, typed, tuple(names))
 
 
 def _indices(arr: Any) -> np.ndarray:

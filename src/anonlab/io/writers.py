@@ -1,19 +1,50 @@
-"""Writing tables atomically (CSV or Parquet), never over the input."""
+"""Writing released tables atomically (CSV, gzipped CSV or Parquet), never over an input."""
 
 from __future__ import annotations
 
+import gzip
+import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from anonlab._optional import import_optional
-from anonlab.data.source import infer_format
-from anonlab.io.atomic import atomic_write
+from anonlab.data.table import LabelColumns
+from anonlab.io.atomic import atomic_write, output_format
 
 __all__ = ["write_table"]
+
+
+def _labels_array(pa: Any, codes: npt.NDArray[np.int32], cats: npt.NDArray[np.object_]) -> Any:
+    """Text array of ``cats[codes]``, gathered by Arrow (no Python object per row)."""
+    dictionary = pa.array(cats, type=pa.string(), from_pandas=False)
+    return dictionary.take(pa.array(codes, type=pa.int32()))
+
+
+def _arrow_table(columns: Mapping[str, Any], fmt: str) -> Any:
+    pa = import_optional("pyarrow")
+    arrays = []
+    names = []
+    for name in columns:
+        typed = columns.typed(name) if isinstance(columns, LabelColumns) else None
+        if typed is not None:
+            if fmt != "parquet" and pa.types.is_nested(typed.type):
+                # CSV has no lists or structs: each value as JSON text
+                values = [
+                    None if v is None else json.dumps(v, default=str) for v in typed.to_pylist()
+                ]
+                typed = pa.array(values, type=pa.string())
+            arrays.append(typed)
+        elif isinstance(columns, LabelColumns):
+            arrays.append(_labels_array(pa, *columns.encoded(name)))
+        else:
+            arrays.append(pa.array(np.asarray(columns[name], dtype=object), type=pa.string()))
+        names.append(name)
+    return pa.table(arrays, names=names)
 
 
 def write_table(
@@ -21,39 +52,53 @@ def write_table(
     path: str | os.PathLike[str],
     *,
     separator: str = ",",
-    protect: tuple[Path, ...] = (),
+    protect: Iterable[str | os.PathLike[str]] = (),
+    status: Callable[[str], None] | None = None,
 ) -> Path:
-    """Write label columns to a CSV or Parquet file (by suffix), atomically.
+    """Write a released table to a CSV, gzipped CSV or Parquet file (by suffix), atomically.
 
     Parameters
     ----------
-    columns : Mapping[str, ndarray of object]
-        Column name to labels (a null as None).
+    columns : LabelColumns or Mapping[str, ndarray of object]
+        The released table. A :class:`~anonlab.data.table.LabelColumns` is written from its
+        codes (labels gathered by Arrow) and its typed columns keep their type in Parquet;
+        a plain mapping is written as text.
     path : path-like
-        Output file; ``.parquet``/``.pq`` writes Parquet, anything else CSV.
+        Output file: ``.csv``, ``.csv.gz`` or ``.parquet``; anything else is an error. A
+        character device such as ``/dev/null`` is written to directly.
     separator : str
         CSV separator.
-    protect : tuple of Path
+    protect : iterable of path-like
         Input files that must not be overwritten.
+    status : callable, optional
+        ``status(message)`` before the table is written (a progress line).
 
     Returns
     -------
     Path
         The written file.
+
+    Raises
+    ------
+    InputError
+        Unknown suffix, a directory or special file as target, an input file as target, an
+        unwritable folder (see :func:`~anonlab.io.atomic.atomic_write`). Nothing is written.
     """
-    pa = import_optional("pyarrow")
     target = Path(path)
-    table = pa.table(
-        {name: pa.array(values.tolist(), type=pa.string()) for name, values in columns.items()}
-    )
+    fmt = output_format(target)
     with atomic_write(target, protect=protect) as tmp:
-        if infer_format(target) == "parquet":
+        if status is not None:
+            status(f"writing {target.name}")
+        table = _arrow_table(columns, fmt)
+        if fmt == "parquet":
             import_optional("pyarrow.parquet").write_table(table, tmp)
+            return target
+        pcsv = import_optional("pyarrow.csv")
+        options = pcsv.WriteOptions(delimiter=separator, quoting_style="needed")
+        if fmt == "csv.gz":
+            # level 6, gzip's own default: 2.4x faster than Arrow's stream, files 7 % larger
+            with gzip.open(tmp, "wb", compresslevel=6) as stream:
+                pcsv.write_csv(table, stream, write_options=options)
         else:
-            pcsv = import_optional("pyarrow.csv")
-            pcsv.write_csv(
-                table,
-                tmp,
-                write_options=pcsv.WriteOptions(delimiter=separator, quoting_style="needed"),
-            )
+            pcsv.write_csv(table, tmp, write_options=options)
     return target

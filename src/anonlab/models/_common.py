@@ -10,7 +10,7 @@ from functools import cached_property
 import numpy as np
 import numpy.typing as npt
 
-from anonlab.data.stats import ClassStats
+from anonlab.data.stats import ClassStats, SensitiveHistogram
 from anonlab.exceptions import InputError, ParameterError
 from anonlab.models.base import PrivacyModel
 
@@ -81,32 +81,69 @@ def ceil_tolerant(x: npt.NDArray[np.float64]) -> npt.NDArray[np.int64]:
 class Counts:
     """Per-class counts of one sensitive attribute, as exact integer-valued arrays.
 
+    The counts are read sparsely (:attr:`rows`, :attr:`indices`, :attr:`data`: one entry per
+    non-zero count) or densely (:attr:`f`, made on first use; it raises
+    :class:`~anonlab.exceptions.InputError` when it would not fit the memory budget).
+
     Attributes
     ----------
     values : ndarray of object
         The distinct values of the column (a null as ``None``).
-    f : ndarray of int64, shape (n_classes, n_values)
-        ``f[c, v]`` rows of class ``c`` with value ``v``.
-    n : ndarray of int64, shape (n_classes,)
-        Class sizes (row sums of ``f``; summed on first use: the whole table's checks,
-        such as :meth:`PrivacyModel.check_feasible`, read only ``p_count``).
+    hist : SensitiveHistogram
+        The counts of each class.
     p_count : ndarray of int64, shape (n_values,)
         Count of each value in the whole table (column sums of ``f``).
     n_total : int
         Rows in the whole table.
+    attribute, model : str
+        The sensitive attribute and the model reading the counts (named in errors).
     """
 
     values: npt.NDArray[np.object_]
-    f: npt.NDArray[np.int64]
+    hist: SensitiveHistogram
     p_count: npt.NDArray[np.int64]
     n_total: int
+    attribute: str = ""
+    model: str = ""
+
+    @cached_property
+    def f(self) -> npt.NDArray[np.int64]:
+        """Dense counts, shape (n_classes, n_values): ``f[c, v]`` rows of class ``c`` with
+        value ``v``.
+
+        Raises
+        ------
+        InputError
+            If they would not fit the memory budget (see
+            :attr:`~anonlab.data.stats.SensitiveHistogram.counts`).
+        """
+        try:
+            return self.hist.counts
+        except InputError as exc:
+            raise InputError(
+                f"Model {self.model!r} cannot judge sensitive attribute {self.attribute!r}. {exc}"
+            ) from None
 
     @cached_property
     def n(self) -> npt.NDArray[np.int64]:
-        """Class sizes: the row sums of ``f``."""
-        # einsum sums the short rows of a tall array several times faster than .sum(axis=1)
-        n: npt.NDArray[np.int64] = np.einsum("ij->i", self.f)
-        return n
+        """Class sizes: the row sums of ``f`` (summed on first use: the whole table's
+        checks, such as :meth:`PrivacyModel.check_feasible`, read only ``p_count``)."""
+        return self.hist.class_totals()
+
+    @property
+    def rows(self) -> npt.NDArray[np.int64]:
+        """The class of each non-zero count (non-decreasing)."""
+        return self.hist.rows
+
+    @property
+    def indices(self) -> npt.NDArray[np.int64]:
+        """The value of each non-zero count."""
+        return self.hist.indices
+
+    @property
+    def data(self) -> npt.NDArray[np.int64]:
+        """The non-zero counts."""
+        return self.hist.data
 
     @property
     def q(self) -> npt.NDArray[np.float64]:
@@ -119,18 +156,6 @@ class Counts:
         num = self.f.astype(np.float64) * float(self.n_total)
         den = self.p_count.astype(np.float64)[None, :] * self.n.astype(np.float64)[:, None]
         return num, den
-
-    def extras(self) -> npt.NDArray[np.float64]:
-        """``p_count(s) * n_E - f(s) * N`` per class and value: exact integers as floats.
-
-        Divided by ``N * n_E`` this is ``p(s) - q(s)``; keeping numerators integral makes
-        every distance exact up to one final division (so equality cases compare equal).
-        """
-        out: npt.NDArray[np.float64] = np.multiply.outer(
-            self.n.astype(np.float64), self.p_count.astype(np.float64)
-        )
-        out -= np.multiply(self.f, float(self.n_total), dtype=np.float64)
-        return out
 
 
 def distinct_in_table(counts: Counts) -> int:
@@ -173,16 +198,14 @@ def counts_of(stats: ClassStats, attribute: str, model: str) -> Counts:
             f"which model {model!r} needs; compute them with sensitive=[{attribute!r}] "
             f"(they have: {have})."
         )
-    f = np.asarray(hist.counts, dtype=np.int64)
-    if f.ndim != 2:
-        f = f.reshape(-1, len(hist.values))
-    # einsum sums the short rows of a tall array several times faster than .sum(axis=...)
-    p_count = np.einsum("ij->j", f)
+    p_count = hist.value_totals()
     return Counts(
-        values=np.asarray(hist.values, dtype=object),
-        f=f,
+        values=hist.values,
+        hist=hist,
         p_count=p_count,
         n_total=int(p_count.sum()),
+        attribute=attribute,
+        model=model,
     )
 
 

@@ -198,8 +198,15 @@ class EntropyLDiversity(SensitiveModel):
         return np.asarray(ok, dtype=bool)
 
     def class_values(self, stats: ClassStats) -> npt.NDArray[np.float64]:
-        """``exp(H(E))`` per class: the largest l each class satisfies."""
-        return np.asarray(np.exp(self.class_entropy(stats)), dtype=np.float64)
+        """``exp(H(E))`` per class: the largest l each class satisfies.
+
+        ``exp(H)`` is an integer ``l`` exactly when the class holds ``l`` equally frequent
+        values; rounding in ``ln n - sum f ln f / n`` lands a few ulps off (0.9999999999999991
+        for a class of one value), so values within 1e-9 of an integer are that integer.
+        """
+        v = np.exp(np.maximum(self.class_entropy(stats), 0.0))  # entropy is never negative
+        r = np.rint(v)
+        return np.asarray(np.where(np.abs(v - r) <= 1e-9 * v, r, v), dtype=np.float64)
 
     def value(self, stats: ClassStats) -> float:
         """Return ``min_E exp(H(E))`` (0 for no class)."""

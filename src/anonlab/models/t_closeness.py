@@ -100,11 +100,18 @@ class EqualTCloseness(_TCloseness):
         self._init(attribute, t)
 
     def class_distance(self, stats: ClassStats) -> npt.NDArray[np.float64]:
-        """``sum_s |p(s) - q(s)| / 2`` per class."""
+        """``sum_s |p(s) - q(s)| / 2`` per class, from the class's non-zero counts only.
+
+        With integer numerators ``e(s) = p_count(s) n_E - f(s) N`` the sum over every value
+        is ``n_E N + sum_{s in E} (|e(s)| - p_count(s) n_E)`` (values absent from the class
+        have ``e(s) = p_count(s) n_E``), divided once by ``2 N n_E``.
+        """
         c = self.counts(stats)
-        extras = c.extras()
-        np.abs(extras, out=extras)
-        num = np.einsum("ij->i", extras)  # exact: integer-valued terms
+        rows = c.rows
+        pn = c.p_count[c.indices] * c.n[rows]
+        term = np.abs(pn - c.data * c.n_total) - pn  # exact: integers
+        num = c.n.astype(np.float64) * float(c.n_total)
+        num += np.bincount(rows, weights=term, minlength=c.n.size)
         den = 2.0 * float(c.n_total) * np.maximum(c.n, 1).astype(np.float64)
         return np.asarray(num / den, dtype=np.float64)
 
@@ -214,13 +221,45 @@ class OrderedTCloseness(_TCloseness):
         return perm
 
     def class_distance(self, stats: ClassStats) -> npt.NDArray[np.float64]:
-        """``sum_i |cumsum(q - p)_i| / (M - 1)`` per class."""
+        """``sum_i |cumsum(q - p)_i| / (M - 1)`` per class, from its non-zero counts only.
+
+        In rank order, with ``G_i`` the table's cumulative count and ``F_i`` the class's,
+        the numerator is ``sum_i |n_E G_i - N F_i|``. ``F`` is constant between two values
+        of the class and ``G`` is non-decreasing, so on each such segment the sign changes
+        once, at a point found by binary search in ``G``; both parts are sums of ``G``,
+        read from its prefix sums. Every term is an integer; one division at the end.
+        """
         c = self.counts(stats)
         m = len(c.values)
+        g = c.n.size
         if m <= 1:
-            return np.zeros(c.n.size, dtype=np.float64)
-        extras = c.extras()[:, self.permutation(c.values)]
-        num = np.abs(np.cumsum(extras, axis=1)).sum(axis=1)
+            return np.zeros(g, dtype=np.float64)
+        perm = self.permutation(c.values)
+        cdf = np.cumsum(c.p_count[perm])  # G_i: non-decreasing, G_{M-1} = N
+        pre = np.zeros(m + 1, dtype=np.int64)  # pre[i] = G_0 + ... + G_{i-1}
+        np.cumsum(cdf, out=pre[1:])
+        same = np.array_equal(perm, np.arange(m))
+        hist = c.hist if same else c.hist.permuted(perm)  # the class's values in rank order
+        rows, a, f = hist.rows, hist.indices, hist.data
+        if f.size == 0:
+            return np.zeros(g, dtype=np.float64)
+        total = np.zeros(f.size + 1, dtype=np.int64)
+        np.cumsum(f, out=total[1:])
+        big_f = total[1:] - total[hist.indptr[rows]]  # F on the segment [a, b)
+        n_e = c.n[rows]
+        first = np.r_[True, rows[1:] != rows[:-1]]
+        last = np.r_[first[1:], True]
+        b = np.where(last, m, np.r_[a[1:], 0])  # the class's next value, or M
+        n_total = int(c.n_total)
+        # the first i with n_E G_i >= N F: G_i >= ceil(N F / n_E), within [a, b]
+        split = np.searchsorted(cdf, (n_total * big_f + n_e - 1) // n_e, side="left")
+        split = np.minimum(np.maximum(split, a), b)
+        # (N F - n_E G) summed over [a, t) plus (n_E G - N F) over [t, b)
+        term = (float(n_total) * big_f.astype(np.float64)) * (2 * split - a - b).astype(np.float64)
+        term += n_e.astype(np.float64) * (pre[b] - 2 * pre[split] + pre[a]).astype(np.float64)
+        # before the class's first value F = 0: n_E G summed over [0, a)
+        term += np.where(first, n_e.astype(np.float64) * pre[a].astype(np.float64), 0.0)
+        num = np.bincount(rows, weights=term, minlength=g)
         den = float(c.n_total) * float(m - 1) * np.maximum(c.n, 1).astype(np.float64)
         return np.asarray(num / den, dtype=np.float64)
 
@@ -233,7 +272,7 @@ class OrderedTCloseness(_TCloseness):
         }
 
 
-_Step = tuple[int, npt.NDArray[np.intp], npt.NDArray[np.intp]]
+_Tree = tuple[npt.NDArray[np.int64] | None, list[npt.NDArray[np.int64]]]
 
 
 class HierarchicalTCloseness(_TCloseness):
@@ -305,48 +344,72 @@ class HierarchicalTCloseness(_TCloseness):
                 f"level above the values (height >= 1). Got height {hierarchy.height} instead."
             )
         self.hierarchy = hierarchy
-        self._cache: dict[tuple[object, ...], list[_Step]] = {}
+        self._cache: dict[tuple[object, ...], _Tree] = {}
 
-    def _steps(self, values: npt.NDArray[np.object_]) -> list[_Step]:
-        """Per level: (level, column order grouping children, group starts)."""
+    def _tree(self, values: npt.NDArray[np.object_]) -> _Tree:
+        """The values in tree order and, per level ``1..H-1``, the node of each value.
+
+        Nodes are numbered in the order of their first value, so values already in tree
+        order (numbers under intervals, say) keep their order: ``order`` is None then.
+        """
         key = tuple(values.tolist())
         hit = self._cache.get(key)
         if hit is not None:
             return hit
         h = self.hierarchy
         h.leaf_index(values)  # raises if a value is missing from the hierarchy
-        prev = np.arange(len(values), dtype=np.intp)
-        steps: list[_Step] = []
-        for level in range(1, h.height + 1):
-            if level == h.height:
-                mapping = np.zeros(len(values), dtype=np.int64)
-            else:
-                mapping = h.generalization(values, level)[0].astype(np.int64)
-            _, cur = np.unique(mapping, return_inverse=True)
-            cur = cur.reshape(-1).astype(np.intp)
-            parent = np.empty(int(prev.max()) + 1 if prev.size else 0, dtype=np.intp)
-            parent[prev] = cur
-            order = np.argsort(parent, kind="stable").astype(np.intp)
-            sp = parent[order]
-            starts = np.flatnonzero(np.r_[True, sp[1:] != sp[:-1]]).astype(np.intp)
-            steps.append((level, order, starts))
-            prev = cur
-        self._cache[key] = steps
-        return steps
+        m = len(values)
+        nodes: list[npt.NDArray[np.int64]] = []
+        for level in range(1, h.height):  # the top level is one root (its extra is 0)
+            _, node = np.unique(h.generalization(values, level)[0], return_inverse=True)
+            node = node.reshape(-1).astype(np.int64)
+            first = np.full(int(node.max()) + 1 if m else 0, m, dtype=np.int64)
+            np.minimum.at(first, node, np.arange(m, dtype=np.int64))
+            renumber = np.empty(first.size, dtype=np.int64)
+            renumber[np.argsort(first, kind="stable")] = np.arange(first.size)
+            nodes.append(renumber[node])
+        # each node's values are contiguous when sorted by the nodes from the top down
+        perm = np.lexsort([np.arange(m)] + nodes).astype(np.int64)
+        order = None if np.array_equal(perm, np.arange(m)) else perm
+        tree = (order, [node if order is None else node[order] for node in nodes])
+        self._cache[key] = tree
+        return tree
 
     def class_distance(self, stats: ClassStats) -> npt.NDArray[np.float64]:
-        """The hierarchical EMD of each class (see the class docstring)."""
+        """The hierarchical EMD of each class (see the class docstring), from the tree
+        nodes that hold some of the class's rows.
+
+        Summed over the levels, ARX's ``l * min(pos, neg)`` telescopes to the negative
+        extras of every node below the root: ``sum_u max(F(u) N - P(u) n_E, 0)``, with
+        ``F(u)`` and ``P(u)`` the class's and the table's rows under node ``u``. A node
+        without rows of the class adds nothing, so only the class's values and their
+        ancestors are visited: with a class's values in tree order, the values under a node
+        are one run. Every term is an integer; one division at the end.
+        """
         c = self.counts(stats)
-        if len(c.values) == 0:
-            return np.zeros(c.n.size, dtype=np.float64)
-        x = c.extras()
-        cost = np.zeros(c.n.size, dtype=np.float64)
-        for level, order, starts in self._steps(c.values):  # loop over levels only
-            xo = x[:, order]
-            pos = np.add.reduceat(np.maximum(xo, 0.0), starts, axis=1)
-            neg = np.add.reduceat(np.maximum(-xo, 0.0), starts, axis=1)
-            cost += float(level) * np.minimum(pos, neg).sum(axis=1)
-            x = pos - neg
+        g = c.n.size
+        n_total = int(c.n_total)
+        order, nodes = self._tree(c.values)
+        hist, p_count = c.hist, c.p_count
+        if order is not None:  # the class's values in tree order
+            hist, p_count = hist.permuted(order), p_count[order]
+        rows, idx, f = hist.rows, hist.indices, hist.data
+        if f.size == 0:
+            return np.zeros(g, dtype=np.float64)
+        n_e = c.n[rows]
+        cost = np.bincount(  # the values (level 0)
+            rows, weights=np.maximum(f * n_total - p_count[idx] * n_e, 0), minlength=g
+        )
+        total = np.zeros(f.size + 1, dtype=np.int64)  # the class's rows up to each value
+        np.cumsum(f, out=total[1:])
+        new_class = np.r_[True, rows[1:] != rows[:-1]]
+        for node in nodes:  # loop over levels only
+            p_node = np.bincount(node, weights=p_count).astype(np.int64)
+            at_node = node[idx]
+            run = np.flatnonzero(new_class | np.r_[True, at_node[1:] != at_node[:-1]])
+            big_f = total[np.r_[run[1:], f.size]] - total[run]
+            extra = big_f * n_total - p_node[at_node[run]] * n_e[run]
+            cost += np.bincount(rows[run], weights=np.maximum(extra, 0), minlength=g)
         den = float(self.hierarchy.height) * float(c.n_total)
         den_e = den * np.maximum(c.n, 1).astype(np.float64)
         return np.asarray(cost / den_e, dtype=np.float64)

@@ -9,6 +9,7 @@ and sensitive-value histograms are summed.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -109,6 +110,16 @@ def roll_up(
             starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
             ukeys = keys[starts]
             sizes = np.add.reduceat(packed & ((1 << bits) - 1), starts).astype(np.int64)
+        elif need_ids and space < 2 ** (62 - max((n - 1).bit_length(), 1)):
+            # np.unique's inverse by one sort of the keys packed with their positions
+            at = max((n - 1).bit_length(), 1)
+            packed = np.sort((key << at) | np.arange(n, dtype=np.int64))
+            keys = packed >> at
+            new = np.r_[True, keys[1:] != keys[:-1]]
+            ukeys = keys[new]
+            ids = np.empty(n, dtype=np.int64)
+            ids[packed & ((1 << at) - 1)] = np.cumsum(new) - 1
+            sizes = np.bincount(ids, weights=weights, minlength=ukeys.size).astype(np.int64)
         else:
             ukeys, inv = np.unique(key, return_inverse=True)
             ids = inv.astype(np.int64).reshape(-1)
@@ -146,16 +157,33 @@ class Lattice:
     @property
     def size(self) -> int:
         """Number of nodes."""
-        return int(np.prod([b - a + 1 for a, b in zip(self.min_levels, self.max_levels)]))
+        return math.prod(b - a + 1 for a, b in zip(self.min_levels, self.max_levels))
 
     def nodes(self) -> npt.NDArray[np.int64]:
         """All nodes as an array of shape (size, m), in order of total height."""
-        ranges = [np.arange(a, b + 1) for a, b in zip(self.min_levels, self.max_levels)]
-        if not ranges:
+        widths = [b - a + 1 for a, b in zip(self.min_levels, self.max_levels)]
+        if not widths:
             return np.zeros((1, 0), dtype=np.int64)
-        grid = np.stack(np.meshgrid(*ranges, indexing="ij"), axis=-1).reshape(-1, len(ranges))
+        # row-major enumeration, one column at a time (no meshgrid: any number of attributes)
+        rest = np.arange(self.size, dtype=np.int64)
+        grid = np.empty((self.size, len(widths)), dtype=np.int64)
+        for j in range(len(widths) - 1, -1, -1):
+            rest, grid[:, j] = np.divmod(rest, widths[j])
+            grid[:, j] += self.min_levels[j]
         order = np.argsort(grid.sum(axis=1), kind="stable")
-        return grid[order].astype(np.int64)
+        return grid[order]
+
+    def memory_estimate(self, heights: Sequence[int]) -> int:
+        """Bytes a search over every node holds at once (nodes, successors, tags, bounds).
+
+        Parameters
+        ----------
+        heights : sequence of int
+            The hierarchy height of each attribute.
+        """
+        m = len(self.attributes)
+        per_node = 56 * m + 2 * sum(int(h) + 1 for h in heights) + 96
+        return int(self.size) * per_node
 
     @property
     def bottom(self) -> Node:
@@ -456,11 +484,9 @@ class LatticeEvaluator:
         """The sensitive histograms of ``g`` classes, ``ids`` the class of each base class."""
         assert ids is not None
         hists = {}
-        for name, (cls, val, cnt, n_values) in self.sparse_histograms().items():
-            at = ids[cls].astype(np.int64, copy=False)  # (32-bit ids: no overflow below)
-            summed = np.bincount(at * n_values + val, weights=cnt, minlength=g * n_values)
-            hists[name] = SensitiveHistogram(
-                self._sens[name].values, summed.astype(np.int64).reshape(g, n_values)
+        for name, (cls, val, cnt, _) in self.sparse_histograms().items():
+            hists[name] = SensitiveHistogram.from_triplets(
+                self._sens[name].values, ids[cls], val, cnt, n_classes=g
             )
         return hists
 
@@ -574,17 +600,7 @@ class LatticeEvaluator:
         if self._sparse is None:
             self._sparse = {}
             for name, h in self._sens.items():
-                counts = np.asarray(h.counts)
-                nv = int(counts.shape[1])
-                flat = np.ascontiguousarray(counts).reshape(-1)
-                at = np.flatnonzero(flat != 0)  # row-major: in base-class order
-                cls, val = np.divmod(at, nv) if nv else (at, at)
-                self._sparse[name] = (
-                    cls.astype(np.int64, copy=False),
-                    val.astype(np.int64, copy=False),
-                    flat[at].astype(np.float64),
-                    nv,
-                )
+                self._sparse[name] = (h.rows, h.indices, h.data.astype(np.float64), h.n_values)
         return self._sparse
 
     def reset_evaluations(self) -> None:

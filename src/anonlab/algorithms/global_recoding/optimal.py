@@ -199,7 +199,9 @@ def optimal_search(
         Whether anonymity is monotonic under generalization for this configuration
         (all models monotonic, also under suppression when the limit is positive).
     progress : callable, optional
-        ``progress(advance, total)`` per node checked.
+        ``progress(advance, total)`` as nodes are evaluated: ``advance`` new nodes whose
+        classes were computed (as counted in ``evaluated_nodes``), ``total`` the lattice
+        size.
 
     Returns
     -------
@@ -209,11 +211,27 @@ def optimal_search(
     return timed(lambda: _search(evaluator, lattice, monotonic_models, progress))
 
 
+def _node_progress(ev: LatticeEvaluator, total: int, progress: Progress | None) -> Progress | None:
+    """``progress`` told of every node the evaluator evaluates, out of ``total``."""
+    if progress is None:
+        return None
+    done = ev.evaluations
+
+    def tick(_advance: int = 1, _total: int | None = None) -> None:
+        nonlocal done
+        if ev.evaluations > done:
+            progress(ev.evaluations - done, total)
+            done = ev.evaluations
+
+    return tick
+
+
 def _search(
     ev: LatticeEvaluator, lattice: Lattice, monotonic: bool, progress: Progress | None
 ) -> SearchResult:
     nodes = lattice.nodes()
     n_nodes = nodes.shape[0]
+    progress = _node_progress(ev, n_nodes, progress)
     maxs = np.asarray(lattice.max_levels, dtype=np.int64)
     start_evals = ev.evaluations
     checked: dict[tuple[int, ...], bool] = {}
@@ -250,6 +268,8 @@ def _search(
         # with suppression most nodes below the optimum's bound are not anonymous and the
         # bound only cuts once a solution is known: find a good one first
         best = _incumbent(ev, tagger, lb, lattice, checked)
+        if progress is not None:
+            progress(1, None)
     for idx in order:
         if has_bound and best is not None and best.loss is not None and lb[idx] >= best.loss:
             break

@@ -169,10 +169,9 @@ class NumpyEngine(Engine):
         hists = {}
         for s in sensitive:
             scol = self.table.column(s)
-            nv = scol.cardinality
-            flat = ids.astype(np.int64) * nv + scol.codes
-            counts = np.bincount(flat, minlength=n_cls * nv).reshape(n_cls, nv)
-            hists[s] = SensitiveHistogram(scol.categories, counts.astype(np.int64, copy=False))
+            hists[s] = SensitiveHistogram.from_triplets(
+                scol.categories, ids, scol.codes, n_classes=n_cls
+            )
         return ClassStats(
             columns=tuple(columns),
             levels=tuple(lv for _, lv in per_column),

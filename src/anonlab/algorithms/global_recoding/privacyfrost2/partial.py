@@ -169,10 +169,9 @@ def _class_stats(
 ) -> ClassStats:
     g = int(sizes.size)
     hists = {}
-    for name, (cls, val, cnt, nv) in sparse.items():
-        summed = np.bincount(ids[cls] * nv + val, weights=cnt, minlength=g * nv)
-        hists[name] = SensitiveHistogram(
-            evaluator.base.sensitive[name].values, summed.astype(np.int64).reshape(g, nv)
+    for name, (cls, val, cnt, _) in sparse.items():
+        hists[name] = SensitiveHistogram.from_triplets(
+            evaluator.base.sensitive[name].values, ids[cls], val, cnt, n_classes=g
         )
     base = evaluator.base
     return ClassStats(

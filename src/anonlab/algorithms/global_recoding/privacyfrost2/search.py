@@ -95,6 +95,7 @@ from anonlab.algorithms.global_recoding.privacyfrost2.presampling import (
     restrict_evaluator,
 )
 from anonlab.algorithms.global_recoding.privacyfrost2.scoring import Score, build_score
+from anonlab.data.stats import check_dense_counts
 from anonlab.exceptions import InputError, ParameterError
 
 __all__ = ["PrivacyFrost2Result", "privacyfrost2"]
@@ -345,6 +346,7 @@ class _Search:
             g = int(sizes.size)
             hist = None
             if self._kern is not None and self._layout:
+                check_dense_counts(g, self._nv_all)  # a clear error, not gigabytes
                 hist = self._kern.class_hists(
                     ids, g, self._sp_cls, self._sp_val, self._sp_cnt, self._nv_all
                 )

@@ -1,0 +1,128 @@
+"""The DuckDB engine reads a CSV file once, then answers every question from its copy (issue 27)."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from anonlab import CsvOptions, diagnose, open_engine
+from anonlab.exceptions import DataFormatError
+
+pytest.importorskip("duckdb")
+from anonlab.engines.duckdb_engine import DuckDBEngine  # noqa: E402
+
+#: Census-Income style: no header, ", " between fields, "?" for a missing value.
+NAMES = ("age", "sex", "education", "region", "tabbed", "income")
+ATTRIBUTES = ["age", "sex", "education", "region", "tabbed"]
+OPTS = CsvOptions(separator=",", header=False, names=NAMES, strip=True, na_values=("?",))
+N_ROWS = 80_000  # several row groups of the engine's Parquet copy, so row order is exercised
+
+
+def _write(path: Path) -> Path:
+    """A CSV (gzip when ``path`` ends in .gz) with nulls and fields padded by tabs."""
+    rng = np.random.default_rng(27)
+    age = rng.integers(17, 91, N_ROWS).astype(str)
+    sex = rng.choice(["Male", "Female"], N_ROWS)
+    edu = rng.choice(
+        ["HS", "Bachelors", "Masters", "Doctorate", "?"], N_ROWS, p=[0.5, 0.3, 0.1, 0.05, 0.05]
+    )
+    region = rng.choice(["North", "South", "East", "West", "?"], N_ROWS)
+    tabbed = rng.choice(["a", "\tb", "c\t", "\t?\t"], N_ROWS)  # strip removes tabs too
+    income = rng.choice(["- 50000.", "50000+."], N_ROWS)
+    lines = "".join(", ".join(r) + "\n" for r in zip(age, sex, edu, region, tabbed, income))
+    opener: Any = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "wt", encoding="utf-8", newline="") as fh:
+        fh.write(lines)
+    return path
+
+
+class _CountingConnection:
+    """A DuckDB connection that counts the statements scanning the CSV file."""
+
+    def __init__(self, con: Any) -> None:
+        self._con = con
+        self.csv_scans = 0
+
+    def execute(self, sql: str, *args: Any) -> Any:
+        """Count ``sql`` if it scans a CSV file, then run it."""
+        self.csv_scans += "read_csv(" in sql
+        return self._con.execute(sql, *args)
+
+    def sql(self, sql: str, *args: Any) -> Any:
+        """Count ``sql`` if it scans a CSV file, then build its relation."""
+        self.csv_scans += "read_csv(" in sql
+        return self._con.sql(sql, *args)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._con, name)
+
+
+class _CountingEngine(DuckDBEngine):
+    """The DuckDB engine with its connection wrapped in :class:`_CountingConnection`."""
+
+    def _open(self, *args: Any) -> None:
+        self.con = _CountingConnection(self.con)
+        super()._open(*args)
+
+
+def _q4(engine: Any) -> list[tuple[tuple[str, ...], int, bool]]:
+    ans = diagnose(engine, attributes=ATTRIBUTES)
+    assert ans.question == "Q4"
+    return [(tuple(r.attributes), r.k, r.evaluated) for r in ans.rows]
+
+
+def test_gzip_csv_q4_matches_numpy_and_the_file_is_read_once(tmp_path):
+    path = _write(tmp_path / "people.csv.gz")
+    expected = open_engine(path, csv_options=OPTS)
+    engine = _CountingEngine(path, csv_options=OPTS, temp_directory=tmp_path)
+    assert engine.con.csv_scans == 1  # the engine opened: parsed once into its Parquet copy
+    path.unlink()  # every question below must be answered without the file
+    assert engine.n_rows == expected.n_rows == N_ROWS
+    assert _q4(engine) == _q4(expected)
+    # row positions survive the copy (several row groups, read in parallel)
+    for subset in (["age", "education"], ["region", "tabbed", "sex"]):
+        k = int(np.median(expected.class_sizes(subset))) + 1  # about half the rows
+        want = expected.rows_in_small_classes(subset, None, k)
+        assert 0 < want.size < N_ROWS
+        assert np.array_equal(engine.rows_in_small_classes(subset, None, k), want)
+    a = expected.class_stats(["education", "tabbed"], sensitive=["income"], with_rows=True)
+    b = engine.class_stats(["education", "tabbed"], sensitive=["income"], with_rows=True)
+    assert a.canonical() == b.canonical()
+    assert len(set(zip(a.row_class.tolist(), b.row_class.tolist()))) == a.n_classes
+    assert engine.con.csv_scans == 1
+    engine.close()
+
+
+def test_plain_csv_with_dropped_nulls_matches_numpy(tmp_path):
+    path = _write(tmp_path / "people.csv")
+    expected = open_engine(path, csv_options=OPTS, drop_missing=True)
+    engine = open_engine(path, engine="duckdb", csv_options=OPTS, drop_missing=True)
+    assert engine.n_rows == expected.n_rows < N_ROWS
+    assert _q4(engine) == _q4(expected)
+    engine.close()  # type: ignore[attr-defined]
+
+
+def test_close_deletes_the_temporary_folder(tmp_path):
+    path = _write(tmp_path / "people.csv.gz")
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    with DuckDBEngine(path, csv_options=OPTS, temp_directory=temp) as engine:
+        (folder,) = temp.iterdir()
+        assert (folder / "source.parquet").is_file()
+        assert engine.class_sizes(["sex"]).sum() == N_ROWS
+    assert not any(temp.iterdir())
+    engine.close()  # closing twice does nothing
+
+
+def test_a_file_that_cannot_be_read_leaves_no_temporary_files(tmp_path):
+    path = tmp_path / "ragged.csv"
+    path.write_text("a,b\n1,2\n3,4,5\n", encoding="utf-8")
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    with pytest.raises(DataFormatError, match="Cannot read"):
+        DuckDBEngine(path, temp_directory=temp)
+    assert not any(temp.iterdir())
