@@ -39,7 +39,7 @@ import common  # noqa: E402
 from common import best_of, print_table  # noqa: E402
 
 from anonlab import CsvOptions, anonymize, read_table  # noqa: E402
-from anonlab.algorithms.global_recoding import incognito_search, optimal_search  # noqa: E402
+from anonlab.algorithms.full_domain import incognito_search, optimal_search  # noqa: E402
 from anonlab.anonymization import build_evaluator, load_job, prepare  # noqa: E402
 
 DATASETS = {

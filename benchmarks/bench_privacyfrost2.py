@@ -58,9 +58,9 @@ from bench_census_kdd import CENSUS_NAMES  # noqa: E402
 from common import ADULT_NAMES, best_of, print_table  # noqa: E402
 
 from anonlab import CsvOptions, anonymize, read_table  # noqa: E402
-from anonlab.algorithms.global_recoding.optimal import ANON, Tagger  # noqa: E402
-from anonlab.algorithms.global_recoding.privacyfrost2 import build_score, privacyfrost2  # noqa: E402
-from anonlab.algorithms.global_recoding.privacyfrost2.search import DEFAULT_RESTARTS  # noqa: E402
+from anonlab.algorithms.full_domain.optimal import ANON, Tagger  # noqa: E402
+from anonlab.algorithms.privacyfrost2 import build_score, privacyfrost2  # noqa: E402
+from anonlab.algorithms.privacyfrost2.search import DEFAULT_RESTARTS  # noqa: E402
 from anonlab.anonymization import build_evaluator, load_job, prepare  # noqa: E402
 from anonlab.data.builders import flat_hierarchy, interval_hierarchy  # noqa: E402
 from anonlab.data.hierarchy import Hierarchy  # noqa: E402

@@ -8,11 +8,13 @@ from pathlib import Path
 from typing import Any
 
 from anonlab._progress import Progress
+from anonlab._validation import did_you_mean
 from anonlab.anonymization import AnonymizationResult, CheckReport, anonymize, check
 from anonlab.data.hierarchy import Hierarchy
 from anonlab.data.schema import Schema
 from anonlab.data.source import CsvOptions, FileSource
 from anonlab.data.table import EncodedTable
+from anonlab.datasets import ADULT_QUASI_IDENTIFIERS, adult_hierarchies, load_adult
 from anonlab.diagnosis import (
     QuasiIdentifierReport,
     RiskSummary,
@@ -22,10 +24,18 @@ from anonlab.diagnosis import (
 )
 from anonlab.diagnosis.questions import Answer
 from anonlab.engines import Engine, get_engine
+from anonlab.exceptions import AnonlabError, ParameterError, PrivacyRiskWarning
 from anonlab.io import read_hierarchy, read_table
 
 __all__ = [
+    "ADULT_QUASI_IDENTIFIERS",
+    "AnonlabError",
     "AnonymizationResult",
+    "ParameterError",
+    "PrivacyRiskWarning",
+    "adult_hierarchies",
+    "did_you_mean",
+    "load_adult",
     "CheckReport",
     "anonymize",
     "check",

@@ -360,7 +360,7 @@ def test_labels_are_not_stored_at_the_width_of_the_longest(tmp_path):
         ({"privacyfrost2": {"score": "log"}}, "has a 'privacyfrost2' section but"),
         (
             {"algorithm": "privacyfrost2", "privacyfrost2": {"scores": "log"}},
-            "Unknown key 'scores' under 'privacyfrost2'",
+            "Unknown parameter 'scores' of algorithm 'privacyfrost2'. Did you mean 'score'?",
         ),
         ({"algorithm": "optimall"}, "Did you mean 'optimal'?"),
         ({"metric": {"name": "entropyy"}}, "entropy"),
@@ -509,7 +509,7 @@ def test_progress_is_told_each_step(work):
     anonlab.anonymize(
         work / "data.csv", work / "job.yaml", output=work / "o.csv", progress=Recorder()
     )
-    assert steps == ["reading data.csv", "searching", "writing o.csv"]
+    assert steps == ["reading data.csv", "searching", "verifying", "writing o.csv"]
 
 
 def test_memory_budget_override(monkeypatch):

@@ -16,9 +16,10 @@ import numpy as np
 import pytest
 
 from anonlab import anonymize
-from anonlab.algorithms.global_recoding import optimal_search
-from anonlab.algorithms.global_recoding.optimal import exhaustive_search
-from anonlab.anonymization import build_evaluator, load_job, prepare
+from anonlab.algorithms._lattice import build_evaluator, lattice_of
+from anonlab.algorithms.full_domain import optimal_search
+from anonlab.anonymization import build_problem, load_job
+from tests.support.exhaustive import exhaustive_search
 
 pytestmark = pytest.mark.shared
 
@@ -50,10 +51,11 @@ def _job(shared, monotonic: bool) -> dict:
 @pytest.mark.parametrize("monotonic", [True, False], ids=["monotonic", "non-monotonic"])
 def test_cup105_subset_optimum_equals_brute_force(shared, monotonic):
     data = shared / "datasets" / "arx" / "cup_subset.csv"
-    p = prepare(data, load_job(_job(shared, monotonic)))
-    assert p.lattice.size == 600
-    found = optimal_search(build_evaluator(p), p.lattice, monotonic_models=False)
-    brute = exhaustive_search(build_evaluator(p), p.lattice)
+    p = build_problem(data, load_job(_job(shared, monotonic)))
+    lattice = lattice_of(p)
+    assert lattice.size == 600
+    found = optimal_search(build_evaluator(p), lattice, monotonic_models=False)
+    brute = exhaustive_search(build_evaluator(p), lattice)
     assert brute.evaluated_nodes == 600
     assert found.best is not None and brute.best is not None
     assert found.best.loss == brute.best.loss

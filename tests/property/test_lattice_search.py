@@ -9,17 +9,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from anonlab import EncodedTable, taxonomy_hierarchy
-from anonlab.algorithms.global_recoding import (
-    Lattice,
-    LatticeEvaluator,
-    incognito_search,
-    optimal_search,
-)
-from anonlab.algorithms.global_recoding.optimal import exhaustive_search
+from anonlab.algorithms._lattice import Lattice, LatticeEvaluator
+from anonlab.algorithms.full_domain import incognito_search, optimal_search
 from anonlab.engines import get_engine
 from anonlab.metrics import build_metric
 from anonlab.metrics.base import MetricContext
 from anonlab.models import build_model
+from tests.support.exhaustive import exhaustive_search
 
 QIS = ("a", "b", "c")
 H = {
@@ -132,7 +128,7 @@ def test_vectorised_lower_bounds_equal_per_node_bounds(rows, metric):
 def test_hashed_grouping_equals_exact_grouping(pairs, bits, spread):
     import numpy as np
 
-    from anonlab.algorithms.global_recoding.lattice import _hashed_groups
+    from anonlab.algorithms._lattice.lattice import _hashed_groups
 
     key = np.array([k % (10**spread) for k, _ in pairs], dtype=np.int64)
     w = np.array([x for _, x in pairs], dtype=np.int64)

@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from anonlab import EncodedTable, taxonomy_hierarchy
-from anonlab.algorithms.global_recoding import Lattice, LatticeEvaluator
-from anonlab.algorithms.global_recoding.privacyfrost2 import (
+from anonlab.algorithms._lattice import Lattice, LatticeEvaluator
+from anonlab.algorithms.privacyfrost2 import (
     PreSampling,
     Score,
     build_score,
@@ -82,8 +82,8 @@ prio_st = st.tuples(*[st.integers(1, 5) for _ in QIS])
 
 def partial_state(engine, *args):
     """The local partial-domain state of ``engine``: numpy, or compiled (numba)."""
-    from anonlab.algorithms.global_recoding.privacyfrost2._kernels import kernels
-    from anonlab.algorithms.global_recoding.privacyfrost2.partial import (
+    from anonlab.algorithms.privacyfrost2._kernels import kernels
+    from anonlab.algorithms.privacyfrost2.partial import (
         _CompiledPartial,
         _Partial,
     )
@@ -273,7 +273,7 @@ def test_partial_step_equals_the_reference(
 ):
     """The local partial-domain step (numpy and compiled) returns what checking every table
     whole returns."""
-    from anonlab.algorithms.global_recoding.privacyfrost2.partial import (
+    from anonlab.algorithms.privacyfrost2.partial import (
         _reference_partial_domain,
     )
 
@@ -322,7 +322,7 @@ def test_tabulated_score_terms_give_the_score(score_fn, data):
 def test_changed_scores_are_not_tabulated():
     """A score of another form, or a built-in score whose ``scores`` a subclass changed,
     has no tabulated terms: the partial step then scores from Python."""
-    from anonlab.algorithms.global_recoding.privacyfrost2 import BasicScore
+    from anonlab.algorithms.privacyfrost2 import BasicScore
 
     class Doubled(BasicScore):
         def scores(self, counts, priorities, base_counts):
@@ -341,7 +341,7 @@ def test_partial_step_from_given_classes_equals_grouping_them(
 ):
     """The full-domain table's classes passed in (as the search keeps them, in any
     numbering) give the same result as the step grouping the table itself."""
-    from anonlab.algorithms.global_recoding.privacyfrost2.partial import (
+    from anonlab.algorithms.privacyfrost2.partial import (
         partial_domain_degeneralization,
     )
 
@@ -368,7 +368,7 @@ def test_partial_step_from_given_classes_equals_grouping_them(
 
 
 def test_partial_step_rejects_classes_of_another_shape():
-    from anonlab.algorithms.global_recoding.privacyfrost2.partial import (
+    from anonlab.algorithms.privacyfrost2.partial import (
         partial_domain_degeneralization,
     )
 
@@ -392,7 +392,7 @@ def test_partial_step_equals_the_reference_from_mixed_levels(
     """From tables whose groups sit on different levels (labels of two groups can then
     coincide after a split: merges), the local step and the reference agree on every split,
     every table checked and every group left alone."""
-    from anonlab.algorithms.global_recoding.privacyfrost2.partial import _ReferencePartial
+    from anonlab.algorithms.privacyfrost2.partial import _ReferencePartial
 
     ev, _ = setup(rows, models, supp)
     n = ev.base.n_classes
@@ -437,7 +437,7 @@ def test_partial_step_remembered_verdicts_match_the_reference(
     """Many batches per attribute, from mixed levels (merges) and in any order: the verdicts
     the local step remembers per group and attribute give the reference's every split, table
     checked and group left alone."""
-    from anonlab.algorithms.global_recoding.privacyfrost2.partial import _ReferencePartial
+    from anonlab.algorithms.privacyfrost2.partial import _ReferencePartial
 
     ev, _ = setup(rows, models, supp)
     n = ev.base.n_classes
@@ -480,7 +480,7 @@ def run_watched(seed, models, orders, before=None, after=None):
     split, table checked, verdict and group left alone."""
     from types import SimpleNamespace
 
-    from anonlab.algorithms.global_recoding.privacyfrost2.partial import _ReferencePartial
+    from anonlab.algorithms.privacyfrost2.partial import _ReferencePartial
 
     rng = random.Random(seed)
     rows = [(*(rng.choice("xyz") for _ in QIS), rng.choice("pqr")) for _ in range(40)]
@@ -561,7 +561,7 @@ def test_compiled_partial_step_is_the_same_in_any_number_of_chunks(rows, models,
     chunk or several, it makes the reference's every split, table checked and verdict."""
     from types import SimpleNamespace
 
-    from anonlab.algorithms.global_recoding.privacyfrost2.partial import (
+    from anonlab.algorithms.privacyfrost2.partial import (
         _CompiledPartial,
         _ReferencePartial,
     )
@@ -589,7 +589,7 @@ def test_compiled_partial_step_is_the_same_in_any_number_of_chunks(rows, models,
                        min_size=1, max_size=40)))  # fmt: skip
 def test_level_vectors_equal_sorted_unique_rows(classes):
     """The distinct level vectors of the classes and their records, as ``np.unique`` rows."""
-    from anonlab.algorithms.global_recoding.privacyfrost2.partial import PartialDomainResult
+    from anonlab.algorithms.privacyfrost2.partial import PartialDomainResult
 
     m = len(classes[0][0])
     levels = np.array([v for v, _ in classes], dtype=np.int64).reshape(len(classes), m)
@@ -617,7 +617,7 @@ def test_compiled_refinement_equals_the_lattice_refinement(rows, models, data):
     """The search's compiled refinement of a table's classes to a finer level of one
     attribute (and its sensitive histograms) gives the classes of
     ``LatticeEvaluator.refine``: the same partition, sizes and counts, and the same verdict."""
-    from anonlab.algorithms.global_recoding.privacyfrost2.search import _Search
+    from anonlab.algorithms.privacyfrost2.search import _Search
 
     ev, lattice = setup(rows, models)
     search = _Search(ev, lattice, (1, 1, 1), build_score("basic"), 0, None)
@@ -654,7 +654,7 @@ def test_compiled_grouping_equals_the_lattice_classes(rows, models, data):
     """The search's compiled grouping of a table straight from the base classes (a table
     with no checked coarser neighbour) gives the classes of ``LatticeEvaluator.classes``:
     the same partition and sizes, classes numbered in the order first met."""
-    from anonlab.algorithms.global_recoding.privacyfrost2.search import _Search
+    from anonlab.algorithms.privacyfrost2.search import _Search
 
     ev, lattice = setup(rows, models)
     search = _Search(ev, lattice, (1, 1, 1), build_score("basic"), 0, None)
@@ -680,7 +680,7 @@ def test_compiled_grouping_equals_the_lattice_classes(rows, models, data):
 def test_compiled_grouping_packs_wide_keys_exactly(cards, n, data):
     """The compiled grouping packs labels into several 62-bit words when their key space
     is larger (cards up to 2**40 here) and still groups exactly as ``np.unique`` of rows."""
-    from anonlab.algorithms.global_recoding.privacyfrost2._kernels import kernels
+    from anonlab.algorithms.privacyfrost2._kernels import kernels
 
     kern = kernels()
     if kern is None:
@@ -718,7 +718,7 @@ def test_compiled_refinement_direct_and_hashed_agree(pairs, card):
     addresses its table directly (a key space within the table) or hashes (a table smaller
     than the key space): classes numbered in the order first met, as ``np.unique`` groups
     them, with their summed weights, and the table left empty."""
-    from anonlab.algorithms.global_recoding.privacyfrost2._kernels import kernels
+    from anonlab.algorithms.privacyfrost2._kernels import kernels
 
     kern = kernels()
     if kern is None:
@@ -751,7 +751,7 @@ def test_search_single_attribute_sizes_equal_the_evaluators(rows, models):
     """The search's single-attribute class sizes (from the compiled domain sizes when
     numba is there) equal ``LatticeEvaluator.attribute_sizes`` summed over the base
     classes, on every level of every attribute."""
-    from anonlab.algorithms.global_recoding.privacyfrost2.search import _Search
+    from anonlab.algorithms.privacyfrost2.search import _Search
 
     ev, lattice = setup(rows, models)
     search = _Search(ev, lattice, (1, 1, 1), build_score("basic"), 0, None)
@@ -776,9 +776,9 @@ def test_compiled_judge_gives_the_models_verdicts(counts, rest, names, data):
     """The compiled judge of the built-in models (used by the search and the partial step)
     says of every class what the models' ``class_ok`` says, ties included: t is drawn among
     the classes' own distances and c among their own ratios (a strict inequality)."""
-    from anonlab.algorithms.global_recoding.privacyfrost2._common import judge_spec
-    from anonlab.algorithms.global_recoding.privacyfrost2._kernels import kernels
-    from anonlab.algorithms.global_recoding.privacyfrost2.partial import _violating
+    from anonlab.algorithms.privacyfrost2._common import judge_spec
+    from anonlab.algorithms.privacyfrost2._kernels import kernels
+    from anonlab.algorithms.privacyfrost2.partial import _violating
     from anonlab.data.stats import ClassStats, SensitiveHistogram
 
     kern = kernels()
@@ -826,7 +826,7 @@ def test_compiled_judge_gives_the_models_verdicts(counts, rest, names, data):
 def test_judge_spec_leaves_other_models_to_themselves():
     """A model the compiled judge does not know (or a subclass of one it knows) makes the
     spec None: the models then judge themselves."""
-    from anonlab.algorithms.global_recoding.privacyfrost2._common import judge_spec
+    from anonlab.algorithms.privacyfrost2._common import judge_spec
     from anonlab.models import DistinctLDiversity
 
     class Stricter(DistinctLDiversity):
@@ -850,7 +850,7 @@ def test_judge_spec_leaves_other_models_to_themselves():
 def test_label_ids_are_the_first_seen_codes_of_the_levels(levels):
     """Label ids of a hierarchy's levels (each level's labels distinct, a label may repeat on
     another level) are the codes, in the order first seen, of all the labels in a row."""
-    from anonlab.algorithms.global_recoding.privacyfrost2.partial import _first_seen
+    from anonlab.algorithms.privacyfrost2.partial import _first_seen
 
     flat = [x for level in levels for x in level]
     seen: dict[object, int] = {}

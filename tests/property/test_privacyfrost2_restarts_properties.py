@@ -8,7 +8,7 @@ from __future__ import annotations
 from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
-from anonlab.algorithms.global_recoding.privacyfrost2 import privacyfrost2
+from anonlab.algorithms.privacyfrost2 import privacyfrost2
 from anonlab.exceptions import InputError
 from tests.property.test_privacyfrost2_properties import (
     MODELS,

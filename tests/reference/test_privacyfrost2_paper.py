@@ -14,8 +14,8 @@ from __future__ import annotations
 import pytest
 
 from anonlab import EncodedTable, taxonomy_hierarchy
-from anonlab.algorithms.global_recoding import Lattice, LatticeEvaluator
-from anonlab.algorithms.global_recoding.privacyfrost2 import (
+from anonlab.algorithms._lattice import Lattice, LatticeEvaluator
+from anonlab.algorithms.privacyfrost2 import (
     BasicScore,
     build_score,
     privacyfrost2,

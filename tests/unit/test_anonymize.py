@@ -85,15 +85,21 @@ def test_output_satisfies_models(data, tmp_path, algorithm, models):
     assert len(rows) == len(ROWS) - res.suppressed_rows
     d = res.to_dict()
     assert set(d) >= {
+        "algorithm",
+        "parameters",
         "transformation",
+        "recoding",
         "loss",
         "suppressed_rows",
         "evaluated_nodes",
-        "lattice_size",
         "elapsed_s",
         "checks",
+        "verification",
+        "search",
     }
-    assert d["loss"]["metric"] == "loss"
+    assert d["loss"] == {"metric": "loss", "value": res.loss, "measured_on": "release"}
+    assert d["search"]["lattice_size"] >= d["search"]["evaluated"] == d["evaluated_nodes"]
+    assert d["recoding"] == {"kind": "FullDomain", "levels": d["transformation"]}
 
 
 def test_optimal_and_incognito_agree(data):
@@ -203,7 +209,7 @@ def test_cli_anonymize_and_check(data, tmp_path):
     d = json.loads(res.stdout)
     assert d["checks"] == {"k_anonymity": True} and out.exists()
     res = runner.invoke(app, ["anonymize", str(data), "--job", str(job_file), "--output", str(out)])
-    assert res.exit_code == 0 and "transformation" in res.stdout
+    assert res.exit_code == 0 and "levels" in res.stdout and "loss (on the release)" in res.stdout
     res = runner.invoke(app, ["check", str(data), "--job", str(job_file), "--json"])
     assert res.exit_code == 0 and json.loads(res.stdout)["models"][0]["holds"] is False
     bad = tmp_path / "bad.yaml"
@@ -245,18 +251,21 @@ def test_privacyfrost2_output_satisfies_models(data, tmp_path, pf2, models):
     res = anonymize(data, spec, output=out)
     assert res.algorithm == "privacyfrost2" and all(res.checks.values())
     assert released_ok(res.columns, models)
-    d = res.to_dict()["privacyfrost2"]
-    assert d["tables_checked"] >= 1 and d["score"]["function"] == pf2.get("score", "basic")
+    doc = res.to_dict()
+    d = doc["search"]
+    assert d["evaluated"] >= 1 and d["score_function"] == pf2.get("score", "basic")
     rows = list(csv.reader(out.open()))
     assert len(rows) - 1 == len(ROWS) - res.suppressed_rows - d["presampled_rows"]
+    assert doc["verification"]["removed_rows"] == d["presampled_rows"]
     if pf2.get("partial_domain"):
-        assert d["score"]["value"] >= d["full_domain_score"]
-        part = d["partial_domain"]
-        assert 1 <= part["level_vectors"] <= part["classes"]
+        assert d["score"] >= d["full_domain_score"]
+        part = doc["recoding"]
+        assert part["kind"] == "Levels"
+        assert 1 <= part["level_vectors"] <= d["partial_classes"]
         released = len(ROWS) - d["presampled_rows"]
         assert set(part["rows_per_level"]) == set(spec["quasi_identifiers"])
-        for q, rows in part["rows_per_level"].items():
-            assert sum(rows.values()) == released, q
+        for q, per in part["rows_per_level"].items():
+            assert sum(per.values()) == released, q
 
 
 def test_privacyfrost2_honours_max_level(data):
@@ -270,11 +279,11 @@ def test_privacyfrost2_honours_max_level(data):
 @pytest.mark.parametrize(
     ("pf2", "qi_extra", "match"),
     [
-        ({"score": "cubic"}, {}, "cubic"),
-        ({"p": -1}, {}, "'privacyfrost2.p'"),
+        ({"score": "cubic"}, {}, "'score' parameter of privacyfrost2 must be one of"),
+        ({"p": -1}, {}, "'p' parameter of privacyfrost2 must be an int >= 0. Got -1"),
         ({"presampling": {"levels": 1, "k": 0}}, {}, r"'privacyfrost2\.presampling\.k'.*>= 1"),
         ({"presampling": {"levels": 1, "k": 2.5}}, {}, r"'privacyfrost2\.presampling\.k'"),
-        ({"bogus": 1}, {}, "Valid keys"),
+        ({"bogus": 1}, {}, "Unknown parameter 'bogus' of algorithm 'privacyfrost2'"),
         ({}, {"priority": 0}, "positive integer"),
         ({}, {"priority": 1.5}, "priority"),
         ({"score": "basic", "d": 3}, {}, "'eta'"),
@@ -312,12 +321,13 @@ def test_cli_privacyfrost2_json(data, tmp_path):
     )
     assert res.exit_code == 0, res.output
     doc = json.loads(res.output)
-    assert doc["algorithm"] == "privacyfrost2" and doc["privacyfrost2"]["score"]["value"] > 0
+    assert doc["algorithm"] == "privacyfrost2" and doc["search"]["score"] > 0
     assert all(doc["checks"].values()) and out.exists()
-    restarts = doc["privacyfrost2"]["restarts"]
+    stats = doc["search"]
     # with the partial-domain step the paper's search is the default (no restarts)
-    assert restarts["allowed"] == 0 and restarts["run"] == 0
-    assert restarts["paper_score"] == doc["privacyfrost2"]["full_domain_score"]
+    assert stats["restarts_allowed"] == 0 and stats["restarts_run"] == 0
+    assert stats["paper_score"] == stats["full_domain_score"]
+    assert doc["parameters"]["partial_domain"] is True
 
 
 def test_inconsistent_hierarchy_file(data, tmp_path):

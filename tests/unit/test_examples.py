@@ -34,5 +34,5 @@ def test_privacyfrost2_example_summary(tmp_path):
         app, ["anonymize", str(ADULT), "--job", str(job), "--output", str(out)]
     )
     assert res.exit_code == 0, res.output
-    for line in ("full-domain levels", "score", "partial domain", "tables checked"):
+    for line in ("full-domain table T^G", "score", "partial-domain classes", "level vectors"):
         assert line in res.output

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from anonlab.algorithms.global_recoding import lattice
+from anonlab.algorithms._lattice import lattice
 from anonlab.data import grouping
 from anonlab.data.grouping import lex_groups
 

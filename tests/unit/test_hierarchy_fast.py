@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 
 import anonlab.io.hierarchies as hio
 from anonlab import EncodedTable, Hierarchy, read_hierarchy
-from anonlab.anonymization import load_job, prepare
+from anonlab.algorithms._lattice import lattice_of
+from anonlab.anonymization import build_problem, load_job
 from anonlab.exceptions import HierarchyError
 
 
@@ -304,10 +305,10 @@ def test_prepare_with_a_large_hierarchy_file(tmp_path):
             "metric": "height",
         }
     )
-    prepared = prepare(table, spec)
+    prepared = build_problem(table, spec)
     h = prepared.hierarchies["w"]
     assert h == Hierarchy(rows)
     cats = table.column("w").categories
     leaf = h.leaf_index(cats)
     assert [rows[i][0] for i in leaf] == list(cats)
-    assert prepared.lattice.max_levels == (3,)
+    assert lattice_of(prepared).max_levels == (3,)

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from anonlab import EncodedTable, taxonomy_hierarchy
-from anonlab.algorithms.global_recoding import Lattice, LatticeEvaluator
-from anonlab.algorithms.global_recoding.privacyfrost2 import (
+from anonlab.algorithms._lattice import Lattice, LatticeEvaluator
+from anonlab.algorithms.privacyfrost2 import (
     SCORES,
     BasicScore,
     EtaScore,
@@ -533,8 +533,8 @@ def test_lattice_must_match_the_evaluator():
 
 
 def _state_class(engine):
-    from anonlab.algorithms.global_recoding.privacyfrost2._kernels import kernels
-    from anonlab.algorithms.global_recoding.privacyfrost2.partial import (
+    from anonlab.algorithms.privacyfrost2._kernels import kernels
+    from anonlab.algorithms.privacyfrost2.partial import (
         _CompiledPartial,
         _Partial,
     )
@@ -581,7 +581,7 @@ def test_partial_step_leaves_groups_whose_labels_would_merge(engine):
 def test_partial_step_engine_follows_numba_and_the_switch(monkeypatch):
     """With numba the compiled step runs, with ANONLAB_NO_NUMBA=1 the numpy one; both give
     the same table, score and tables checked."""
-    from anonlab.algorithms.global_recoding.privacyfrost2 import partial
+    from anonlab.algorithms.privacyfrost2 import partial
 
     pytest.importorskip("numba")
     ran = []
@@ -609,7 +609,7 @@ def test_batch_table_order_sort_equals_argsort(n, n_keys):
     """The sort of a batch's groups into table order (by insertion, by slots or by radix,
     as the keys are few, dense or sparse; compiled when numba is there) gives the order of
     a stable argsort."""
-    from anonlab.algorithms.global_recoding.privacyfrost2 import _kernels
+    from anonlab.algorithms.privacyfrost2 import _kernels
 
     _kernels.kernels()  # (compiles the module's kernels when numba is installed)
     keys = np.random.default_rng(n).choice(n_keys, size=n, replace=False).astype(np.int64)

@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from anonlab import EncodedTable
-from anonlab.algorithms.global_recoding import Lattice, LatticeEvaluator, optimal_search
+from anonlab.algorithms._lattice import Lattice, LatticeEvaluator
+from anonlab.algorithms.full_domain import optimal_search
 from anonlab.anonymization import check
 from anonlab.data.hierarchy import Hierarchy
 from anonlab.data.stats import SensitiveHistogram

@@ -1,1 +1,10 @@
-"""Algorithms that produce a transformation of a table (global recoding, ...)."""
+"""Anonymization algorithms, one folder per family, registered by name.
+
+Families never import one another; the level-based ones share :mod:`anonlab.algorithms._lattice`.
+Importing this package registers every family in :data:`ALGORITHMS`.
+"""
+
+from anonlab.algorithms import full_domain, privacyfrost2  # noqa: F401  (registers them)
+from anonlab.algorithms.base import ALGORITHMS, Anonymizer, Param, build_anonymizer, register
+
+__all__ = ["ALGORITHMS", "Anonymizer", "Param", "build_anonymizer", "register"]

@@ -24,13 +24,9 @@ from rich.progress import (
 from rich.table import Table
 
 import anonlab
-from anonlab import api
-from anonlab._validation import did_you_mean
-from anonlab.data.source import CsvOptions
-from anonlab.datasets import ADULT_QUASI_IDENTIFIERS, adult_hierarchies, load_adult
-from anonlab.diagnosis import SearchAnswer, SubsetAnswer, TableAnswer
-from anonlab.exceptions import AnonlabError, ParameterError, PrivacyRiskWarning
-from anonlab.io.atomic import check_input_file
+from anonlab import api, report
+from anonlab.api import AnonlabError, ParameterError, PrivacyRiskWarning
+from anonlab.io import CsvOptions, check_input_file
 
 app = typer.Typer(
     name="anonlab",
@@ -296,7 +292,7 @@ def diagnose(
                 if name not in eng.columns:
                     raise ParameterError(
                         f"{flag} {name}=...: unknown column {name!r}."
-                        f"{did_you_mean(name, eng.columns)} Available: "
+                        f"{api.did_you_mean(name, eng.columns)} Available: "
                         f"{', '.join(map(repr, eng.columns))}."
                     )
         with _progress(not as_json) as progress:
@@ -387,114 +383,29 @@ def _int_level(attr: str, value: str) -> int:
 
 
 # ----------------------------------------------------------------------- rendering
-def _fmt_delta(d: float) -> str:
-    return f"{d:.4f}"
+def show(sections: list[report.Section], console: Console | None = None) -> None:
+    """Print report sections as Rich tables."""
+    con = console or out
+    for sec in sections:
+        if sec.header is None:
+            t = Table(title=sec.title, show_header=False)
+            t.add_column("", style="bold")
+            t.add_column("")
+        else:
+            t = Table(title=sec.title)
+            for i, name in enumerate(sec.header):
+                right = i < len(sec.numeric) and sec.numeric[i]
+                t.add_column(name, justify="right" if right else "left")
+        for row in sec.rows:
+            t.add_row(*row)
+        con.print(t)
+        for note in sec.notes:
+            con.print(note)
 
 
 def render(result: Any, console: Console | None = None, title: str | None = None) -> None:
     """Print a diagnosis result as Rich tables."""
-    con = console or out
-    data = result.to_dict()
-    q = data.get("question", "")
-    if isinstance(result, SubsetAnswer):
-        t = Table(title=title or f"{q}: k-anonymity of S", show_header=False)
-        t.add_column("", style="bold")
-        t.add_column("")
-        t.add_row("S", ", ".join(result.quasi_identifiers))
-        if result.levels:
-            t.add_row("levels", ", ".join(f"{a}={v}" for a, v in result.levels.items()))
-        t.add_row("rows", f"{result.n_rows:,}")
-        if result.required_k is not None:
-            t.add_row("required k", str(result.required_k))
-            t.add_row("answer", "[green]yes[/]" if result.answer else "[red]no[/]")
-        if q == "Q9":
-            t.add_row("k", str(result.k))
-            t.add_row("smallest delta", _fmt_delta(result.delta))
-            t.add_row("k after suppression", str(result.achieved_k))
-        else:
-            t.add_row("k", str(result.k))
-            t.add_row("delta", _fmt_delta(result.delta))
-        t.add_row("suppressed rows", f"{result.suppressed_rows:,}")
-        if result.suppressed_row_positions is not None:
-            shown = result.suppressed_row_positions[:20]
-            more = len(result.suppressed_row_positions) - len(shown)
-            t.add_row(
-                "suppressed row positions",
-                ", ".join(map(str, shown)) + (f" ... (+{more})" if more > 0 else ""),
-            )
-        con.print(t)
-    elif isinstance(result, SearchAnswer):
-        t = Table(
-            title=title
-            or f"{q}: largest subsets that are {result.k}-anonymous"
-            + (f" after {result.delta:g}-suppression" if result.delta else "")
-        )
-        t.add_column("size", justify="right")
-        t.add_column("attributes")
-        for s in result.subsets:
-            t.add_row(str(len(s)), ", ".join(s))
-        con.print(t)
-        con.print(f"{len(result.subsets)} subsets, {result.evaluations} evaluations")
-    elif isinstance(result, TableAnswer):
-        t = Table(title=title or _table_title(result))
-        t.add_column("attributes")
-        t.add_column("k", justify="right")
-        t.add_column("delta", justify="right")
-        t.add_column("suppressed rows", justify="right")
-        rows = result.rows
-        limit = 60
-        for r in rows[:limit]:
-            t.add_row(
-                ", ".join(r.attributes), str(r.k), _fmt_delta(r.delta), f"{r.suppressed_rows:,}"
-            )
-        con.print(t)
-        if len(rows) > limit:
-            con.print(f"... {len(rows) - limit} more rows (use --json for all)")
-        con.print(f"{len(rows)} rows, {result.evaluations} evaluations")
-    elif q == "risk":
-        t = Table(title=title or "Re-identification risk (prosecutor model)", show_header=False)
-        t.add_column("", style="bold")
-        t.add_column("")
-        t.add_row("S", ", ".join(data["quasi_identifiers"]))
-        t.add_row("rows / classes", f"{data['n_rows']:,} / {data['n_classes']:,}")
-        t.add_row("k (smallest class)", str(data["k"]))
-        t.add_row("highest risk", f"{data['highest_risk']:.4f}")
-        t.add_row("average risk", f"{data['average_risk']:.4f}")
-        t.add_row("unique records", f"{data['unique_records']:,} ({data['unique_fraction']:.2%})")
-        t.add_row(
-            f"records in classes < {data['threshold']}",
-            f"{data['records_at_risk']:,} ({data['at_risk_fraction']:.2%})",
-        )
-        con.print(t)
-        h = Table(title="Class sizes")
-        h.add_column("class size")
-        h.add_column("classes", justify="right")
-        h.add_column("records", justify="right")
-        for b in data["class_size_histogram"]:
-            h.add_row(b["class_size"], f"{b['classes']:,}", f"{b['records']:,}")
-        con.print(h)
-    elif q == "quasi-identifiers":
-        t = Table(
-            title=title
-            or f"Minimal attribute sets that put records in classes < {data['threshold']}"
-        )
-        t.add_column("attributes")
-        t.add_column("k", justify="right")
-        t.add_column("records exposed", justify="right")
-        for s in data["subsets"][:40]:
-            t.add_row(", ".join(s["attributes"]), str(s["k"]), f"{s['records_exposed']:,}")
-        con.print(t)
-        con.print(f"{len(data['subsets'])} minimal sets, {data['evaluations']} evaluations")
-
-
-def _table_title(result: TableAnswer) -> str:
-    return {
-        "Q4": "Q4: k for every subset",
-        "Q8": f"Q8: k for every subset after {result.delta or 0:g}-suppression",
-        "Q10": f"Q10: smallest delta for k = {result.k}, every subset",
-        "Q11": "Q11: smallest delta for each k",
-        "Q12": "Q12: smallest delta for every subset and k",
-    }.get(result.question, result.question)
+    show(report.diagnosis_sections(result, title), console)
 
 
 @app.command()
@@ -503,9 +414,9 @@ def demo(
 ) -> None:
     """Diagnose the bundled UCI Adult data (30,162 rows, 8 quasi-identifiers)."""
     with _errors():
-        table = load_adult()
-        eng = api.open_engine(table, hierarchies=adult_hierarchies(table))
-        qi = list(ADULT_QUASI_IDENTIFIERS)
+        table = api.load_adult()
+        eng = api.open_engine(table, hierarchies=api.adult_hierarchies(table))
+        qi = list(api.ADULT_QUASI_IDENTIFIERS)
         coarse = {
             "age": 2,
             "education": 2,
@@ -585,39 +496,7 @@ def anonymize(
         if as_json:
             sys.stdout.write(json.dumps(result.to_dict(), indent=2) + "\n")
             return
-        t = Table(title=f"Anonymized with {result.algorithm} search", show_header=False)
-        t.add_column("", style="bold")
-        t.add_column("")
-        pf2 = result.details if result.algorithm == "privacyfrost2" else None
-        label = "full-domain levels" if pf2 else "transformation"
-        t.add_row(label, ", ".join(f"{a}={v}" for a, v in result.transformation.items()))
-        if pf2:
-            score = pf2["score"]
-            t.add_row(
-                "score",
-                f"{score['function']} = {score['value']:.6g} "
-                f"(full-domain table {pf2['full_domain_score']:.6g}, "
-                f"paper's search {pf2['restarts']['paper_score']:.6g})",
-            )
-            part = pf2.get("partial_domain")
-            if part is not None:
-                t.add_row(
-                    "partial domain",
-                    f"{part['classes']:,} classes on {part['level_vectors']:,} level vectors, "
-                    f"{part['splits']:,} group splits",
-                )
-        t.add_row(
-            "loss", f"{result.metric} = {result.loss:.6g}" + (" (full-domain)" if pf2 else "")
-        )
-        t.add_row("suppressed rows", f"{result.suppressed_rows:,}")
-        what = "tables checked" if pf2 else "nodes evaluated"
-        t.add_row(what, f"{result.evaluated_nodes:,} of {result.lattice_size:,}")
-        t.add_row("time", f"{result.elapsed_s:.3f} s")
-        t.add_row(
-            "checks", ", ".join(f"{m}: {'ok' if v else 'FAILED'}" for m, v in result.checks.items())
-        )
-        t.add_row("written", str(output))
-        out.print(t)
+        show(report.anonymization_sections(result))
 
 
 @app.command()
@@ -632,24 +511,11 @@ def check(
 ) -> None:
     """Report the privacy models and the metric of a table as it is."""
     with _errors():
-        report = api.check(data, job)
+        checked = api.check(data, job)
         if as_json:
-            sys.stdout.write(json.dumps(report.to_dict(), indent=2) + "\n")
+            sys.stdout.write(json.dumps(checked.to_dict(), indent=2) + "\n")
             return
-        t = Table(title=f"{report.n_rows:,} rows in {report.n_classes:,} classes")
-        t.add_column("model")
-        t.add_column("holds")
-        t.add_column("violating classes", justify="right")
-        t.add_column("violating rows", justify="right")
-        for m in report.models:
-            t.add_row(
-                m["model"] + " " + ", ".join(f"{k}={v}" for k, v in m["params"].items()),
-                "[green]yes[/]" if m["holds"] else "[red]no[/]",
-                f"{m['violating_classes']:,}",
-                f"{m['violating_rows']:,}",
-            )
-        out.print(t)
-        out.print(f"{report.metric} = {report.loss:.6g}")
+        show(report.check_sections(checked))
 
 
 def main() -> None:

@@ -1,7 +1,15 @@
 """Reading tables and hierarchies, writing outputs atomically."""
 
-from anonlab.io.atomic import atomic_write
+from anonlab.data.source import CsvOptions
+from anonlab.io.atomic import atomic_write, check_input_file
 from anonlab.io.hierarchies import read_hierarchy, write_hierarchy
 from anonlab.io.readers import read_table
 
-__all__ = ["read_table", "read_hierarchy", "write_hierarchy", "atomic_write"]
+__all__ = [
+    "CsvOptions",
+    "atomic_write",
+    "check_input_file",
+    "read_hierarchy",
+    "read_table",
+    "write_hierarchy",
+]

@@ -19,7 +19,7 @@ from anonlab.metrics._util import (
     normalized_weights,
 )
 from anonlab.metrics.aggregate import Aggregate, aggregate, parse_aggregate
-from anonlab.metrics.base import Metric, MetricContext
+from anonlab.metrics.base import Metric, MetricContext, ReleaseCells
 
 __all__: list[str] = []
 
@@ -69,6 +69,17 @@ class MultiDimensionalMetric(Metric):
         """Lower bounds of ``v_j`` for any suppression at ``levels`` (aligned with
         ``context.quasi_identifiers``); None if the metric has none."""
         return None
+
+    def per_attribute_cells(self, release: ReleaseCells, context: MetricContext) -> FloatArray:
+        """``v_j`` of a release whose cells sit on different levels (see
+        :meth:`~anonlab.metrics.base.Metric.release_loss`)."""
+        raise NotImplementedError(
+            f"The metric {self.name!r} is defined for full-domain releases only."
+        )
+
+    def release_loss(self, release: ReleaseCells, context: MetricContext) -> float:
+        """The aggregate of :meth:`per_attribute_cells`."""
+        return self.combine(release.columns, self.per_attribute_cells(release, context), context)
 
     # ------------------------------------------------------------------ the interface
     def combine(

@@ -18,7 +18,7 @@ from anonlab._validation import check_fraction
 from anonlab.data.hierarchy import Hierarchy
 from anonlab.data.stats import ClassStats
 from anonlab.exceptions import HierarchyError, ParameterError
-from anonlab.metrics.base import MetricContext
+from anonlab.metrics.base import CellCounts, MetricContext
 
 __all__: list[str] = []
 
@@ -347,3 +347,12 @@ def max_classes(context: MetricContext, levels: Sequence[int]) -> float:
         product *= level_cardinality(context, col, int(lv))
         bound = min(bound, float(raised_partition(context, col, int(lv))[0]))
     return min(bound, product)
+
+
+def cell_leaf_counts(context: MetricContext, column: str, cells: CellCounts) -> FloatArray:
+    """Per cell, the leaf count of its label: the original value's label at the cell's level."""
+    out = np.empty(cells.value.size, dtype=np.float64)
+    for level in np.unique(cells.level).tolist():
+        at = cells.level == level
+        out[at] = base_leaf_counts(context, column, int(level))[cells.value[at]]
+    return out

@@ -30,6 +30,7 @@ from anonlab.metrics._util import (
     arx_round,
     base_leaf_counts,
     base_map,
+    cell_leaf_counts,
     check_gamma,
     class_leaf_counts,
     domain_size,
@@ -42,7 +43,7 @@ from anonlab.metrics._util import (
     value_counts,
 )
 from anonlab.metrics.aggregate import Aggregate
-from anonlab.metrics.base import Metric, MetricContext
+from anonlab.metrics.base import Metric, MetricContext, ReleaseCells
 
 __all__ = [
     "AverageClassSize",
@@ -61,6 +62,16 @@ _LN2 = float(np.log(2.0))
 
 def _heights(columns: tuple[str, ...], context: MetricContext) -> FloatArray:
     return np.array([hierarchy_of(context, c).height for c in columns], dtype=np.float64)
+
+
+def _mean_level(level: npt.NDArray[np.int64], count: npt.NDArray[np.int64], n: float) -> float:
+    return float(np.dot(count.astype(np.float64), level)) / n if n else 0.0
+
+
+def _classes_of(release: ReleaseCells) -> ClassStats:
+    """The released classes as class statistics (sizes only)."""
+    sizes = np.asarray(release.class_sizes, dtype=np.int64)
+    return ClassStats(release.columns, tuple(0 for _ in release.columns), sizes, int(sizes.sum()))
 
 
 def _relative_levels(levels: tuple[int, ...], heights: FloatArray) -> FloatArray:
@@ -101,6 +112,14 @@ class Height(MultiDimensionalMetric):
     ) -> FloatArray | None:
         """Exact: ``t_j``."""
         return np.asarray(levels, dtype=np.float64)
+
+    def per_attribute_cells(self, release: ReleaseCells, context: MetricContext) -> FloatArray:
+        """The mean level of the cells of each column (``t_j`` when all share one)."""
+        n = float(context.n_rows)
+        return np.array(
+            [_mean_level(c.level, c.kept + c.suppressed, n) for c in release.cells],
+            dtype=np.float64,
+        )
 
 
 # =========================================================================== Precision
@@ -165,6 +184,25 @@ class Precision(GsMixin, MultiDimensionalMetric):
         out = np.minimum(r * self.g_factor, self.s_factor) * MARGIN
         return out
 
+    def per_attribute_cells(self, release: ReleaseCells, context: MetricContext) -> FloatArray:
+        """``v_j`` with ``U * t_j / h_j`` replaced by the sum of each released cell's
+        ``level / h_j`` (suppressed cells as in :meth:`per_attribute`)."""
+        n = float(context.n_rows)
+        heights = _heights(release.columns, context)
+        s_rows = float(release.suppressed_rows)
+        out = np.zeros(len(release.columns), dtype=np.float64)
+        if n == 0:
+            return out
+        for j, c in enumerate(release.cells):
+            h = heights[j]
+            counted = c.kept + c.suppressed if self.monotonic else c.kept
+            rel = float(np.dot(counted, c.level)) / h if h else 0.0
+            if self.monotonic:
+                out[j] = rel / n * self.g_factor
+            else:
+                out[j] = (rel * self.g_factor + s_rows * self.s_factor) / n
+        return out
+
     def _params(self) -> dict[str, Any]:
         return {"gamma": self.gamma, **super()._params()}
 
@@ -222,6 +260,10 @@ class Discernibility(Metric):
         """A bound of DM* from per-attribute partitions (see the class docstring)."""
         return _dm_bound(tuple(int(x) for x in levels), context)
 
+    def release_loss(self, release: ReleaseCells, context: MetricContext) -> float:
+        """DM of the released classes (a class-based metric: levels do not enter)."""
+        return self.loss(_classes_of(release), release.class_suppressed, context)
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}()"
 
@@ -271,6 +313,10 @@ class AverageClassSize(Metric):
         if den == 0:
             return float("inf") if n > 0 else 0.0
         return n / den
+
+    def release_loss(self, release: ReleaseCells, context: MetricContext) -> float:
+        """AECS of the released classes (a class-based metric: levels do not enter)."""
+        return self.loss(_classes_of(release), release.class_suppressed, context)
 
     def lower_bound(self, levels: tuple[int, ...], context: MetricContext) -> float | None:
         """``N / C`` (see the class docstring)."""
@@ -377,6 +423,26 @@ class NonUniformEntropy(GsMixin, MultiDimensionalMetric):
         """``round(-gFactor * G_j)`` per quasi-identifier (exact for the monotonic variant)."""
         return arx_round(-self._g_terms(context.quasi_identifiers, levels, context))
 
+    def per_attribute_cells(self, release: ReleaseCells, context: MetricContext) -> FloatArray:
+        """``v_j`` of a release on mixed levels: ``G_j`` is the entropy of the original value
+        given the released label, ``sum_{g,v} n(g,v) log2(n(g,v) / n(g))`` over every record
+        (``n(g,v) = a(v)`` and ``n(g) = b_j(g)`` when all cells share a level); the
+        suppression term counts the suppressed records by their released label ``g``."""
+        s_rows = float(release.suppressed_rows)
+        inner = np.empty(len(release.columns), dtype=np.float64)
+        for j, c in enumerate(release.cells):
+            pairs, inv = np.unique(np.stack([c.label, c.value]), axis=1, return_inverse=True)
+            n_gv = np.bincount(inv.reshape(-1), weights=(c.kept + c.suppressed).astype(np.float64))
+            n_g = np.bincount(pairs[0], weights=n_gv)[pairs[0]]
+            present = n_gv > 0
+            g_term = float(np.sum(n_gv[present] * (np.log(n_gv[present] / n_g[present]) / _LN2)))
+            inner[j] = self.g_factor * g_term
+            if not self.monotonic and s_rows > 0:
+                cg = np.bincount(c.label, weights=c.suppressed.astype(np.float64))
+                cg = cg[cg > 0]
+                inner[j] += self.s_factor * float(np.sum(cg * (np.log(cg / s_rows) / _LN2)))
+        return arx_round(-inner)
+
     def _params(self) -> dict[str, Any]:
         return {"gamma": self.gamma, **super()._params()}
 
@@ -454,6 +520,22 @@ class Loss(GsMixin, MultiDimensionalMetric):
                 supp = float(s_rows) * doms[j]
             else:
                 supp = y_s + self.s_factor * (float(s_rows) * doms[j] - y_s)
+            num[j] = self.g_factor * x_ns + supp
+        return self._normalize(num, doms, float(context.n_rows))
+
+    def per_attribute_cells(self, release: ReleaseCells, context: MetricContext) -> FloatArray:
+        """``v_j`` with each record's share taken at its own cell's level."""
+        s_rows = float(release.suppressed_rows)
+        doms = np.array([domain_size(context, c) for c in release.columns], dtype=np.float64)
+        num = np.empty(len(release.columns), dtype=np.float64)
+        for j, (col, c) in enumerate(zip(release.columns, release.cells)):
+            lc = cell_leaf_counts(context, col, c)
+            x_ns = float(np.dot(c.kept.astype(np.float64), lc))
+            y_s = float(np.dot(c.suppressed.astype(np.float64), lc))
+            if self.s_factor == 1.0:
+                supp = s_rows * doms[j]
+            else:
+                supp = y_s + self.s_factor * (s_rows * doms[j] - y_s)
             num[j] = self.g_factor * x_ns + supp
         return self._normalize(num, doms, float(context.n_rows))
 

@@ -13,7 +13,7 @@ import numpy.typing as npt
 from anonlab.data.hierarchy import Hierarchy
 from anonlab.data.stats import ClassStats
 
-__all__ = ["Metric", "MetricContext"]
+__all__ = ["CellCounts", "Metric", "MetricContext", "ReleaseCells"]
 
 
 @dataclass
@@ -45,6 +45,62 @@ class MetricContext:
     n_rows: int
     weights: Mapping[str, float] = field(default_factory=dict)
     cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
+
+
+@dataclass(frozen=True)
+class CellCounts:
+    """The released cells of one quasi-identifier, counted per (original value, level, label).
+
+    Parameters
+    ----------
+    value : ndarray of int64
+        The original value: a code of the base classes' domain of the column.
+    level : ndarray of int64
+        The level the value was released at.
+    label : ndarray of int64
+        The released label (cells whose labels read the same share an id).
+    kept : ndarray of int64
+        Records with that cell that are released.
+    suppressed : ndarray of int64
+        Records with that cell whose class is suppressed.
+    """
+
+    value: npt.NDArray[np.int64]
+    level: npt.NDArray[np.int64]
+    label: npt.NDArray[np.int64]
+    kept: npt.NDArray[np.int64]
+    suppressed: npt.NDArray[np.int64]
+
+
+@dataclass(frozen=True)
+class ReleaseCells:
+    """A release whose cells sit on different levels, as the metrics measure it.
+
+    A full-domain release is measured from its classes (:meth:`Metric.loss`); a release
+    whose rows sit at different levels (a partial-domain or local recoding) from its cells
+    per quasi-identifier and its classes (:meth:`Metric.release_loss`).
+
+    Parameters
+    ----------
+    columns : tuple of str
+        The quasi-identifiers, aligned with ``context.quasi_identifiers``.
+    cells : tuple of CellCounts
+        Per quasi-identifier.
+    class_sizes : ndarray of int64
+        The sizes of the released classes.
+    class_suppressed : ndarray of bool
+        Per class, whether it is suppressed.
+    """
+
+    columns: tuple[str, ...]
+    cells: tuple[CellCounts, ...]
+    class_sizes: npt.NDArray[np.int64]
+    class_suppressed: npt.NDArray[np.bool_]
+
+    @property
+    def suppressed_rows(self) -> int:
+        """S: the records suppressed."""
+        return int(self.class_sizes[self.class_suppressed].sum())
 
 
 class Metric(ABC):
@@ -79,6 +135,21 @@ class Metric(ABC):
         context : MetricContext
             Hierarchies, the base classes, N and weights.
         """
+
+    def release_loss(self, release: ReleaseCells, context: MetricContext) -> float:
+        """Return the information loss of a release whose cells sit on different levels.
+
+        Each metric generalizes its full-domain formula cell by cell (or class by class): on
+        a release with every cell of a column at one level it gives :meth:`loss`.
+
+        Raises
+        ------
+        NotImplementedError
+            If the metric is only defined for full-domain releases.
+        """
+        raise NotImplementedError(
+            f"The metric {self.name!r} is defined for full-domain releases only."
+        )
 
     def lower_bound(self, levels: tuple[int, ...], context: MetricContext) -> float | None:
         """A lower bound of :meth:`loss` for any suppression at ``levels`` that needs no

@@ -38,6 +38,7 @@ from anonlab.data.stats import ClassStats
 from anonlab.metrics._util import (
     FloatArray,
     base_leaf_counts,
+    cell_leaf_counts,
     check_weights,
     class_leaf_counts,
     domain_size,
@@ -46,9 +47,14 @@ from anonlab.metrics._util import (
     value_counts,
     weighted_sum,
 )
-from anonlab.metrics.base import Metric, MetricContext
+from anonlab.metrics.base import Metric, MetricContext, ReleaseCells
 
-__all__ = ["GlobalCertaintyPenalty", "NormalizedCertaintyPenalty", "lost_leaves"]
+__all__ = [
+    "GlobalCertaintyPenalty",
+    "NormalizedCertaintyPenalty",
+    "lost_leaves",
+    "lost_leaves_cells",
+]
 
 
 def lost_leaves(
@@ -68,6 +74,23 @@ def lost_leaves(
         dom = domain_size(context, col)
         lc = class_leaf_counts(stats, j, context)[~mask]
         lost[j] = float(int(np.dot(kept, lc - 1)) + s_rows * (dom - 1))
+        doms[j] = dom
+    return lost, doms
+
+
+def lost_leaves_cells(
+    release: ReleaseCells, context: MetricContext
+) -> tuple[FloatArray, FloatArray]:
+    """:func:`lost_leaves` of a release whose cells sit on different levels: each released
+    record loses the leaves of its own cell's label."""
+    m = len(release.columns)
+    lost = np.empty(m, dtype=np.float64)
+    doms = np.empty(m, dtype=np.float64)
+    s_rows = release.suppressed_rows
+    for j, (col, c) in enumerate(zip(release.columns, release.cells)):
+        dom = domain_size(context, col)
+        lc = cell_leaf_counts(context, col, c)
+        lost[j] = float(np.dot(c.kept.astype(np.float64), lc - 1.0)) + s_rows * (dom - 1)
         doms[j] = dom
     return lost, doms
 
@@ -130,6 +153,11 @@ class NormalizedCertaintyPenalty(Metric):
     ) -> float:
         """Return NCP(T) (see the class docstring)."""
         return self._combine(stats.columns, self.per_attribute(stats, suppressed, context), context)
+
+    def release_loss(self, release: ReleaseCells, context: MetricContext) -> float:
+        """NCP(T) (GCP(T)) of a release whose cells sit on different levels (Eq. 1 per cell)."""
+        values = _ncp_per_attribute(*lost_leaves_cells(release, context))
+        return self._combine(release.columns, values, context)
 
     def lower_bound(self, levels: tuple[int, ...], context: MetricContext) -> float | None:
         """NCP(T) with every record generalized and none suppressed."""

@@ -38,7 +38,7 @@ from anonlab.metrics._util import (
     split_sizes,
     weighted_sum,
 )
-from anonlab.metrics.base import Metric, MetricContext
+from anonlab.metrics.base import Metric, MetricContext, ReleaseCells
 
 __all__ = ["DistortionRatio"]
 
@@ -83,6 +83,19 @@ class DistortionRatio(Metric):
         """Return the distortion ratio (see the class docstring)."""
         _, _, u_rows, s_rows = split_sizes(stats, suppressed)
         return self._ratio(stats.columns, stats.levels, u_rows, s_rows, context)
+
+    def release_loss(self, release: ReleaseCells, context: MetricContext) -> float:
+        """The distortion ratio of a release whose cells sit on different levels: the sum of
+        the heights of the released cells (the paper's definition, cell by cell)."""
+        heights = [hierarchy_of(context, c).height for c in release.columns]
+        w = normalized_weights(release.columns, context, self.weights)
+        s_rows = release.suppressed_rows
+        sums = [
+            float(np.dot(c.kept.astype(np.float64), c.level)) + s_rows * h
+            for c, h in zip(release.cells, heights)
+        ]
+        den = float(context.n_rows) * weighted_sum(w, heights)
+        return weighted_sum(w, sums) / den if den > 0 else 0.0
 
     def lower_bound(self, levels: tuple[int, ...], context: MetricContext) -> float | None:
         """The ratio with nothing suppressed (exact integers, so a true bound)."""

@@ -47,8 +47,8 @@ from anonlab.metrics._util import (
     split_sizes,
     weighted_sum,
 )
-from anonlab.metrics.base import Metric, MetricContext
-from anonlab.metrics.certainty import lost_leaves, lost_leaves_bound
+from anonlab.metrics.base import Metric, MetricContext, ReleaseCells
+from anonlab.metrics.certainty import lost_leaves, lost_leaves_bound, lost_leaves_cells
 
 __all__ = ["InformationLeft", "info_left_value", "info_left_values"]
 
@@ -130,6 +130,12 @@ class InformationLeft(Metric):
         """Return ``1 - ILeft_table`` (see the class docstring)."""
         lost, doms = lost_leaves(stats, suppressed, context)
         return self._loss(stats.columns, lost, doms, context)
+
+    def release_loss(self, release: ReleaseCells, context: MetricContext) -> float:
+        """``1 - ILeft_table`` of a release whose cells sit on different levels (Definition 9
+        per cell)."""
+        lost, doms = lost_leaves_cells(release, context)
+        return self._loss(release.columns, lost, doms, context)
 
     def table(
         self, stats: ClassStats, suppressed: npt.NDArray[np.bool_], context: MetricContext

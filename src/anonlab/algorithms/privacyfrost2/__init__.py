@@ -9,25 +9,26 @@ Entry point: :func:`privacyfrost2`. Pre-sampling (section 5.1): :class:`PreSampl
 :func:`presample`, :func:`restrict_evaluator`. Scores: :func:`build_score`.
 """
 
-from anonlab.algorithms.global_recoding.privacyfrost2._common import (
+from anonlab.algorithms.privacyfrost2._common import (
     from_paper_levels,
     to_paper_levels,
 )
-from anonlab.algorithms.global_recoding.privacyfrost2.partial import (
+from anonlab.algorithms.privacyfrost2.anonymizer import PrivacyFrost2, PrivacyFrost2Stats
+from anonlab.algorithms.privacyfrost2.partial import (
     PartialDomainResult,
     partial_domain_degeneralization,
     released_codes,
     released_labels,
     verify_release,
 )
-from anonlab.algorithms.global_recoding.privacyfrost2.presampling import (
+from anonlab.algorithms.privacyfrost2.presampling import (
     PreSample,
     PreSampling,
     presample,
     restrict_base,
     restrict_evaluator,
 )
-from anonlab.algorithms.global_recoding.privacyfrost2.scoring import (
+from anonlab.algorithms.privacyfrost2.scoring import (
     SCORES,
     BasicScore,
     EtaScore,
@@ -35,7 +36,7 @@ from anonlab.algorithms.global_recoding.privacyfrost2.scoring import (
     Score,
     build_score,
 )
-from anonlab.algorithms.global_recoding.privacyfrost2.search import (
+from anonlab.algorithms.privacyfrost2.search import (
     DEFAULT_RESTARTS,
     PrivacyFrost2Result,
     privacyfrost2,
@@ -50,7 +51,9 @@ __all__ = [
     "PartialDomainResult",
     "PreSample",
     "PreSampling",
+    "PrivacyFrost2",
     "PrivacyFrost2Result",
+    "PrivacyFrost2Stats",
     "Score",
     "build_score",
     "from_paper_levels",

@@ -17,7 +17,7 @@ from itertools import combinations
 
 import numpy as np
 
-from anonlab.algorithms.global_recoding.lattice import (
+from anonlab.algorithms._lattice.lattice import (
     Lattice,
     LatticeEvaluator,
     NodeResult,

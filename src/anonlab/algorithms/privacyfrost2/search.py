@@ -22,7 +22,7 @@ and a restart's table replaces ``T^G`` only if it passes the check with a strict
 score (notes below).
 
 Levels are anonlab's (0 = original values, ``height`` = root); see
-:func:`~anonlab.algorithms.global_recoding.privacyfrost2.to_paper_levels` for the paper's levels, which count
+:func:`~anonlab.algorithms.privacyfrost2.to_paper_levels` for the paper's levels, which count
 from the root. ``Check_{k,l,c,t}`` is "every model of the evaluator holds on every class that
 is not suppressed, and the suppressed records fit the limit" (``NodeResult.anonymous``).
 
@@ -75,26 +75,26 @@ import numpy.typing as npt
 
 from anonlab._progress import Progress
 from anonlab._validation import check_int
-from anonlab.algorithms.global_recoding.lattice import Lattice, LatticeEvaluator
-from anonlab.algorithms.global_recoding.privacyfrost2._common import (
+from anonlab.algorithms._lattice.lattice import Lattice, LatticeEvaluator
+from anonlab.algorithms.privacyfrost2._common import (
     judge_spec,
     per_attribute,
     side_by_side,
     to_paper_levels,
 )
-from anonlab.algorithms.global_recoding.privacyfrost2._kernels import kernels
-from anonlab.algorithms.global_recoding.privacyfrost2.partial import (
+from anonlab.algorithms.privacyfrost2._kernels import kernels
+from anonlab.algorithms.privacyfrost2.partial import (
     PartialDomainResult,
     partial_domain_degeneralization,
     verify_release,
 )
-from anonlab.algorithms.global_recoding.privacyfrost2.presampling import (
+from anonlab.algorithms.privacyfrost2.presampling import (
     PreSample,
     PreSampling,
     presample,
     restrict_evaluator,
 )
-from anonlab.algorithms.global_recoding.privacyfrost2.scoring import Score, build_score
+from anonlab.algorithms.privacyfrost2.scoring import Score, build_score
 from anonlab.data.stats import check_dense_counts
 from anonlab.exceptions import InputError, ParameterError
 

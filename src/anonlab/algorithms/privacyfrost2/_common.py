@@ -8,7 +8,7 @@ import numpy as np
 import numpy.typing as npt
 
 from anonlab._validation import check_int
-from anonlab.algorithms.global_recoding.lattice import LatticeEvaluator
+from anonlab.algorithms._lattice.lattice import LatticeEvaluator
 from anonlab.data.hierarchy import Hierarchy
 from anonlab.exceptions import ParameterError
 from anonlab.models import DistinctLDiversity, EqualTCloseness, KAnonymity, RecursiveCLDiversity

@@ -30,8 +30,10 @@ __all__ = [
     "LatticeEvaluator",
     "NodeResult",
     "SearchResult",
+    "better",
     "group_rows",
     "roll_up",
+    "timed",
 ]
 
 Node = tuple[int, ...]
@@ -234,6 +236,17 @@ class SearchResult:
     elapsed_s: float
     algorithm: str
     checked: dict[Node, bool] = field(default_factory=dict)
+
+
+def better(res: NodeResult, best: NodeResult | None) -> bool:
+    """Whether ``res`` beats ``best``: less loss, then a lower total height (ties: the
+    first found stays)."""
+    if best is None:
+        return True
+    assert res.loss is not None and best.loss is not None
+    if res.loss != best.loss:
+        return res.loss < best.loss
+    return sum(res.levels) < sum(best.levels)
 
 
 class LatticeEvaluator:

@@ -19,8 +19,8 @@ import numpy as np
 import numpy.typing as npt
 
 from anonlab._validation import check_int
-from anonlab.algorithms.global_recoding.lattice import LatticeEvaluator, roll_up
-from anonlab.algorithms.global_recoding.privacyfrost2._common import (
+from anonlab.algorithms._lattice.lattice import LatticeEvaluator, roll_up
+from anonlab.algorithms.privacyfrost2._common import (
     base_codes,
     hierarchies_of,
     per_attribute,

@@ -11,7 +11,7 @@ and groups, no Python objects. :func:`_group_classes` (from the base classes),
 :func:`_split_classes` (from the classes of a coarser table) and :func:`_class_hists`
 compute the classes of a full-domain table (the search's checks); the others work on the
 group state of
-:class:`~anonlab.algorithms.global_recoding.privacyfrost2.partial._CompiledPartial`:
+:class:`~anonlab.algorithms.privacyfrost2.partial._CompiledPartial`:
 
 * base classes are *positions* ``0..n-1``: the base classes renumbered class by class of
   the full-domain table (``orig[r]`` is the base class at position ``r``), so that a
@@ -1278,7 +1278,7 @@ def _class_hists(ids, g, cls, val, cnt, nv):
 
 def _judge(sizes, hist, nk, total_hist, mcs, kinds, offs, widths, ipar, fpar, bad):
     """Which of the classes ``0..nk-1`` violate the built-in models (see
-    :func:`~anonlab.algorithms.global_recoding.privacyfrost2._common.judge_spec`): ``bad[c]``
+    :func:`~anonlab.algorithms.privacyfrost2._common.judge_spec`): ``bad[c]``
     is set; returns the records of the violating classes.
 
     ``hist`` holds each class's sensitive counts, every sensitive attribute side by side

@@ -33,15 +33,15 @@ import numpy as np
 import numpy.typing as npt
 
 from anonlab._progress import Progress
-from anonlab.algorithms.global_recoding.lattice import LatticeEvaluator, group_rows, roll_up
-from anonlab.algorithms.global_recoding.privacyfrost2._common import (
+from anonlab.algorithms._lattice.lattice import LatticeEvaluator, group_rows, roll_up
+from anonlab.algorithms.privacyfrost2._common import (
     base_codes,
     hierarchies_of,
     judge_spec,
     side_by_side,
 )
-from anonlab.algorithms.global_recoding.privacyfrost2._kernels import kernels
-from anonlab.algorithms.global_recoding.privacyfrost2.scoring import Score
+from anonlab.algorithms.privacyfrost2._kernels import kernels
+from anonlab.algorithms.privacyfrost2.scoring import Score
 from anonlab.data.grouping import factorize_keys
 from anonlab.data.labels import factorize
 from anonlab.data.stats import ClassStats, SensitiveHistogram
@@ -451,7 +451,7 @@ class PartialDomainResult:
     """The table after partial-domain de-generalization (PrivacyFrost2 section 5.4, step 4).
 
     Arrays are indexed by the base classes of the evaluator passed to
-    :func:`~anonlab.algorithms.global_recoding.privacyfrost2.privacyfrost2` (records removed by
+    :func:`~anonlab.algorithms.privacyfrost2.privacyfrost2` (records removed by
     pre-sampling have level ``-1`` and class ``-1``).
 
     Attributes

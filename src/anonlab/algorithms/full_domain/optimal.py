@@ -29,26 +29,18 @@ import numpy as np
 import numpy.typing as npt
 
 from anonlab._progress import Progress
-from anonlab.algorithms.global_recoding.lattice import (
+from anonlab.algorithms._lattice.lattice import (
     Lattice,
     LatticeEvaluator,
     NodeResult,
     SearchResult,
+    better,
     timed,
 )
 
-__all__ = ["optimal_search", "exhaustive_search", "Tagger"]
+__all__ = ["optimal_search", "Tagger"]
 
 UNKNOWN, ANON, NOT_ANON = 0, 1, -1
-
-
-def _better(res: NodeResult, best: NodeResult | None) -> bool:
-    if best is None:
-        return True
-    assert res.loss is not None and best.loss is not None
-    if res.loss != best.loss:
-        return res.loss < best.loss
-    return sum(res.levels) < sum(best.levels)
 
 
 class Tagger:
@@ -285,7 +277,7 @@ def _search(
         checked[levels] = res.anonymous
         if progress is not None:
             progress(1, None)
-        if res.anonymous and _better(res, best):
+        if res.anonymous and better(res, best):
             best = res
     return SearchResult(
         best=best,
@@ -327,22 +319,3 @@ def _incumbent(
     res = ev.evaluate(levels, with_loss=True)
     checked[levels] = res.anonymous
     return res if res.anonymous else None
-
-
-def exhaustive_search(evaluator: LatticeEvaluator, lattice: Lattice) -> SearchResult:
-    """Evaluate every node (the reference the optimal search is tested against)."""
-
-    def run() -> SearchResult:
-        best: NodeResult | None = None
-        start = evaluator.evaluations
-        checked = {}
-        for v in lattice.nodes():
-            res = evaluator.evaluate(tuple(int(x) for x in v))
-            checked[res.levels] = res.anonymous
-            if res.anonymous and _better(res, best):
-                best = res
-        return SearchResult(
-            best, evaluator.evaluations - start, lattice.size, 0.0, "exhaustive", checked
-        )
-
-    return timed(run)

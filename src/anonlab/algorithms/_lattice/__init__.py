@@ -1,0 +1,29 @@
+"""Shared lattice code of the level-based families: the generalization lattice, the node
+evaluator (classes rolled up from the base classes), and their construction from a
+:class:`~anonlab.release.problem.Problem`."""
+
+from anonlab.algorithms._lattice.lattice import (
+    Lattice,
+    LatticeEvaluator,
+    NodeResult,
+    SearchResult,
+    better,
+    group_rows,
+    roll_up,
+    timed,
+)
+from anonlab.algorithms._lattice.setup import build_evaluator, check_lattice, lattice_of
+
+__all__ = [
+    "Lattice",
+    "LatticeEvaluator",
+    "NodeResult",
+    "SearchResult",
+    "better",
+    "build_evaluator",
+    "check_lattice",
+    "group_rows",
+    "lattice_of",
+    "roll_up",
+    "timed",
+]

@@ -1,0 +1,233 @@
+"""The anonymizer protocol and the registry of algorithms the job file names.
+
+An algorithm is a class in scikit-learn's shape: ``__init__`` stores keyword arguments and
+nothing else; :meth:`Anonymizer.fit` validates them against ``_parameter_constraints`` (one
+place, one uniform message), reads a :class:`~anonlab.release.problem.Problem` and sets
+``recoding_`` (a :class:`~anonlab.release.recoding.Recoding`) and ``search_`` (its typed
+:class:`~anonlab.release.result.SearchStats`). A family registers its classes with
+:func:`register`; :func:`build_anonymizer` builds one from a job's name and parameters.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import numbers
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, TypeVar
+
+from anonlab._progress import Progress
+from anonlab._validation import did_you_mean
+from anonlab.exceptions import ParameterError
+from anonlab.metrics.base import MetricContext
+from anonlab.release.problem import Problem
+from anonlab.release.recoding import Recoding
+from anonlab.release.result import SearchStats
+
+__all__ = [
+    "ALGORITHMS",
+    "Anonymizer",
+    "Param",
+    "build_anonymizer",
+    "register",
+]
+
+
+@dataclass(frozen=True)
+class Param:
+    """The constraint of one algorithm parameter (validated by :meth:`Anonymizer.fit`).
+
+    Parameters
+    ----------
+    kind : type or tuple of types
+        ``int``, ``float`` (an int is accepted), ``bool``, ``str``, ``dict``, ``list``.
+    low, high : float, optional
+        Inclusive bounds of a number.
+    choices : tuple, optional
+        The values allowed.
+    none : bool
+        Whether None is allowed (a default decided by the algorithm).
+    """
+
+    kind: type | tuple[type, ...]
+    low: float | None = None
+    high: float | None = None
+    choices: tuple[Any, ...] | None = None
+    none: bool = False
+
+    def describe(self) -> str:
+        """The constraint in words: ``an int >= 0``, ``one of 'basic', 'log'``."""
+        if self.choices is not None:
+            text = "one of " + ", ".join(repr(c) for c in self.choices)
+        else:
+            kinds = self.kind if isinstance(self.kind, tuple) else (self.kind,)
+            names = {
+                int: "an int",
+                float: "a number",
+                bool: "true or false",
+                str: "a string",
+                dict: "a mapping",
+                list: "a list",
+            }
+            text = " or ".join(names.get(k, k.__name__) for k in kinds)
+            if self.low is not None and self.high is not None:
+                text += f" in [{self.low:g}, {self.high:g}]"
+            elif self.low is not None:
+                text += f" >= {self.low:g}"
+            elif self.high is not None:
+                text += f" <= {self.high:g}"
+        return text + (" (or None)" if self.none else "")
+
+    def accepts(self, value: Any) -> bool:
+        """Whether ``value`` satisfies the constraint."""
+        if value is None:
+            return self.none
+        if self.choices is not None:
+            return any(value == c and type(value) is type(c) for c in self.choices)
+        kinds = self.kind if isinstance(self.kind, tuple) else (self.kind,)
+        ok = False
+        for k in kinds:
+            if k is bool:
+                ok |= isinstance(value, bool)
+            elif k is int:
+                ok |= isinstance(value, numbers.Integral) and not isinstance(value, bool)
+            elif k is float:
+                ok |= isinstance(value, numbers.Real) and not isinstance(value, bool)
+            else:
+                ok |= isinstance(value, k)
+        if not ok:
+            return False
+        if isinstance(value, numbers.Real) and not isinstance(value, bool):
+            x = float(value)
+            if math.isnan(x):
+                return False
+            if self.low is not None and x < self.low:
+                return False
+            if self.high is not None and x > self.high:
+                return False
+        return True
+
+
+class Anonymizer(ABC):
+    """An anonymization algorithm: parameters in, a recoding of a Problem out.
+
+    Subclasses declare ``name`` (the job file's name), ``_parameter_constraints`` (a
+    :class:`Param` per ``__init__`` keyword) and implement :meth:`_fit`. ``__init__`` stores
+    its keyword arguments only.
+
+    Attributes
+    ----------
+    recoding_ : Recoding
+        Set by :meth:`fit`.
+    search_ : SearchStats
+        Set by :meth:`fit`.
+    context_ : MetricContext or None
+        The metric context of the rows the recoding keeps, when the algorithm built one
+        (the verification reuses it instead of grouping the table again).
+    """
+
+    name: ClassVar[str] = ""
+    _parameter_constraints: ClassVar[dict[str, Param]] = {}
+
+    recoding_: Recoding
+    search_: SearchStats
+    context_: MetricContext | None = None
+
+    @classmethod
+    def parameter_names(cls) -> list[str]:
+        """The keyword arguments of ``__init__``, in order."""
+        params = inspect.signature(cls.__init__).parameters.values()
+        return [p.name for p in params if p.name != "self" and p.kind is p.KEYWORD_ONLY]
+
+    def get_params(self) -> dict[str, Any]:
+        """The parameters as stored by ``__init__``."""
+        return {name: getattr(self, name) for name in self.parameter_names()}
+
+    def _validate_params(self) -> None:
+        """Check every parameter against its :class:`Param` (the uniform message)."""
+        for name, value in self.get_params().items():
+            rule = self._parameter_constraints.get(name)
+            if rule is not None and not rule.accepts(value):
+                raise ParameterError(
+                    f"The {name!r} parameter of {self.name} must be {rule.describe()}. "
+                    f"Got {value!r} instead."
+                )
+
+    def fit(self, problem: Problem, *, progress: Progress | None = None) -> Anonymizer:
+        """Validate the parameters, then find a recoding of ``problem``.
+
+        Parameters
+        ----------
+        problem : Problem
+        progress : callable, optional
+            ``progress(advance, total)`` as the search advances.
+
+        Returns
+        -------
+        Anonymizer
+            ``self``, with ``recoding_`` and ``search_`` set.
+        """
+        self._validate_params()
+        self._check_problem(problem)
+        self._fit(problem, progress)
+        return self
+
+    def _check_problem(self, problem: Problem) -> None:
+        """Refuse, before any work, a problem the algorithm cannot solve (default: accept)."""
+        del problem
+
+    @abstractmethod
+    def _fit(self, problem: Problem, progress: Progress | None) -> None:
+        """Set ``recoding_`` and ``search_`` (and ``context_`` if available)."""
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
+        return f"{type(self).__name__}({args})"
+
+
+#: Every algorithm by its job-file name (filled by :func:`register`).
+ALGORITHMS: dict[str, type[Anonymizer]] = {}
+
+_A = TypeVar("_A", bound=type[Anonymizer])
+
+
+def register(cls: _A) -> _A:
+    """Class decorator: make an algorithm available to job files under ``cls.name``."""
+    if not cls.name:
+        raise ValueError(f"{cls.__name__} has no name.")
+    ALGORITHMS[cls.name] = cls
+    return cls
+
+
+def build_anonymizer(name: str, params: Mapping[str, Any] | None = None) -> Anonymizer:
+    """Build the algorithm ``name`` with ``params`` (validated when it is fit).
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`ALGORITHMS`.
+    params : Mapping, optional
+        Its parameters, as the job file gives them.
+
+    Raises
+    ------
+    ParameterError
+        An unknown algorithm or an unknown parameter; the message names the valid ones.
+    """
+    cls = ALGORITHMS.get(name) if isinstance(name, str) else None
+    if cls is None:
+        raise ParameterError(
+            f"Unknown algorithm {name!r}.{did_you_mean(str(name), ALGORITHMS)} "
+            f"Valid algorithms: {', '.join(sorted(ALGORITHMS))}."
+        )
+    valid = cls.parameter_names()
+    for key in params or {}:
+        if key not in valid:
+            listed = ", ".join(valid) if valid else "none"
+            raise ParameterError(
+                f"Unknown parameter {key!r} of algorithm {name!r}."
+                f"{did_you_mean(str(key), valid)} Valid parameters: {listed}."
+            )
+    return cls(**dict(params or {}))

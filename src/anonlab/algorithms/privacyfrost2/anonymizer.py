@@ -1,0 +1,232 @@
+"""The registered PrivacyFrost2 algorithm (``algorithm: privacyfrost2``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from anonlab._progress import Progress
+from anonlab.algorithms._lattice import build_evaluator, lattice_of
+from anonlab.algorithms.base import Anonymizer, Param, register
+from anonlab.algorithms.privacyfrost2.presampling import PreSampling
+from anonlab.algorithms.privacyfrost2.scoring import SCORES, build_score
+from anonlab.algorithms.privacyfrost2.search import privacyfrost2
+from anonlab.exceptions import ParameterError
+from anonlab.release.problem import Problem
+from anonlab.release.recoding import FullDomain, Levels, Recoding
+from anonlab.release.result import SearchStats, stat
+
+__all__ = ["PrivacyFrost2", "PrivacyFrost2Stats"]
+
+
+@dataclass
+class PrivacyFrost2Stats(SearchStats):
+    """What PrivacyFrost2 did (``evaluated`` counts the tables checked, both steps).
+
+    Attributes
+    ----------
+    lattice_size : int
+    score_function : str
+    score : float
+        The score of the released table.
+    full_domain_levels : dict
+        ``T^G``, the full-domain table of the search.
+    full_domain_score : float
+    full_domain_loss : float
+        The job's metric on ``T^G`` (the released table's is the result's loss).
+    paper_score : float
+        The score of the paper's own search, before anonlab's restarts.
+    paper_levels : dict
+    restarts_allowed, restarts_run : int
+    tables_scored : int
+    skipped_by_bound : int
+    presampled_rows : int
+        Records pre-sampling removed (section 5.1).
+    presampling_s : float
+    partial_classes, partial_splits, partial_tables_checked : int, optional
+        The partial-domain step (section 5.4), when it ran.
+    """
+
+    lattice_size: int = stat("lattice size")
+    score_function: str = stat("score function", "basic")
+    score: float = stat("score", 0.0)
+    full_domain_levels: dict[str, int] = stat("full-domain table T^G", {})
+    full_domain_score: float = stat("full-domain score", 0.0)
+    full_domain_loss: float = stat("loss of T^G", 0.0)
+    paper_score: float = stat("score of the paper's search", 0.0)
+    paper_levels: dict[str, int] = stat("levels of the paper's search", {})
+    restarts_allowed: int = stat("restarts allowed", 0)
+    restarts_run: int = stat("restarts run", 0)
+    tables_scored: int = stat("tables scored", 0)
+    skipped_by_bound: int = stat("skipped by the score bound", 0)
+    presampled_rows: int = stat("rows removed by pre-sampling", 0)
+    presampling_s: float = stat("pre-sampling time (s)", 0.0)
+    partial_classes: int | None = stat("partial-domain classes", None)
+    partial_splits: int | None = stat("partial-domain group splits", None)
+    partial_tables_checked: int | None = stat("partial-domain tables checked", None)
+
+
+@register
+class PrivacyFrost2(Anonymizer):
+    """PrivacyFrost2: requirement-driven full- and partial-domain generalization.
+
+    The user ranks the quasi-identifiers (``priority`` beside each, higher keeps finer) and
+    bounds how far each may go (``max_level``: the paper's minimum level ``w^M``); the search
+    returns the table with the best score that satisfies every model, then optionally
+    de-generalizes it group by group (partial domain).
+
+    Parameters
+    ----------
+    score : {"basic", "eta", "log"}
+        The scoring function of section 6.
+    d : int, optional
+        The ``d`` of the eta score (only with ``score="eta"``).
+    p : int
+        The system parameter of the pre-computation: each attribute alone is first made
+        ``(k + p)``-anonymous.
+    restarts : int, optional
+        anonlab's restarts of the search (0: exactly the paper's; default 8, or 0 with
+        ``partial_domain``).
+    partial_domain : bool
+        Run the partial-domain de-generalization (section 5.4).
+    presampling : dict, optional
+        ``{levels: {attribute: level} or one level, k: int}``: remove the records isolated
+        at those levels first (section 5.1, the paper's ``u`` and ``k'``).
+
+    References
+    ----------
+    .. [1] S. Kiyomoto, Y. Miyake, "PrivacyFrost2: A Efficient Data Anonymization Tool
+       Based on Scoring Functions", CD-ARES 2014, sections 3-6 and Fig. 3.
+    """
+
+    name: ClassVar[str] = "privacyfrost2"
+    _parameter_constraints: ClassVar[dict[str, Param]] = {
+        "score": Param(str, choices=tuple(sorted(SCORES))),
+        "d": Param(int, low=1, none=True),
+        "p": Param(int, low=0),
+        "restarts": Param(int, low=0, none=True),
+        "partial_domain": Param(bool),
+        "presampling": Param(dict, none=True),
+    }
+
+    def __init__(
+        self,
+        *,
+        score: str = "basic",
+        d: int | None = None,
+        p: int = 0,
+        restarts: int | None = None,
+        partial_domain: bool = False,
+        presampling: dict[str, Any] | None = None,
+    ) -> None:
+        self.score = score
+        self.d = d
+        self.p = p
+        self.restarts = restarts
+        self.partial_domain = partial_domain
+        self.presampling = presampling
+
+    def _check_problem(self, problem: Problem) -> None:
+        if self.d is not None and self.score != "eta":
+            raise ParameterError(f"'d' belongs to the 'eta' score only, not to {self.score!r}.")
+        self._presampling(problem)
+        for q, v in problem.priorities.items():
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ParameterError(
+                    f"The priority of quasi-identifier {q!r} must be a positive integer. Got {v!r}."
+                )
+
+    def _presampling(self, problem: Problem) -> PreSampling | None:
+        raw = self.presampling
+        if raw is None:
+            return None
+        if set(raw) - {"levels", "k"} or "k" not in raw:
+            raise ParameterError(
+                "The 'presampling' parameter of privacyfrost2 must be a mapping {levels: "
+                "{attribute: level} or one level for all, k: int >= 1}. "
+                f"Got {raw!r} instead."
+            )
+        k = raw["k"]
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise ParameterError(
+                "The 'privacyfrost2.presampling.k' parameter of privacyfrost2 must be an int "
+                f">= 1. Got {k!r} instead."
+            )
+        levels = raw.get("levels", 0)
+        if isinstance(levels, int) and not isinstance(levels, bool):
+            thresholds: Any = {
+                q: min(int(levels), problem.hierarchies[q].height)
+                for q in problem.quasi_identifiers
+            }
+        else:
+            thresholds = levels
+        return PreSampling(thresholds, k)
+
+    def _fit(self, problem: Problem, progress: Progress | None) -> None:
+        evaluator = build_evaluator(problem, with_rows=True)
+        lattice = lattice_of(problem)
+        score = build_score(self.score, **({"d": self.d} if self.d is not None else {}))
+        res = privacyfrost2(
+            evaluator,
+            lattice,
+            priorities={q: int(problem.priorities.get(q, 1)) for q in problem.quasi_identifiers},
+            score=score,
+            p=self.p,
+            restarts=self.restarts,
+            partial_domain=self.partial_domain,
+            presampling=self._presampling(problem),
+            progress=progress,
+            recheck=False,  # the release is re-checked by the release layer
+        )
+        base = evaluator.base
+        assert base.row_class is not None
+        row_class = np.asarray(base.row_class, dtype=np.int64)
+        rows = None
+        if res.kept is not None:
+            keep_rows = res.kept[row_class]
+            rows = None if bool(keep_rows.all()) else np.flatnonzero(keep_rows)
+        recoding: Recoding
+        qis = problem.quasi_identifiers
+        if res.partial is not None:
+            recoding = Levels(res.partial.base_levels.astype(np.int64), row_class, rows)
+        else:
+            recoding = FullDomain(dict(zip(qis, res.levels)), rows)
+        full = self._full_domain_loss(evaluator, res)
+        part = res.partial
+        self.recoding_ = recoding
+        self.search_ = PrivacyFrost2Stats(
+            elapsed_s=res.elapsed_s,
+            evaluated=res.tables_checked + (0 if part is None else part.tables_checked),
+            lattice_size=lattice.size,
+            score_function=res.score_name,
+            score=res.score,
+            full_domain_levels=dict(zip(qis, map(int, res.levels))),
+            full_domain_score=res.full_domain_score,
+            full_domain_loss=full,
+            paper_score=res.score_before_restarts,
+            paper_levels=dict(zip(qis, map(int, res.levels_before_restarts))),
+            restarts_allowed=res.restarts,
+            restarts_run=res.restarts_run,
+            tables_scored=res.tables_scored,
+            skipped_by_bound=res.skipped_by_bound,
+            presampled_rows=0 if rows is None else problem.n_rows - int(rows.size),
+            presampling_s=res.presampling_s,
+            partial_classes=None if part is None else part.n_classes,
+            partial_splits=None if part is None else part.splits,
+            partial_tables_checked=None if part is None else part.tables_checked,
+        )
+        self.context_ = evaluator.context if rows is None else None
+
+    @staticmethod
+    def _full_domain_loss(evaluator: Any, res: Any) -> float:
+        """The job's metric on ``T^G``, from the classes the search grouped when it kept them."""
+        if res.full_domain_classes is not None:
+            ids = np.asarray(res.full_domain_classes[0], dtype=np.int64)
+            n_cls = res.full_domain_classes[1]
+            sizes = np.bincount(ids, weights=evaluator.base.sizes, minlength=n_cls).astype(np.int64)
+            full = evaluator.evaluate_classes(res.levels, ids, sizes, with_loss=True)
+        else:
+            full = evaluator.evaluate(res.levels, with_loss=True)
+        return float(full.loss) if full.loss is not None else float("nan")

@@ -1,0 +1,39 @@
+"""The release layer: one way from a recoding to a released, re-checked, measured table.
+
+Every anonymization family reads a :class:`Problem` and returns a :class:`Recoding`;
+:func:`verify` applies it, re-checks the released table independently of the algorithm and
+measures its loss on the release; :class:`AnonymizationResult` carries all of it. See
+``docs/release-layer.md``.
+"""
+
+from anonlab.release.measure import measure, metric_context, release_cells
+from anonlab.release.problem import Problem
+from anonlab.release.recoding import (
+    FullDomain,
+    Levels,
+    Recoding,
+    generalize_cells,
+    generalize_column,
+)
+from anonlab.release.result import AnonymizationResult, SearchStats, stat
+from anonlab.release.verify import VERIFIERS, Release, Verification, model_keys, verify
+
+__all__ = [
+    "AnonymizationResult",
+    "FullDomain",
+    "Levels",
+    "Problem",
+    "Recoding",
+    "Release",
+    "SearchStats",
+    "VERIFIERS",
+    "Verification",
+    "generalize_cells",
+    "generalize_column",
+    "measure",
+    "metric_context",
+    "model_keys",
+    "release_cells",
+    "stat",
+    "verify",
+]

@@ -1,0 +1,206 @@
+"""The one independent re-check of every release, before anything is returned or written.
+
+:func:`verify` applies a recoding to the problem's table and judges the result without
+trusting the algorithm that made it: the released labels are grouped again by a fresh engine
+and every privacy model judges those classes; classes that fail are suppressed, within the
+problem's limit, or :class:`~anonlab.exceptions.PrivacyCheckError` is raised and nothing is
+released. Then the loss is measured on the released table.
+
+How a release is verified depends on its recoding (``Recoding.verifier``): ``"classes"``
+(every family whose release forms equivalence classes) is here; a cell cover (a record
+covering several records, non-homogeneous generalization) is verified on its anonymity graph
+by max-flow, and per-record models judge each record against its own parameter, each in a
+verifier registered in :data:`VERIFIERS`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from anonlab.data.stats import ClassStats
+from anonlab.data.table import LabelColumns
+from anonlab.engines import get_engine
+from anonlab.exceptions import PrivacyCheckError
+from anonlab.metrics.base import MetricContext
+from anonlab.models.base import PrivacyModel
+from anonlab.release.measure import measure
+from anonlab.release.problem import Problem
+from anonlab.release.recoding import Recoding
+
+__all__ = ["Release", "Verification", "VERIFIERS", "model_keys", "verify"]
+
+
+@dataclass
+class Verification:
+    """How a release was re-checked and what the check found.
+
+    Attributes
+    ----------
+    checks : dict
+        Per model (``name``, ``name#2`` for a second one), whether it holds on the release
+        (always True: otherwise :func:`verify` raises).
+    suppressed_rows : int
+        Rows suppressed because their class fails a model.
+    removed_rows : int
+        Rows the algorithm removed before the release (PrivacyFrost2's pre-sampling).
+    classes : int
+        Released classes (not suppressed).
+    method : str
+        How the release was verified.
+    """
+
+    checks: dict[str, bool]
+    suppressed_rows: int
+    removed_rows: int
+    classes: int
+    method: str = "the models judged the classes of the released labels"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form."""
+        return {
+            "checks": self.checks,
+            "suppressed_rows": self.suppressed_rows,
+            "removed_rows": self.removed_rows,
+            "classes": self.classes,
+            "method": self.method,
+        }
+
+
+@dataclass
+class Release:
+    """A verified release: the table to publish, how it was verified, and its loss.
+
+    Attributes
+    ----------
+    columns : LabelColumns
+        The released table (suppressed rows removed, or their quasi-identifiers masked with
+        ``*``; identifiers never released), decoded when first read.
+    verification : Verification
+    loss : float
+        The problem's metric measured on the released table.
+    metric : str
+        The metric's name.
+    classes : ClassStats
+        The classes of the released labels (before suppression).
+    suppressed : ndarray of bool
+        Per class, whether it is suppressed.
+    """
+
+    columns: LabelColumns
+    verification: Verification
+    loss: float
+    metric: str
+    classes: ClassStats = field(repr=False)
+    suppressed: npt.NDArray[np.bool_] = field(repr=False)
+
+
+def model_keys(models: tuple[PrivacyModel, ...] | list[PrivacyModel]) -> list[str]:
+    """Names of the models as results report them: ``name``, ``name#2`` for a repeat."""
+    seen: dict[str, int] = {}
+    keys = []
+    for m in models:
+        seen[m.name] = seen.get(m.name, 0) + 1
+        keys.append(m.name if seen[m.name] == 1 else f"{m.name}#{seen[m.name]}")
+    return keys
+
+
+def _verify_classes(
+    problem: Problem,
+    recoding: Recoding,
+    *,
+    mask_suppressed: bool,
+    context: MetricContext | None,
+) -> Release:
+    """Group the released labels, judge every class by every model, suppress within the
+    limit; measure the loss on the release."""
+    released = recoding.apply(problem)
+    engine = get_engine("numpy", released)
+    qis = list(problem.quasi_identifiers)
+    stats = engine.class_stats(qis, sensitive=list(problem.sensitive), with_rows=True)
+    mcs = max([m.min_class_size for m in problem.models] + [1])
+    ok = stats.sizes >= mcs
+    verdicts = []
+    for m in problem.models:
+        passed = np.asarray(m.class_ok(stats), dtype=bool)
+        verdicts.append(passed)
+        ok &= passed
+    suppressed_rows = int(stats.sizes[~ok].sum())
+    what = f"the release of {type(recoding).__name__}"
+    if suppressed_rows > problem.max_suppressed:
+        raise PrivacyCheckError(
+            f"Re-check failed: {suppressed_rows} rows violate the models in {what}, more than "
+            f"the suppression limit of {problem.max_suppressed}. Nothing was released."
+        )
+    kept_sizes = stats.sizes[ok]
+    if kept_sizes.size and int(kept_sizes.min()) < mcs:  # pragma: no cover - defensive
+        raise PrivacyCheckError("Re-check failed: a released class is smaller than required.")
+    checks = {
+        key: bool(np.all(passed[ok])) for key, passed in zip(model_keys(problem.models), verdicts)
+    }
+    if not all(checks.values()):  # pragma: no cover - defensive: failing classes are suppressed
+        bad = [k for k, v in checks.items() if not v]
+        raise PrivacyCheckError(f"Re-check failed for {', '.join(bad)}. Nothing was released.")
+    assert stats.row_class is not None
+    keep = ok[stats.row_class]
+    kept_rows = None if mask_suppressed or bool(keep.all()) else np.flatnonzero(keep)
+    hidden = set(problem.identifiers)  # never released
+    columns = LabelColumns(
+        [col for col in released.columns if col.name not in hidden],
+        kept_rows,
+        masked=problem.quasi_identifiers,
+        keep=keep if mask_suppressed else None,
+        typed={n: a for n, a in released.typed.items() if n not in hidden},
+        order=[n for n in released.order if n not in hidden],
+    )
+    loss = measure(problem, recoding, released, stats, ~ok, context)
+    removed = 0 if recoding.rows is None else problem.n_rows - int(recoding.rows.size)
+    verification = Verification(checks, suppressed_rows, removed, int(np.count_nonzero(ok)))
+    return Release(columns, verification, loss, problem.metric.name, stats, ~ok)
+
+
+Verifier = Callable[..., Release]
+
+#: How each kind of release is verified (``Recoding.verifier``).
+VERIFIERS: dict[str, Verifier] = {"classes": _verify_classes}
+
+
+def verify(
+    problem: Problem,
+    recoding: Recoding,
+    *,
+    mask_suppressed: bool = False,
+    context: MetricContext | None = None,
+) -> Release:
+    """Apply ``recoding`` to the problem's table, re-check it independently, measure it.
+
+    Parameters
+    ----------
+    problem : Problem
+    recoding : Recoding
+        What the algorithm returned.
+    mask_suppressed : bool
+        Mask the quasi-identifiers of suppressed rows with ``*`` instead of removing them.
+    context : MetricContext, optional
+        The metric context of the rows the recoding keeps, if the algorithm has one (saves
+        grouping the original table again); the privacy check never uses it.
+
+    Returns
+    -------
+    Release
+
+    Raises
+    ------
+    PrivacyCheckError
+        If a model fails beyond the suppression limit: nothing may be released.
+    """
+    verifier = VERIFIERS.get(recoding.verifier)
+    if verifier is None:  # pragma: no cover - a family registers its verifier with its recoding
+        raise PrivacyCheckError(
+            f"No verifier for releases of kind {recoding.verifier!r}; nothing was released."
+        )
+    return verifier(problem, recoding, mask_suppressed=mask_suppressed, context=context)

@@ -1,0 +1,246 @@
+"""Reports: results turned into titled tables that a terminal, JSON or HTML can show.
+
+The report module renders results; it never recomputes them. Every function returns a list
+of :class:`Section` (a title, a header, rows of text, notes); the command line prints them
+with Rich, and any other front end can lay them out its own way. Anonymization results are
+rendered from their typed statistics, so a new algorithm needs no code here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from anonlab.diagnosis import SearchAnswer, SubsetAnswer, TableAnswer
+
+__all__ = [
+    "Section",
+    "anonymization_sections",
+    "check_sections",
+    "diagnosis_sections",
+    "print_plain",
+]
+
+
+@dataclass
+class Section:
+    """A titled table.
+
+    Attributes
+    ----------
+    title : str
+    header : list of str, optional
+        Column names; None for a two-column ``label: value`` table.
+    rows : list of list of str
+    notes : list of str
+        Lines printed after the table.
+    numeric : list of bool
+        Per column, whether it holds numbers (right-aligned).
+    """
+
+    title: str
+    header: list[str] | None = None
+    rows: list[list[str]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    numeric: list[bool] = field(default_factory=list)
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}={_fmt(v)}" for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_fmt(v) for v in value)
+    return str(value)
+
+
+def _delta(d: float) -> str:
+    return f"{d:.4f}"
+
+
+# ------------------------------------------------------------------ diagnosis
+def diagnosis_sections(result: Any, title: str | None = None) -> list[Section]:
+    """Sections of a diagnosis answer (Q1-Q12, a risk summary, QI discovery)."""
+    data = result.to_dict()
+    q = data.get("question", "")
+    if isinstance(result, SubsetAnswer):
+        rows = [["S", ", ".join(result.quasi_identifiers)]]
+        if result.levels:
+            rows.append(["levels", ", ".join(f"{a}={v}" for a, v in result.levels.items())])
+        rows.append(["rows", f"{result.n_rows:,}"])
+        if result.required_k is not None:
+            rows.append(["required k", str(result.required_k)])
+            rows.append(["answer", "yes" if result.answer else "no"])
+        rows.append(["k", str(result.k)])
+        if q == "Q9":
+            rows.append(["smallest delta", _delta(result.delta)])
+            rows.append(["k after suppression", str(result.achieved_k)])
+        else:
+            rows.append(["delta", _delta(result.delta)])
+        rows.append(["suppressed rows", f"{result.suppressed_rows:,}"])
+        if result.suppressed_row_positions is not None:
+            shown = result.suppressed_row_positions[:20]
+            more = len(result.suppressed_row_positions) - len(shown)
+            rows.append(
+                [
+                    "suppressed row positions",
+                    ", ".join(map(str, shown)) + (f" ... (+{more})" if more > 0 else ""),
+                ]
+            )
+        return [Section(title or f"{q}: k-anonymity of S", rows=rows)]
+    if isinstance(result, SearchAnswer):
+        head = f"{q}: largest subsets that are {result.k}-anonymous"
+        if result.delta:
+            head += f" after {result.delta:g}-suppression"
+        return [
+            Section(
+                title or head,
+                header=["size", "attributes"],
+                rows=[[str(len(s)), ", ".join(s)] for s in result.subsets],
+                notes=[f"{len(result.subsets)} subsets, {result.evaluations} evaluations"],
+                numeric=[True, False],
+            )
+        ]
+    if isinstance(result, TableAnswer):
+        limit = 60
+        rows = [
+            [", ".join(r.attributes), str(r.k), _delta(r.delta), f"{r.suppressed_rows:,}"]
+            for r in result.rows[:limit]
+        ]
+        notes = []
+        if len(result.rows) > limit:
+            notes.append(f"... {len(result.rows) - limit} more rows (use --json for all)")
+        notes.append(f"{len(result.rows)} rows, {result.evaluations} evaluations")
+        return [
+            Section(
+                title or _table_title(result),
+                header=["attributes", "k", "delta", "suppressed rows"],
+                rows=rows,
+                notes=notes,
+                numeric=[False, True, True, True],
+            )
+        ]
+    if q == "risk":
+        rows = [
+            ["S", ", ".join(data["quasi_identifiers"])],
+            ["rows / classes", f"{data['n_rows']:,} / {data['n_classes']:,}"],
+            ["k (smallest class)", str(data["k"])],
+            ["highest risk", f"{data['highest_risk']:.4f}"],
+            ["average risk", f"{data['average_risk']:.4f}"],
+            ["unique records", f"{data['unique_records']:,} ({data['unique_fraction']:.2%})"],
+            [
+                f"records in classes < {data['threshold']}",
+                f"{data['records_at_risk']:,} ({data['at_risk_fraction']:.2%})",
+            ],
+        ]
+        hist = [
+            [b["class_size"], f"{b['classes']:,}", f"{b['records']:,}"]
+            for b in data["class_size_histogram"]
+        ]
+        return [
+            Section(title or "Re-identification risk (prosecutor model)", rows=rows),
+            Section(
+                "Class sizes",
+                header=["class size", "classes", "records"],
+                rows=hist,
+                numeric=[False, True, True],
+            ),
+        ]
+    if q == "quasi-identifiers":
+        rows = [
+            [", ".join(s["attributes"]), str(s["k"]), f"{s['records_exposed']:,}"]
+            for s in data["subsets"][:40]
+        ]
+        return [
+            Section(
+                title
+                or f"Minimal attribute sets that put records in classes < {data['threshold']}",
+                header=["attributes", "k", "records exposed"],
+                rows=rows,
+                notes=[f"{len(data['subsets'])} minimal sets, {data['evaluations']} evaluations"],
+                numeric=[False, True, True],
+            )
+        ]
+    raise TypeError(f"Cannot render a {type(result).__name__}.")
+
+
+def _table_title(result: TableAnswer) -> str:
+    return {
+        "Q4": "Q4: k for every subset",
+        "Q8": f"Q8: k for every subset after {result.delta or 0:g}-suppression",
+        "Q10": f"Q10: smallest delta for k = {result.k}, every subset",
+        "Q11": "Q11: smallest delta for each k",
+        "Q12": "Q12: smallest delta for every subset and k",
+    }.get(result.question, result.question)
+
+
+# ------------------------------------------------------------------ anonymization
+def anonymization_sections(result: Any) -> list[Section]:
+    """Sections of an :class:`~anonlab.release.result.AnonymizationResult`: the recoding,
+    the loss measured on the release, the verification and the algorithm's statistics."""
+    rows: list[list[str]] = []
+    summary = result.summary
+    if "levels" in summary:
+        rows.append(["levels", ", ".join(f"{a}={v}" for a, v in summary["levels"].items())])
+    if "level_vectors" in summary:
+        rows.append(["level vectors", f"{summary['level_vectors']:,}"])
+        for attr, per in summary.get("rows_per_level", {}).items():
+            rows.append([f"  rows per level of {attr}", _fmt(per)])
+    rows.append(["loss (on the release)", f"{result.metric} = {result.loss:.6g}"])
+    ver = result.release.verification
+    rows.append(["suppressed rows", f"{ver.suppressed_rows:,}"])
+    if ver.removed_rows:
+        rows.append(["rows removed by the algorithm", f"{ver.removed_rows:,}"])
+    rows.append(["released classes", f"{ver.classes:,}"])
+    rows.append(
+        ["checks", ", ".join(f"{m}: {'ok' if v else 'FAILED'}" for m, v in ver.checks.items())]
+    )
+    for label, value in result.search.rows():
+        rows.append([label, _fmt(value)])
+    if result.output is not None:
+        rows.append(["written", str(result.output)])
+    params = ", ".join(f"{k}={_fmt(v)}" for k, v in result.parameters.items() if v is not None)
+    title = f"Anonymized with {result.algorithm}" + (f" ({params})" if params else "")
+    return [Section(title, rows=rows)]
+
+
+def check_sections(report: Any) -> list[Section]:
+    """Sections of a :class:`~anonlab.anonymization.CheckReport` (models of a table as it is)."""
+    rows = []
+    for m in report.models:
+        rows.append(
+            [
+                m["model"] + " " + ", ".join(f"{k}={v}" for k, v in m["params"].items()),
+                "yes" if m["holds"] else "no",
+                f"{m['violating_classes']:,}",
+                f"{m['violating_rows']:,}",
+            ]
+        )
+    return [
+        Section(
+            f"{report.n_rows:,} rows in {report.n_classes:,} classes",
+            header=["model", "holds", "violating classes", "violating rows"],
+            rows=rows,
+            notes=[f"{report.metric} = {report.loss:.6g}"],
+            numeric=[False, False, True, True],
+        )
+    ]
+
+
+def print_plain(sections: Sequence[Section]) -> str:
+    """The sections as plain text (for logs and tests)."""
+    lines: list[str] = []
+    for s in sections:
+        lines.append(s.title)
+        if s.header:
+            lines.append(" | ".join(s.header))
+        lines.extend(" | ".join(r) for r in s.rows)
+        lines.extend(s.notes)
+        lines.append("")
+    return "\n".join(lines)

@@ -1,0 +1,1 @@
+"""Test-only reference implementations (never imported by the package)."""
