@@ -58,10 +58,11 @@ from bench_census_kdd import CENSUS_NAMES  # noqa: E402
 from common import ADULT_NAMES, best_of, print_table  # noqa: E402
 
 from anonlab import CsvOptions, anonymize, read_table  # noqa: E402
+from anonlab.algorithms._lattice import build_evaluator, lattice_of  # noqa: E402
 from anonlab.algorithms.full_domain.optimal import ANON, Tagger  # noqa: E402
 from anonlab.algorithms.privacyfrost2 import build_score, privacyfrost2  # noqa: E402
 from anonlab.algorithms.privacyfrost2.search import DEFAULT_RESTARTS  # noqa: E402
-from anonlab.anonymization import build_evaluator, load_job, prepare  # noqa: E402
+from anonlab.anonymization import build_problem, load_job  # noqa: E402
 from anonlab.data.builders import flat_hierarchy, interval_hierarchy  # noqa: E402
 from anonlab.data.hierarchy import Hierarchy  # noqa: E402
 from anonlab.datasets.adult import adult_hierarchies  # noqa: E402
@@ -169,7 +170,8 @@ def quality(repeat: int) -> list[dict[str, Any]]:
             "metric": "height",
             "algorithm": "privacyfrost2",
         }
-        p = prepare(table, load_job(job))
+        p = build_problem(table, load_job(job))
+        lattice = lattice_of(p)
         for score_name in ("basic", "log"):
             score = build_score(score_name)
             t0 = time.perf_counter()
@@ -179,16 +181,18 @@ def quality(repeat: int) -> list[dict[str, Any]]:
                 "k": k,
                 "score": score_name,
                 "optimum_score": best,
-                "lattice_size": p.lattice.size,
+                "lattice_size": lattice.size,
                 "anonymous_nodes": n_anon,
                 "optimum_s": opt_s,
             }
             for key, restarts in (("paper", 0), ("default", DEFAULT_RESTARTS)):
 
-                def run(p: Any = p, score: Any = score, restarts: int = restarts) -> Any:
+                def run(
+                    p: Any = p, lattice: Any = lattice, score: Any = score, restarts: int = restarts
+                ) -> Any:
                     ev = build_evaluator(p)
                     return privacyfrost2(
-                        ev, p.lattice, priorities=[1] * len(p.qis), score=score,
+                        ev, lattice, priorities=[1] * len(p.quasi_identifiers), score=score,
                         restarts=restarts,
                     )  # fmt: skip
 
@@ -225,22 +229,24 @@ def print_quality(q: list[dict[str, Any]]) -> None:
 def best_full_domain_score(p: Any, score: Any) -> tuple[float, int]:
     """The best score over all anonymous nodes of the lattice (exact, by classifying all)."""
     ev = build_evaluator(p)
-    nodes = p.lattice.nodes()
+    lattice = lattice_of(p)
+    qis = p.quasi_identifiers
+    nodes = lattice.nodes()
     tagger = Tagger(
         nodes,
-        np.asarray(p.lattice.max_levels, dtype=np.int64),
+        np.asarray(lattice.max_levels, dtype=np.int64),
         lambda v: ev.evaluate(v, with_loss=False).anonymous,
     )
     anon = tagger.classify_all() == ANON
-    counts = np.zeros((len(p.qis), max(p.lattice.max_levels) + 1), dtype=np.float64)
-    for j, q in enumerate(p.qis):
+    counts = np.zeros((len(qis), max(lattice.max_levels) + 1), dtype=np.float64)
+    for j, q in enumerate(qis):
         h = p.hierarchies[q]
         dom = ev.base.domains[j]
         for lv in range(h.height + 1):
             counts[j, lv] = np.unique(h.generalization(dom, lv)[0]).size
-    e = counts[np.arange(len(p.qis))[None, :], nodes[anon]]
+    e = counts[np.arange(len(qis))[None, :], nodes[anon]]
     base = counts[:, 0]
-    s = score.scores(e, np.ones(len(p.qis)), base)
+    s = score.scores(e, np.ones(len(qis)), base)
     return float(s.max()), int(anon.sum())
 
 
@@ -379,7 +385,7 @@ def run_jobs(
                 continue
             if r >= 0:
                 times[i].append(time.perf_counter() - t0)
-                pre_s[i].append(res.details["presampling_s"])
+                pre_s[i].append(res.search.presampling_s)
             last[i] = res
         if r >= 0:
             print(f"  {name}: round {r + 1} of {repeat} done", flush=True)
@@ -388,7 +394,7 @@ def run_jobs(
         if err is not None:
             rows.append({"dataset": name, "error": err, "paper_ms": paper_ms, **fields})
             continue
-        d = res.details
+        d = res.search  # PrivacyFrost2Stats
         rows.append({
             "dataset": name,
             "anonlab_ms": min(secs) * 1000,
@@ -396,14 +402,14 @@ def run_jobs(
             "paper_ms": paper_ms,
             "ratio_to_paper": min(secs) * 1000 / paper_ms,
             "presampling_ms": min(pre) * 1000,
-            "score_value": d["score"]["value"],
-            "full_domain_score": d["full_domain_score"],
-            "tables_checked": d["tables_checked"],
-            "tables_scored": d["tables_scored"],
-            "presampled_rows": d["presampled_rows"],
-            "partial_classes": d.get("partial_domain", {}).get("classes"),
+            "score_value": d.score,
+            "full_domain_score": d.full_domain_score,
+            "tables_checked": d.evaluated - (d.partial_tables_checked or 0),  # T^G's search
+            "tables_scored": d.tables_scored,
+            "presampled_rows": d.presampled_rows,
+            "partial_classes": d.partial_classes,
             "suppressed_rows": res.suppressed_rows,
-            "levels": res.transformation,
+            "levels": d.full_domain_levels,
             "checks": res.checks,
             **fields,
         })  # fmt: skip
