@@ -39,8 +39,9 @@ import common  # noqa: E402
 from common import best_of, print_table  # noqa: E402
 
 from anonlab import CsvOptions, anonymize, read_table  # noqa: E402
+from anonlab.algorithms._lattice import build_evaluator, lattice_of  # noqa: E402
 from anonlab.algorithms.full_domain import incognito_search, optimal_search  # noqa: E402
-from anonlab.anonymization import build_evaluator, load_job, prepare  # noqa: E402
+from anonlab.anonymization import build_problem, load_job  # noqa: E402
 
 DATASETS = {
     "adult": [
@@ -88,23 +89,20 @@ def job_for(
 def run_search(table: Any, job: dict[str, Any], algorithm: str, repeat: int) -> dict[str, Any]:
     """Time the search alone (evaluator built fresh each time: base classes included)."""
     spec = load_job(job)
-    p = prepare(table, spec)
-    mono = all(
-        m.monotonic_generalization and (spec.suppression == 0 or m.monotonic_suppression)
-        for m in p.models
-    )
+    p = build_problem(table, spec)
+    mono = p.monotonic
     search = incognito_search if algorithm == "incognito" else optimal_search
 
     def go() -> Any:
         ev = build_evaluator(p)
-        return search(ev, p.lattice, monotonic_models=mono)
+        return search(ev, lattice_of(p), monotonic_models=mono)
 
     best_s, _, res = best_of(go, repeat=repeat)
     return {
         "search_s": best_s,
         "evaluated_nodes": res.evaluated_nodes,
         "lattice_size": res.lattice_size,
-        "levels": None if res.best is None else dict(zip(p.qis, res.best.levels)),
+        "levels": None if res.best is None else dict(zip(p.quasi_identifiers, res.best.levels)),
         "loss": None if res.best is None else float(res.best.loss),
         "suppressed_rows": None if res.best is None else res.best.suppressed_rows,
     }
@@ -125,9 +123,9 @@ def run_anonymize(table: Any, job: dict[str, Any], repeat: int) -> dict[str, Any
 def loss_at(table: Any, job: dict[str, Any], levels: dict[str, int]) -> dict[str, Any]:
     """anonlab's loss and suppression of a given transformation (for the peer's output)."""
     spec = load_job(job)
-    p = prepare(table, spec)
+    p = build_problem(table, spec)
     ev = build_evaluator(p)
-    res = ev.evaluate(tuple(int(levels[q]) for q in p.qis), with_loss=True)
+    res = ev.evaluate(tuple(int(levels[q]) for q in p.quasi_identifiers), with_loss=True)
     return {
         "loss": None if res.loss is None else float(res.loss),
         "anonymous": res.anonymous,

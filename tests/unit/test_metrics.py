@@ -17,6 +17,7 @@ At T = (1, 0) the classes are (A12, b1): 3 rows, (A34, b2): 2 rows, (A34, b3): 1
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -148,9 +149,12 @@ def test_discernibility(env):
     assert Discernibility().loss(st, none, ctx) == 14.0
     assert Discernibility().loss(st, s1, ctx) == 19.0  # 9 + 4 + N*1 = 9 + 4 + 6
     assert Discernibility().loss(st, s2, ctx) == 27.0  # 9 + 6*2 + 6*1
-    # bounds: raising a to level 1 alone gives classes {a1,a2}+b1 = 3, (A34,b2) = 2,
-    # (A34,b3) = 1 -> 14, which is DM* at (1, 0) itself
-    assert Discernibility().lower_bound((1, 0), ctx) == 14.0
+    # bound: at most min(4 base classes, 2 x 3 labels) = 4 classes at (1, 0) -> 36 / 4
+    assert Discernibility().lower_bound((1, 0), ctx) == 9.0
+    # from the classes at (1, 0) (3, 2, 1) every generalization has DM* >= 14; with k = 2
+    # the record of the class of one costs at least 2 in an anonymous one: 9 + 4 + 2
+    assert Discernibility().successor_bound(st.sizes, ctx) == 14.0
+    assert Discernibility().successor_bound(st.sizes, replace(ctx, min_class_size=2)) == 15.0
     # at the top: one class of 6 -> 36 (N^2 / 1)
     assert MonotonicDiscernibility().lower_bound((2, 1), ctx) == 36.0
 
@@ -169,8 +173,12 @@ def test_aecs(env):
     assert AverageClassSize(gamma=0.75).loss(st, s1, ctx) == 2.4
     # gamma = 0: sFactor = 0 and nothing suppressed -> 6 / 0
     assert AverageClassSize(gamma=0.0).loss(st, none, ctx) == math.inf
-    # bound: at most 3 classes at (1, 0) -> 6 / 3
-    assert AverageClassSize().lower_bound((1, 0), ctx) == 2.0
+    # bound: at most min(4 base classes, 2 x 3 labels) = 4 classes at (1, 0) -> 6 / 4
+    assert AverageClassSize().lower_bound((1, 0), ctx) == 1.5
+    # a generalization of (1, 0) has at most 3 classes (+ the suppressed records): 6 / 4;
+    # with k = 2 at most 2 + 1 // 2 = 2 classes of two or more: 6 / 3
+    assert AverageClassSize().successor_bound(st.sizes, ctx) == 1.5
+    assert AverageClassSize().successor_bound(st.sizes, replace(ctx, min_class_size=2)) == 2.0
 
 
 # ------------------------------------------------------------------------------------ entropy

@@ -208,7 +208,7 @@ class Hierarchy:
         self._leaf_row = leaf_row
         self._leaves: npt.NDArray[np.object_] | None = None
         self._leaf_lookup: dict[object, int] | None = None
-        self._last_leaf_index: tuple[object, npt.NDArray[np.int64]] | None = None
+        self._leaf_indexes: list[tuple[object, npt.NDArray[np.int64]]] = []
 
     def named(self, attribute: str) -> Hierarchy:
         """This hierarchy for ``attribute``: itself if it names it already, else a shallow
@@ -286,9 +286,9 @@ class Hierarchy:
             If a non-null category is not among the hierarchy's values; the message names
             the value, the attribute and the file.
         """
-        last = self._last_leaf_index
-        if last is not None and last[0] is categories:
-            return last[1]
+        for seen, rows in self._leaf_indexes:
+            if seen is categories:
+                return rows
         cats = np.asarray(categories, dtype=object)
         null = np.asarray(cats == None, dtype=bool)  # noqa: E711 - elementwise
         if null.any():
@@ -306,8 +306,9 @@ class Hierarchy:
             )
         if isinstance(categories, np.ndarray):
             out.setflags(write=False)
-            # the same domain array is generalized to every level in turn: remember it
-            self._last_leaf_index = (categories, out)
+            # the same few domain arrays (a column's, the hierarchy's own leaves) are
+            # generalized to every level in turn: remember the last ones
+            self._leaf_indexes = [(categories, out), *self._leaf_indexes[:3]]
         return out
 
     def _rows_of(self, values: npt.NDArray[np.object_]) -> npt.NDArray[np.int64]:
@@ -350,6 +351,23 @@ class Hierarchy:
         level = self._check_level(level)
         mappings, labels = self._mappings(categories, slice(level, level + 1))
         return mappings[0], labels[0]
+
+    def leaf_generalization(
+        self, level: int
+    ) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.object_]]:
+        """:meth:`generalization` of the hierarchy's own values (:attr:`leaves`, in file
+        order) to ``level``, read off the hierarchy without looking any value up.
+
+        Returns
+        -------
+        mapping : ndarray of int32
+            The code at ``level`` of each value (read-only).
+        labels : ndarray of object
+            The labels at ``level``.
+        """
+        level = self._check_level(level)
+        codes = self._codes[level]
+        return codes, self._labels[level]
 
     def generalizations(
         self, categories: npt.ArrayLike

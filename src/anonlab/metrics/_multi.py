@@ -10,9 +10,9 @@ from typing import Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
+from anonlab._typing import FloatArray
 from anonlab.data.stats import ClassStats
 from anonlab.metrics._util import (
-    FloatArray,
     check_gamma,
     check_weights,
     gs_factors,

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
+from anonlab._typing import FloatArray, IntArray
 from anonlab._validation import check_fraction
 from anonlab.data.hierarchy import Hierarchy
 from anonlab.data.stats import ClassStats
@@ -22,8 +23,6 @@ from anonlab.metrics.base import CellCounts, MetricContext
 
 __all__: list[str] = []
 
-FloatArray = npt.NDArray[np.float64]
-IntArray = npt.NDArray[np.int64]
 _T = TypeVar("_T")
 _LABEL_CACHE_SIZE = 512
 
@@ -207,7 +206,7 @@ def base_map(context: MetricContext, column: str, level: int) -> tuple[IntArray,
 def _label_leaf_table(context: MetricContext, column: str, level: int) -> dict[object, int]:
     def make() -> dict[object, int]:
         h = hierarchy_of(context, column)
-        mapping, labels = h.generalization(h.leaves, level)
+        mapping, labels = h.leaf_generalization(level)
         counts = np.bincount(mapping, minlength=labels.size)
         return {lab: int(c) for lab, c in zip(labels.tolist(), counts.tolist())}
 
@@ -254,7 +253,7 @@ def base_leaf_counts(context: MetricContext, column: str, level: int) -> IntArra
     def make() -> IntArray:
         mapping, n_labels = base_map(context, column, level)
         h = hierarchy_of(context, column)
-        lab_map, labels = h.generalization(h.leaves, level)
+        lab_map, labels = h.leaf_generalization(level)
         per_label = np.bincount(lab_map, minlength=n_labels).astype(np.int64)
         if n_labels > labels.size:  # the null label appended by generalization()
             per_label[labels.size :] = 1
@@ -275,55 +274,7 @@ def class_leaf_counts(stats: ClassStats, j: int, context: MetricContext) -> IntA
     return out
 
 
-# --------------------------------------------------------------------------- partitions
-def _group(codes: Sequence[IntArray], cards: Sequence[int], n: int) -> tuple[IntArray, int]:
-    """Dense group ids of the rows of ``codes`` (one array per column)."""
-    key = np.zeros(n, dtype=np.int64)
-    n_groups = 1 if n else 0
-    for col, card in zip(codes, cards):
-        if n_groups * card >= 2**62:
-            _, inv = np.unique(key, return_inverse=True)
-            key = inv.astype(np.int64).reshape(-1)
-            n_groups = int(key.max()) + 1 if n else 0
-        key = key * card + col
-        n_groups *= max(card, 1)
-    if n == 0:
-        return key, 0
-    uniq, inv = np.unique(key, return_inverse=True)
-    return inv.astype(np.int64).reshape(-1), int(uniq.size)
-
-
-def raised_partition(context: MetricContext, column: str, level: int) -> tuple[int, float]:
-    """Classes of the node with ``column`` at ``level`` and every other QI at level 0.
-
-    Returns ``(number of classes, sum of squared class sizes)``. Every node whose level of
-    ``column`` is at least ``level`` has classes that are unions of these, so it has at most
-    that many classes and at least that sum of squares.
-    """
-
-    def make() -> tuple[int, float]:
-        base = context.base
-        keys = require_keys(base, "needing partition bounds")
-        assert base.domains is not None
-        j = base_index(context, column)
-        codes: list[IntArray] = []
-        cards: list[int] = []
-        for i in range(len(base.columns)):
-            if i == j:
-                mapping, n_labels = base_map(context, column, level)
-                codes.append(mapping[keys[:, i]])
-                cards.append(n_labels)
-            else:
-                codes.append(keys[:, i].astype(np.int64))
-                cards.append(len(base.domains[i]))
-        ids, n_groups = _group(codes, cards, int(base.sizes.size))
-        sizes = np.bincount(ids, weights=base.sizes.astype(np.float64), minlength=n_groups)
-        return n_groups, float(np.dot(sizes, sizes))
-
-    result: tuple[int, float] = cached(context, ("raised_partition", column, level), make)
-    return result
-
-
+# --------------------------------------------------------------------------- bounds
 def level_cardinality(context: MetricContext, column: str, level: int) -> int:
     """Distinct labels at ``level`` among the values present in the data."""
 
@@ -336,17 +287,32 @@ def level_cardinality(context: MetricContext, column: str, level: int) -> int:
     return result
 
 
-def max_classes(context: MetricContext, levels: Sequence[int]) -> float:
-    """An upper bound on the number of classes of the node ``levels`` (aligned with
-    ``context.quasi_identifiers``): the least of the base class count, the product of the
-    per-attribute label counts and every raised partition's class count."""
-    qis = context.quasi_identifiers
-    bound = float(context.base.n_classes)
-    product = 1.0
-    for col, lv in zip(qis, levels):
-        product *= level_cardinality(context, col, int(lv))
-        bound = min(bound, float(raised_partition(context, col, int(lv))[0]))
-    return min(bound, product)
+def max_classes(context: MetricContext, nodes: npt.NDArray[np.int64]) -> FloatArray:
+    """Per node (rows of ``nodes``, levels aligned with ``context.quasi_identifiers``), an
+    upper bound on its number of classes: the lesser of the base classes and the product of
+    the per-attribute label counts."""
+    nodes = np.atleast_2d(np.asarray(nodes, dtype=np.int64))
+    n = nodes.shape[0]
+    product = np.ones(n, dtype=np.float64)
+    for j, col in enumerate(context.quasi_identifiers):
+        levels = nodes[:, j]
+        top = int(levels.max()) + 1 if n else 1
+        card = np.array([level_cardinality(context, col, lv) for lv in range(top)], dtype=float)
+        product *= card[levels]
+    out: FloatArray = np.minimum(float(context.base.n_classes), product)
+    return out
+
+
+def floored_squares(sizes: npt.ArrayLike, k: int) -> float:
+    """``sum_{c >= k} c^2 + k * sum_{c < k} c``: a lower bound of ``sum c^2`` over any classes
+    that are unions of classes of ``sizes`` and hold at least ``k`` records each.
+
+    Each record costs the size of its class; a record of a class of at least ``k`` keeps at
+    least that size, one of a smaller class ends in a class of at least ``k``. ``k = 1``
+    gives ``sum c^2``.
+    """
+    s = np.asarray(sizes, dtype=np.int64)
+    return float(int(np.dot(s, np.maximum(s, max(int(k), 1)))))
 
 
 def cell_leaf_counts(context: MetricContext, column: str, cells: CellCounts) -> FloatArray:

@@ -23,10 +23,10 @@ from typing import Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
+from anonlab._typing import FloatArray
 from anonlab.data.stats import ClassStats
 from anonlab.metrics._multi import MARGIN, GsMixin, MultiDimensionalMetric
 from anonlab.metrics._util import (
-    FloatArray,
     arx_round,
     base_leaf_counts,
     base_map,
@@ -34,10 +34,10 @@ from anonlab.metrics._util import (
     check_gamma,
     class_leaf_counts,
     domain_size,
+    floored_squares,
     gs_factors,
     hierarchy_of,
     max_classes,
-    raised_partition,
     require_keys,
     split_sizes,
     value_counts,
@@ -99,6 +99,7 @@ class Height(MultiDimensionalMetric):
 
     name: ClassVar[str] = "height"
     monotonic: ClassVar[bool] = True
+    needs_keys: ClassVar[bool] = False
     default_aggregate: ClassVar[Aggregate] = Aggregate.SUM
 
     def per_attribute(
@@ -145,6 +146,7 @@ class Precision(GsMixin, MultiDimensionalMetric):
 
     name: ClassVar[str] = "precision"
     monotonic: ClassVar[bool] = False
+    needs_keys: ClassVar[bool] = False
     default_aggregate: ClassVar[Aggregate] = Aggregate.ARITHMETIC
 
     def __init__(
@@ -218,33 +220,20 @@ class MonotonicPrecision(Precision):
 
 
 # =========================================================================== Discernibility
-def _dm_bound(levels: tuple[int, ...], context: MetricContext) -> float:
-    n = float(context.n_rows)
-    if n == 0:
-        return 0.0
-    best = 0.0
-    for col, lv in zip(context.quasi_identifiers, levels):
-        best = max(best, raised_partition(context, col, int(lv))[1])
-    classes = max_classes(context, levels)
-    if classes > 0:
-        best = max(best, n * n / classes)
-    return best
-
-
 class Discernibility(Metric):
     """Discernibility DM, non-monotonic (ARX ``MetricSDNMDiscernability``).
 
     ``DM = sum_{E not suppressed} count(E)^2 + sum_{E suppressed} N * count(E)``: every
     suppressed record costs ``N``. No gs-factor.
 
-    :meth:`lower_bound` is a bound of DM* (``DM >= DM*`` since ``N >= count(E)``): the
-    larger of ``sum count^2`` of every partition with one attribute raised to its level and
-    the others at level 0 (the node's classes are unions of those), and ``N^2 / C`` with
-    ``C`` an upper bound on the node's number of classes.
+    :meth:`lower_bounds` is ``N^2 / C`` with ``C`` an upper bound on the node's number of
+    classes (``DM >= DM* >= N^2 / C`` since ``N >= count(E)``); the search raises it from
+    the classes it computes (:meth:`successor_bound`).
     """
 
     name: ClassVar[str] = "discernibility"
     monotonic: ClassVar[bool] = False
+    needs_keys: ClassVar[bool] = False
 
     def loss(
         self, stats: ClassStats, suppressed: npt.NDArray[np.bool_], context: MetricContext
@@ -257,8 +246,25 @@ class Discernibility(Metric):
         return float(int(np.dot(kept, kept)) + int(context.n_rows) * s_rows)
 
     def lower_bound(self, levels: tuple[int, ...], context: MetricContext) -> float | None:
-        """A bound of DM* from per-attribute partitions (see the class docstring)."""
-        return _dm_bound(tuple(int(x) for x in levels), context)
+        """``N^2 / C`` (see the class docstring)."""
+        return float(self.lower_bounds(np.asarray([levels]), context)[0])
+
+    def lower_bounds(self, nodes: npt.NDArray[np.int64], context: MetricContext) -> FloatArray:
+        """:meth:`lower_bound` of every node at once."""
+        n = float(context.n_rows)
+        classes = max_classes(context, nodes)
+        out: FloatArray = np.divide(n * n, classes, out=np.zeros_like(classes), where=classes > 0)
+        return out
+
+    def successor_bound(self, sizes: npt.NDArray[np.int64], context: MetricContext) -> float | None:
+        """``sum count^2`` of a node's classes: every more general node has classes that are
+        unions of these, so its DM* (and its DM, for any suppression) is at least that.
+
+        DM (not DM*) counts each record by its class size, or ``N`` if suppressed: in a
+        release whose unsuppressed classes hold at least ``k = context.min_class_size``
+        records, a record of a class smaller than ``k`` here costs at least ``k`` (see
+        :func:`~anonlab.metrics._util.floored_squares`)."""
+        return floored_squares(sizes, 1 if self.monotonic else context.min_class_size)
 
     def release_loss(self, release: ReleaseCells, context: MetricContext) -> float:
         """DM of the released classes (a class-based metric: levels do not enter)."""
@@ -297,6 +303,7 @@ class AverageClassSize(Metric):
 
     name: ClassVar[str] = "aecs"
     monotonic: ClassVar[bool] = False
+    needs_keys: ClassVar[bool] = False
 
     def __init__(self, *, gamma: float = 0.5) -> None:
         self.gamma = check_gamma(gamma, type(self).__name__)
@@ -320,9 +327,28 @@ class AverageClassSize(Metric):
 
     def lower_bound(self, levels: tuple[int, ...], context: MetricContext) -> float | None:
         """``N / C`` (see the class docstring)."""
+        return float(self.lower_bounds(np.asarray([levels]), context)[0])
+
+    def lower_bounds(self, nodes: npt.NDArray[np.int64], context: MetricContext) -> FloatArray:
+        """:meth:`lower_bound` of every node at once."""
         n = float(context.n_rows)
-        classes = max_classes(context, tuple(int(x) for x in levels))
-        return n / classes if classes > 0 else 0.0
+        classes = max_classes(context, nodes)
+        out: FloatArray = np.divide(n, classes, out=np.zeros_like(classes), where=classes > 0)
+        return out
+
+    def successor_bound(self, sizes: npt.NDArray[np.int64], context: MetricContext) -> float | None:
+        """``N / (C' sFactor + gFactor)``: a more general node's classes are unions of these;
+        each of its unsuppressed classes (at least ``k = context.min_class_size`` records) holds one
+        of the ``b`` classes of at least ``k`` records here, or ``k`` records of the ``r``
+        in smaller ones, so it has at most ``C' = b + floor(r / k)`` of them (plus the class
+        of the suppressed records)."""
+        s = np.asarray(sizes, dtype=np.int64)
+        k = max(int(context.min_class_size), 1)
+        big = s >= k
+        most = int(np.count_nonzero(big)) + int(s[~big].sum()) // k
+        n = float(context.n_rows)
+        den = float(most) * self.s_factor + self.g_factor
+        return n / den if den > 0 else 0.0
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(gamma={self.gamma!r})"

@@ -33,6 +33,10 @@ class MetricContext:
         Records in scope, N.
     weights : Mapping[str, float]
         Attribute weights (default 1).
+    min_class_size : int
+        The smallest class a release keeps unsuppressed (the largest ``k`` of the models:
+        k, ceil(l), ...). Bounds used to prune a search hold for every release whose
+        unsuppressed classes are at least this large (default 1: any release).
     cache : dict
         Per-attribute, per-level precomputations shared by the metrics that use this context
         (value counts, generalization maps, leaf counts, entropies, partition bounds). Filled
@@ -44,6 +48,7 @@ class MetricContext:
     base: ClassStats
     n_rows: int
     weights: Mapping[str, float] = field(default_factory=dict)
+    min_class_size: int = 1
     cache: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)
 
 
@@ -112,10 +117,15 @@ class Metric(ABC):
         The metric's name in job files.
     monotonic : bool
         Loss never decreases under generalization, with suppression (pruning-safe).
+    needs_keys : bool
+        Whether the loss reads the classes' keys (labels), not only their sizes and levels.
     """
 
     name: ClassVar[str] = ""
     monotonic: ClassVar[bool] = False
+    #: Whether :meth:`loss` reads the classes' keys (their labels); a search computes keys
+    #: only for the metrics that need them.
+    needs_keys: ClassVar[bool] = True
 
     @abstractmethod
     def loss(
@@ -158,6 +168,18 @@ class Metric(ABC):
         ``levels`` are aligned with ``context.quasi_identifiers``; the bound holds for every
         suppression mask of the node's classes (whose sizes sum to ``context.n_rows``).
         """
+        return None
+
+    def successor_bound(self, sizes: npt.NDArray[np.int64], context: MetricContext) -> float | None:
+        """A lower bound of :meth:`loss` of every release more general than (or equal to) a
+        node whose class sizes are ``sizes``; None if the metric has none.
+
+        The bound holds for any suppression that leaves every unsuppressed class at least
+        ``context.min_class_size`` records. A search that computes a node's classes (for a
+        privacy check, say) raises the bounds of all its generalizations with it. Metrics
+        whose :meth:`lower_bounds` are already tight per node return None.
+        """
+        del sizes, context
         return None
 
     def lower_bounds(

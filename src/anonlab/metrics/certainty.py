@@ -34,9 +34,9 @@ from typing import Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
+from anonlab._typing import FloatArray
 from anonlab.data.stats import ClassStats
 from anonlab.metrics._util import (
-    FloatArray,
     base_leaf_counts,
     cell_leaf_counts,
     check_weights,

@@ -59,6 +59,7 @@ class DistortionRatio(Metric):
 
     name: ClassVar[str] = "distortion"
     monotonic: ClassVar[bool] = False
+    needs_keys: ClassVar[bool] = False
 
     def __init__(self, *, weights: Mapping[str, float] | None = None) -> None:
         self.weights = check_weights(weights, type(self).__name__)

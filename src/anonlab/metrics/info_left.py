@@ -14,6 +14,11 @@ metric counts ``n_sensitive`` of them (default 0: the tuple is its quasi-identif
 
 Definition 11 (table): ``ILeft_table(T*) = sum_i ILeft_tuple(t*_i) / |T*|``.
 
+The functions :func:`info_left_by_level`, :func:`info_left_cells`, :func:`info_left_tuples`
+and :func:`info_left_table` compute Definitions 9-11 on any release, the sensitive attribute's
+generalized values included (personalized privacy generalizes them, section 6);
+:func:`release_info_left` is the degree of each released tuple.
+
 As a loss (lower is better) the metric reports ``1 - ILeft_table``, in ``[0, 1)``. Choices:
 leaves are hierarchy rows (as for ARX's domain size); a null is a leaf of its own; a
 suppressed record's values become ``*``, the root, so each keeps ``1 / |leaves|``; attribute
@@ -29,17 +34,18 @@ References
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
+from anonlab._typing import FloatArray
 from anonlab._validation import check_int
 from anonlab.data.hierarchy import Hierarchy
 from anonlab.data.stats import ClassStats
+from anonlab.data.table import EncodedTable
 from anonlab.metrics._util import (
-    FloatArray,
     check_weights,
     class_leaf_counts,
     domain_size,
@@ -50,7 +56,16 @@ from anonlab.metrics._util import (
 from anonlab.metrics.base import Metric, MetricContext, ReleaseCells
 from anonlab.metrics.certainty import lost_leaves, lost_leaves_bound, lost_leaves_cells
 
-__all__ = ["InformationLeft", "info_left_value", "info_left_values"]
+__all__ = [
+    "InformationLeft",
+    "info_left_by_level",
+    "info_left_cells",
+    "info_left_table",
+    "info_left_tuples",
+    "info_left_value",
+    "info_left_values",
+    "release_info_left",
+]
 
 
 def info_left_values(hierarchy: Hierarchy, level: int) -> FloatArray:
@@ -68,7 +83,7 @@ def info_left_values(hierarchy: Hierarchy, level: int) -> FloatArray:
     ndarray of float
         ``1 - (leaves under the label - 1) / leaves of the hierarchy`` (Definition 9).
     """
-    mapping, labels = hierarchy.generalization(hierarchy.leaves, level)
+    mapping, labels = hierarchy.leaf_generalization(level)
     counts = np.bincount(mapping, minlength=labels.size).astype(np.float64)
     total = float(hierarchy.leaves.size)
     out: FloatArray = 1.0 - (counts - 1.0) / total
@@ -87,6 +102,91 @@ def info_left_value(hierarchy: Hierarchy, label: str, level: int) -> float:
     if label not in labels:
         raise KeyError(f"{label!r} is not a label at level {level} of {hierarchy!r}.")
     return float(info_left_values(hierarchy, level)[labels.index(label)])
+
+
+def info_left_by_level(hierarchy: Hierarchy, categories: npt.ArrayLike) -> FloatArray:
+    """ILeft_value (Definition 9) of every category generalized to every level.
+
+    Parameters
+    ----------
+    hierarchy : Hierarchy
+    categories : array_like
+        The distinct values of a column (a null as ``None``: a leaf of its own below the
+        root, which it joins at a one-label top).
+
+    Returns
+    -------
+    ndarray of float, shape (height + 1, categories)
+    """
+    mappings, labels = hierarchy.generalizations(categories)
+    out = np.empty(mappings.shape, dtype=np.float64)
+    for level in range(hierarchy.height + 1):
+        per_label = info_left_values(hierarchy, level)
+        if labels[level].size > per_label.size:  # the null's own label: one leaf
+            per_label = np.append(per_label, 1.0)
+        out[level] = per_label[mappings[level]]
+    return out
+
+
+def info_left_cells(
+    hierarchy: Hierarchy, categories: npt.ArrayLike, codes: npt.ArrayLike, levels: npt.ArrayLike
+) -> FloatArray:
+    """ILeft_value (Definition 9) of cells: value ``categories[codes[i]]`` released at
+    ``levels[i]``."""
+    table = info_left_by_level(hierarchy, categories)
+    out: FloatArray = table[np.asarray(levels, dtype=np.int64), np.asarray(codes, dtype=np.int64)]
+    return out
+
+
+def info_left_tuples(
+    values: Sequence[npt.ArrayLike], weights: Sequence[float] | None = None
+) -> FloatArray:
+    """ILeft_tuple (Definition 10): per tuple, the mean of its ``d`` attributes' ILeft_value
+    (weighted when ``weights`` are given, one per attribute).
+
+    Parameters
+    ----------
+    values : sequence of array_like of float
+        One array per attribute (quasi-identifiers and sensitive), one value per tuple.
+    weights : sequence of float, optional
+        The attributes' weights (default: equal, the paper's mean).
+    """
+    arr = np.asarray([np.asarray(v, dtype=np.float64) for v in values], dtype=np.float64)
+    w = np.ones(arr.shape[0]) if weights is None else np.asarray(weights, dtype=np.float64)
+    out: FloatArray = (w @ arr) / float(w.sum())
+    return out
+
+
+def info_left_table(tuples: npt.ArrayLike) -> float:
+    """ILeft_table (Definition 11): the mean ILeft_tuple of the released tuples."""
+    t = np.asarray(tuples, dtype=np.float64)
+    return float(t.mean()) if t.size else 1.0
+
+
+def release_info_left(
+    table: EncodedTable,
+    levels: Mapping[str, npt.ArrayLike],
+    hierarchies: Mapping[str, Hierarchy],
+) -> FloatArray:
+    """ILeft_tuple (Definition 10) of every tuple of a release.
+
+    Parameters
+    ----------
+    table : EncodedTable
+        The original rows of the release.
+    levels : Mapping[str, array_like of int]
+        For each attribute that counts (quasi-identifiers and sensitive ones), the level of
+        each row's released value (one level broadcasts to every row; a suppressed cell is
+        at its tree's top).
+    hierarchies : Mapping[str, Hierarchy]
+        The tree of every attribute of ``levels``.
+    """
+    per = []
+    for name, lv in levels.items():
+        col = table[name]
+        at = np.broadcast_to(np.asarray(lv, dtype=np.int64), (table.n_rows,))
+        per.append(info_left_cells(hierarchies[name], col.categories, col.codes, at))
+    return info_left_tuples(per)
 
 
 class InformationLeft(Metric):

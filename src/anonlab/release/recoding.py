@@ -28,6 +28,7 @@ from typing import Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
+from anonlab._typing import IntArray
 from anonlab.data.hierarchy import Hierarchy
 from anonlab.data.labels import factorize
 from anonlab.data.table import EncodedColumn, EncodedTable
@@ -35,8 +36,6 @@ from anonlab.exceptions import ParameterError
 from anonlab.release.problem import Problem
 
 __all__ = ["Recoding", "FullDomain", "Levels", "generalize_column", "generalize_cells"]
-
-IntArray = npt.NDArray[np.int64]
 
 
 def generalize_column(col: EncodedColumn, hierarchy: Hierarchy, level: int) -> EncodedColumn:
@@ -238,5 +237,17 @@ class Levels(Recoding):
         for j, q in enumerate(problem.quasi_identifiers):
             counts = np.bincount(lv[:, j], minlength=1) if lv.size else np.zeros(1, np.int64)
             per[q] = {int(x): int(counts[x]) for x in np.flatnonzero(counts)}
-        vectors = int(np.unique(lv, axis=0).shape[0]) if lv.size else 0
-        return {"level_vectors": vectors, "rows_per_level": per}
+        return {"level_vectors": _distinct_vectors(lv), "rows_per_level": per}
+
+
+def _distinct_vectors(levels: npt.NDArray[np.int64]) -> int:
+    """The number of distinct rows of a small-integer matrix (level vectors): each row packed
+    into one integer when it fits, then one sort; else ``np.unique`` over the rows."""
+    if not levels.size:
+        return 0
+    bits = max(int(levels.max()).bit_length(), 1)
+    m = levels.shape[1]
+    if bits * m > 62:
+        return int(np.unique(levels, axis=0).shape[0])
+    key = np.sort(levels @ np.left_shift(np.int64(1), bits * np.arange(m, dtype=np.int64)))
+    return int(np.count_nonzero(key[1:] != key[:-1])) + 1

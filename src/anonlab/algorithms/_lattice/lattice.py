@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -199,6 +200,21 @@ class Lattice:
 
 
 @dataclass
+class _Snapshot:
+    """The classes of an evaluated node, kept to roll up its generalizations from (ARX's
+    snapshots): far fewer classes than the base classes once a node is a few levels up."""
+
+    levels: Node
+    codes: list[npt.NDArray[np.int64]]  # per attribute: each class's code at its level
+    sizes: npt.NDArray[np.int64]
+    hists: dict[str, SensitiveHistogram] | None
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.sizes.nbytes * (1 + len(self.codes)))
+
+
+@dataclass
 class NodeResult:
     """The evaluation of one node.
 
@@ -313,7 +329,18 @@ class LatticeEvaluator:
             | None
         ) = None
         self._needs_sensitive = any(m.sensitive_attributes for m in self.models)
+        #: Called as ``on_classes(levels, sizes)`` whenever the classes of a node of every
+        #: quasi-identifier are computed (a search raises the bounds of its generalizations).
+        self.on_classes: Callable[[Node, npt.NDArray[np.int64]], None] | None = None
         self._float_sizes: npt.NDArray[np.float64] | None = None
+        self._snapshots: OrderedDict[Node, _Snapshot] = OrderedDict()
+        self._snapshot_bytes = 0
+        #: Memory the snapshots (classes of evaluated nodes, rolled up from) may use.
+        self.snapshot_cache_bytes = 128 * 2**20
+        #: How many snapshots are kept (each node looks through them for the nearest).
+        self.snapshot_count = 16
+        self._level_maps: dict[tuple[int, int, int], npt.NDArray[np.int64]] = {}
+        self._recent: OrderedDict[Node, ClassStats] = OrderedDict()
 
     def level_codes(self, j: int, level: int) -> npt.NDArray[np.int64]:
         """The code of every base class's label of attribute ``j`` at ``level``, an index
@@ -346,23 +373,68 @@ class LatticeEvaluator:
         """
         codes: list[npt.NDArray[np.int64]] = []
         cards: list[int] = []
+        for group in self._pairs(cols, levels):
+            if len(group) == 2:
+                (a, la, ca), (b, lb, cb) = group
+                hit = self._pair_cache.get((a, la, b, lb))
+                if hit is None:
+                    hit = self.level_codes(a, la) * cb + self.level_codes(b, lb)
+                    if self._pair_bytes + hit.nbytes <= self.pair_cache_bytes:
+                        self._pair_cache[(a, la, b, lb)] = hit
+                        self._pair_bytes += hit.nbytes
+                codes.append(hit)
+                cards.append(ca * cb)
+            else:
+                ((j, lv, c),) = group
+                codes.append(self.level_codes(j, lv))
+                cards.append(c)
+        return codes, cards
+
+    def _pairs(
+        self, cols: Sequence[int], levels: Sequence[int]
+    ) -> list[tuple[tuple[int, int, int], ...]]:
+        """How :meth:`_paired` groups the attributes: pairs (and one single) of
+        ``(attribute, level, labels)``, attributes at a one-label level left out."""
         items = [(j, int(lv), self.level_size(j, lv)) for j, lv in zip(cols, levels)]
         items = [it for it in items if it[2] > 1]  # a column at its root adds nothing
-        for i in range(0, len(items) - 1, 2):
-            (a, la, ca), (b, lb, cb) = items[i], items[i + 1]
-            hit = self._pair_cache.get((a, la, b, lb))
-            if hit is None:
-                hit = self.level_codes(a, la) * cb + self.level_codes(b, lb)
-                if self._pair_bytes + hit.nbytes <= self.pair_cache_bytes:
-                    self._pair_cache[(a, la, b, lb)] = hit
-                    self._pair_bytes += hit.nbytes
-            codes.append(hit)
-            cards.append(ca * cb)
-        if len(items) % 2:
-            j, lv, c = items[-1]
-            codes.append(self.level_codes(j, lv))
-            cards.append(c)
-        return codes, cards
+        return [tuple(items[i : i + 2]) for i in range(0, len(items), 2)]
+
+    def _level_map(self, j: int, low: int, high: int) -> npt.NDArray[np.int64]:
+        """The code at level ``high`` of each code at level ``low`` of attribute ``j``."""
+        hit = self._level_maps.get((j, low, high))
+        if hit is None:
+            hit = np.zeros(self.level_size(j, low), dtype=np.int64)
+            hit[self._maps[j][low]] = self._maps[j][high]
+            self._level_maps[(j, low, high)] = hit
+        return hit
+
+    def _nearest_snapshot(self, levels: Node, with_hists: bool) -> _Snapshot | None:
+        """The kept snapshot of a node below ``levels`` with the fewest classes, if any has
+        fewer than half the base classes."""
+        best: _Snapshot | None = None
+        for snap in self._snapshots.values():
+            if (with_hists and snap.hists is None) or any(
+                a > b for a, b in zip(snap.levels, levels)
+            ):
+                continue
+            if best is None or snap.sizes.size < best.sizes.size:
+                best = snap
+        if best is not None:
+            self._snapshots.move_to_end(best.levels)
+        return best
+
+    def _keep_snapshot(self, snap: _Snapshot) -> None:
+        """Keep a node's classes to roll up from (least recently used dropped first)."""
+        if snap.sizes.size * 2 > self.base.n_classes or snap.levels in self._snapshots:
+            return
+        self._snapshots[snap.levels] = snap
+        self._snapshot_bytes += snap.nbytes
+        while (
+            self._snapshot_bytes > self.snapshot_cache_bytes
+            or len(self._snapshots) > self.snapshot_count
+        ):
+            _, old = self._snapshots.popitem(last=False)
+            self._snapshot_bytes -= old.nbytes
 
     def attribute_sizes(
         self,
@@ -466,21 +538,45 @@ class LatticeEvaluator:
         base = self.base
         cols = list(range(len(base.columns))) if attributes is None else list(attributes)
         want_hist = with_sensitive and bool(self._sens)
-        if with_keys:
-            cards = [self.level_size(j, lv) for j, lv in zip(cols, levels)]
+        node = tuple(int(x) for x in levels)
+        whole = attributes is None  # a node of every quasi-identifier: snapshots apply
+        snap = self._nearest_snapshot(node, want_hist) if whole else None
+        cards = [self.level_size(j, lv) for j, lv in zip(cols, levels)]
+        pairs = None
+        if snap is not None:  # roll up from a kept node below: fewer classes to merge
+            codes = [
+                self._level_map(j, snap.levels[j], lv)[snap.codes[j]] for j, lv in zip(cols, node)
+            ]
+            weights = snap.sizes
+        elif with_keys:
             codes = [self.level_codes(j, lv) for j, lv in zip(cols, levels)]
+            weights = base.sizes
         else:
-            codes, cards = self._paired(cols, levels)
+            pairs = self._pairs(cols, levels)
+            codes, pair_cards = self._paired(cols, levels)
+            weights = base.sizes
         ids, sizes, merged = roll_up(
-            codes, cards, base.sizes, need_ids=want_hist, need_codes=with_keys
+            codes,
+            cards if pairs is None else pair_cards,
+            weights,
+            need_ids=want_hist,
+            need_codes=with_keys or whole,  # a whole node's codes: a snapshot to roll up from
         )
         g = int(sizes.size)
-        hists = self._hists(ids, g) if want_hist else {}
+        if whole and self.on_classes is not None:
+            self.on_classes(node, sizes)
+        if want_hist:
+            hists = self._hists(ids, g) if snap is None else _rolled(snap.hists, ids, g)
+        else:
+            hists = {}
+        per_attribute = merged if pairs is None else _unpair(merged, pairs, len(cols), g)
+        if whole:
+            self._keep_snapshot(_Snapshot(node, per_attribute, sizes, hists if want_hist else None))
         keys = None
         if with_keys:
             keys = np.empty((g, len(cols)), dtype=np.int32)
             for j in range(len(cols)):
-                keys[:, j] = merged[j]
+                keys[:, j] = per_attribute[j]
         return ClassStats(
             columns=tuple(base.columns[j] for j in cols),
             levels=tuple(levels),
@@ -659,9 +755,17 @@ class LatticeEvaluator:
         """
         self._count(attributes, levels)
         with_loss = with_loss and attributes is None
-        stats = self.stats(
-            levels, attributes, with_keys=with_loss, with_sensitive=self._needs_sensitive
-        )
+        with_keys = with_loss and self.metric.needs_keys
+        node = tuple(int(x) for x in levels)
+        stats = self._recent.get(node) if attributes is None else None
+        if stats is None or (with_keys and stats.keys is None):
+            stats = self.stats(
+                levels, attributes, with_keys=with_keys, with_sensitive=self._needs_sensitive
+            )
+            if attributes is None:  # a check and then the loss of the same node: one roll-up
+                self._recent[node] = stats
+                while len(self._recent) > 8:
+                    self._recent.popitem(last=False)
         return self._judge(levels, stats, with_loss=with_loss)
 
     def _judge(self, levels: Node, stats: ClassStats, *, with_loss: bool) -> NodeResult:
@@ -683,6 +787,37 @@ class LatticeEvaluator:
         if with_loss and res.anonymous:
             res.loss = float(self.metric.loss(stats, violating, self.context))
         return res
+
+
+def _unpair(
+    merged: list[npt.NDArray[np.int64]],
+    pairs: list[tuple[tuple[int, int, int], ...]],
+    n_columns: int,
+    g: int,
+) -> list[npt.NDArray[np.int64]]:
+    """Per attribute codes from the codes of :meth:`LatticeEvaluator._pairs`' groups."""
+    out = [np.zeros(g, dtype=np.int64) for _ in range(n_columns)]
+    for codes, group in zip(merged, pairs):
+        if len(group) == 2:
+            (a, _, _), (b, _, cb) = group
+            out[a], out[b] = np.divmod(codes, cb)
+        else:
+            out[group[0][0]] = codes
+    return out
+
+
+def _rolled(
+    hists: dict[str, SensitiveHistogram] | None, ids: npt.NDArray[np.integer] | None, g: int
+) -> dict[str, SensitiveHistogram]:
+    """Histograms of ``g`` classes, each a union of classes of ``hists`` (``ids`` the class
+    of each)."""
+    assert hists is not None and ids is not None
+    return {
+        name: SensitiveHistogram.from_triplets(
+            h.values, ids[h.rows], h.indices, h.data, n_classes=g
+        )
+        for name, h in hists.items()
+    }
 
 
 def timed(fn: Callable[[], SearchResult]) -> SearchResult:

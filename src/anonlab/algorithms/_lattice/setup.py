@@ -61,6 +61,7 @@ def build_evaluator(problem: Problem, *, with_rows: bool = False) -> LatticeEval
         base,
         problem.n_rows,
         dict(problem.weights),
+        min_class_size=max([m.min_class_size for m in problem.models] + [1]),
     )
     return LatticeEvaluator(
         base,

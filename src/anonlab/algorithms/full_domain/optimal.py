@@ -23,7 +23,8 @@ regrouping rows.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import heapq
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import numpy.typing as npt
@@ -37,6 +38,7 @@ from anonlab.algorithms._lattice.lattice import (
     better,
     timed,
 )
+from anonlab.metrics.base import Metric
 
 __all__ = ["optimal_search", "Tagger"]
 
@@ -94,6 +96,13 @@ class Tagger:
             ok = room[:, j] > 0
             succ[ok, j] = self.pos[code[ok] + self.strides[j]]
         self._steps = np.take_along_axis(succ, order, axis=1)
+
+    def at_least(self, v: npt.NDArray[np.int64] | tuple[int, ...]) -> npt.NDArray[np.bool_]:
+        """Mask of the nodes at least as general as ``v`` in every attribute."""
+        sel = np.ones(len(self.status), dtype=bool)
+        for j, lv in enumerate(v):
+            sel &= self._ge[j][int(lv)]
+        return sel
 
     def index(self, v: npt.NDArray[np.int64]) -> int:
         """Position of node ``v`` in ``nodes``."""
@@ -238,7 +247,18 @@ def _search(
     has_bound = bounds is not None
     if bounds is not None:
         lb = bounds
-        order = np.lexsort((nodes.sum(axis=1), lb))
+        order = np.arange(0)  # the bounds order the nodes (see _by_bound)
+        lb = lb.copy()  # raised as classes become known
+
+        def raise_bounds(levels: tuple[int, ...], sizes: npt.NDArray[np.int64]) -> None:
+            b = ev.metric.successor_bound(sizes, ev.context)
+            # bounds only grow with the levels: if the node's own bound is at least b, so
+            # is every generalization's
+            if b is not None and b > lb[tagger.index(np.asarray(levels))]:
+                sel = tagger.at_least(levels)
+                np.maximum(lb, np.where(sel, b, lb), out=lb)
+
+        ev.on_classes = raise_bounds
     else:
         lb = np.zeros(n_nodes)
         order = np.arange(n_nodes)  # by total height
@@ -262,23 +282,27 @@ def _search(
         best = _incumbent(ev, tagger, lb, lattice, checked)
         if progress is not None:
             progress(1, None)
-    for idx in order:
-        if has_bound and best is not None and best.loss is not None and lb[idx] >= best.loss:
-            break
+    candidates = (
+        _by_bound(lb, nodes, tagger.status) if has_bound else ((0.0, int(i)) for i in order)
+    )
+    for key, node in candidates:
+        if has_bound and best is not None and best.loss is not None and key >= best.loss:
+            break  # every other node's bound is at least this one
         if has_bound:
             cut = np.inf if best is None or best.loss is None else float(best.loss)
-            node_status = tagger.resolve(int(idx), lb, cut)
+            node_status = tagger.resolve(node, lb, cut)
         else:
-            node_status = tagger.resolve(int(idx))
+            node_status = tagger.resolve(node)
         if node_status != ANON:
             continue
-        levels = tuple(int(x) for x in nodes[idx])
+        levels = tuple(int(x) for x in nodes[node])
         res = ev.evaluate(levels, with_loss=True)
         checked[levels] = res.anonymous
         if progress is not None:
             progress(1, None)
         if res.anonymous and better(res, best):
             best = res
+    ev.on_classes = None
     return SearchResult(
         best=best,
         evaluated_nodes=ev.evaluations - start_evals,
@@ -289,6 +313,49 @@ def _search(
     )
 
 
+def _by_bound(
+    lb: npt.NDArray[np.float64],
+    nodes: npt.NDArray[np.int64],
+    status: npt.NDArray[np.int8],
+    *,
+    chunk: int = 2048,
+) -> Iterator[tuple[float, int]]:
+    """The nodes in ascending order of their bounds, which rise while the search runs (the
+    classes of a node raise its generalizations' bounds): a node whose bound rose since it
+    was ordered goes back in line. Ties: the lower node first. Nodes already known not to be
+    anonymous are passed over a chunk at a time (they are neither candidates nor checked).
+
+    The first order is one sort of the bounds; only the nodes whose bound rose go through a
+    heap, so the many nodes that are ruled out cost no step of Python each.
+    """
+    first = lb.copy()
+    heights = nodes.sum(axis=1)
+    order = np.lexsort((heights, first))
+    later: list[tuple[float, int, int]] = []
+    pos = 0
+    todo: list[int] = []
+    while True:
+        if not todo and pos < order.size:
+            block = order[pos : pos + chunk]
+            pos += chunk
+            todo = block[status[block] != NOT_ANON][::-1].tolist()  # popped from the end
+            continue
+        if not todo and not later:
+            return
+        if todo and (not later or (first[todo[-1]], heights[todo[-1]]) <= later[0][:2]):
+            i = todo.pop()
+            if lb[i] > first[i]:
+                heapq.heappush(later, (float(lb[i]), int(heights[i]), i))
+                continue
+            yield float(first[i]), i
+        else:
+            key, _, i = heapq.heappop(later)
+            if lb[i] > key:
+                heapq.heappush(later, (float(lb[i]), int(heights[i]), i))
+                continue
+            yield key, i
+
+
 def _incumbent(
     ev: LatticeEvaluator,
     tagger: Tagger,
@@ -296,12 +363,30 @@ def _incumbent(
     lattice: Lattice,
     checked: dict[tuple[int, ...], bool],
 ) -> NodeResult | None:
-    """A good first solution, so that the bound cuts from the start: walk down from the top,
-    each step to the anonymous child with the smallest bound, to a minimal anonymous node."""
+    """A good first solution, so that the bound cuts from the start: walk down from the top
+    to a minimal anonymous node, each step to an anonymous child.
+
+    The child is the one with the smallest bound; for metrics whose node bounds are coarse
+    (they raise their generalizations' bounds from classes instead, see
+    :meth:`~anonlab.metrics.base.Metric.successor_bound`: discernibility, AECS) the one with
+    the least loss, and the best node met on the way is the solution (with suppression the
+    loss need not fall along the path).
+    """
+    by_loss = type(ev.metric).successor_bound is not Metric.successor_bound
     i = tagger.index(np.asarray(lattice.max_levels, dtype=np.int64))
     if tagger.status_of(i) != ANON:
         return None
     mins = np.asarray(lattice.min_levels, dtype=np.int64)
+
+    def evaluate(node: int) -> NodeResult:
+        levels = tuple(int(x) for x in tagger.nodes[node])
+        res = ev.evaluate(levels, with_loss=True)
+        checked[levels] = res.anonymous
+        return res
+
+    best = evaluate(i) if by_loss else None
+    if best is not None and not best.anonymous:
+        best = None
     while True:
         v = tagger.nodes[i]
         children = []
@@ -311,11 +396,26 @@ def _incumbent(
                 w[j] -= 1
                 children.append(tagger.index(w))
         children.sort(key=lambda c: (lb[c], int(tagger.nodes[c].sum())))
-        nxt = next((c for c in children if tagger.status_of(c) == ANON), None)
-        if nxt is None:
+        if not by_loss:
+            nxt = next((c for c in children if tagger.status_of(c) == ANON), None)
+            if nxt is None:
+                break
+            i = nxt
+            continue
+        anonymous = [c for c in children if tagger.status_of(c) == ANON]
+        if not anonymous:
             break
-        i = nxt
-    levels = tuple(int(x) for x in tagger.nodes[i])
-    res = ev.evaluate(levels, with_loss=True)
-    checked[levels] = res.anonymous
-    return res if res.anonymous else None
+        res, i = min(
+            ((evaluate(c), c) for c in anonymous),
+            key=lambda rc: (
+                rc[0].loss is None,  # tagged by the monotonic part only: not anonymous
+                rc[0].loss or 0.0,
+                lb[rc[1]],
+                int(tagger.nodes[rc[1]].sum()),
+            ),
+        )
+        if res.anonymous and better(res, best):
+            best = res
+    if best is None:
+        best = evaluate(i)
+    return best if best.anonymous else None
