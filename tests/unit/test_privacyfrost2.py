@@ -532,26 +532,11 @@ def test_lattice_must_match_the_evaluator():
         )
 
 
-def _state_class(engine):
-    from anonlab.algorithms.privacyfrost2._kernels import kernels
-    from anonlab.algorithms.privacyfrost2.partial import (
-        _CompiledPartial,
-        _Partial,
-    )
-
-    if engine == "numpy":
-        return _Partial
-    kern = kernels()
-    if kern is None:
-        pytest.skip("numba is not installed (pip install 'anonlab[fast]')")
-    return lambda *args: _CompiledPartial(*args, kern)
-
-
-@pytest.mark.parametrize("engine", ["numpy", "compiled"])
-def test_partial_step_leaves_groups_whose_labels_would_merge(engine):
+def test_partial_step_leaves_groups_whose_labels_would_merge():
     # "z" is its own parent in "a": a group at "*" split on "a" shows "z", the label of a
     # group already at level 0; such a split would merge two groups and is not made
-    _Partial = _state_class(engine)
+    from anonlab.algorithms.privacyfrost2.partial import _CompiledPartial
+    from tests.support.pf2_reference import table_of
 
     h = {
         "a": taxonomy_hierarchy({"x": ["xy"], "y": ["xy"], "z": ["z"]}, attribute="a"),
@@ -564,41 +549,19 @@ def test_partial_step_leaves_groups_whose_labels_would_merge(engine):
     ev = LatticeEvaluator(
         base, h, [build_model("k_anonymity", {"k": 2})], 0, build_metric("loss"), ctx
     )
-    state = _Partial(ev, (2, 1), (0, 0), [0, 1], BasicScore(), np.ones(2), np.array([1, 2]), None)
+    args = (ev, (2, 1), (0, 0), [0, 1], BasicScore(), np.ones(2), np.array([1, 2]), None)
+    state = _CompiledPartial(*args)
     labels = base.key_labels()
     cx = labels.index(("z", "x"))
     levels = np.array([[2, 1], [2, 1]], dtype=np.int64)
     levels[cx] = (0, 1)  # ("z", "*") at level 0 of "a"; the other group is ("*", "*")
     state.levels = levels
-    state.table = state.index.table(state.levels)
+    state.table = table_of(state.index, levels)
     state.s = state._score(state.table)
     assert state.table.sizes.size == 2
     assert not state._batch(0)
     assert state.entangled == 1
     assert state.levels[1 - cx, 0] == 2  # left as it was
-
-
-def test_partial_step_engine_follows_numba_and_the_switch(monkeypatch):
-    """With numba the compiled step runs, with ANONLAB_NO_NUMBA=1 the numpy one; both give
-    the same table, score and tables checked."""
-    from anonlab.algorithms.privacyfrost2 import partial
-
-    pytest.importorskip("numba")
-    ran = []
-    for name in ("_Partial", "_CompiledPartial"):
-        cls = getattr(partial, name)
-        monkeypatch.setattr(cls, "run", lambda self, f=cls.run, n=name: (ran.append(n), f(self))[1])
-    ev, lat = make()
-    out = {}
-    for switch in ("", "1"):
-        monkeypatch.setenv("ANONLAB_NO_NUMBA", switch)
-        out[switch] = privacyfrost2(ev, lat, priorities=[3, 2, 1], partial_domain=True)
-    assert ran == ["_CompiledPartial", "_Partial"]
-    fast, slow = out[""], out["1"]
-    assert np.array_equal(fast.partial.base_levels, slow.partial.base_levels)
-    assert np.array_equal(fast.partial.class_of_base, slow.partial.class_of_base)
-    assert fast.score == slow.score
-    assert fast.partial.tables_checked == slow.partial.tables_checked
 
 
 @pytest.mark.parametrize(
@@ -607,11 +570,9 @@ def test_partial_step_engine_follows_numba_and_the_switch(monkeypatch):
 )
 def test_batch_table_order_sort_equals_argsort(n, n_keys):
     """The sort of a batch's groups into table order (by insertion, by slots or by radix,
-    as the keys are few, dense or sparse; compiled when numba is there) gives the order of
-    a stable argsort."""
-    from anonlab.algorithms.privacyfrost2 import _kernels
+    as the keys are few, dense or sparse; compiled) gives the order of a stable argsort."""
+    from anonlab.algorithms.privacyfrost2._kernels import kernels
 
-    _kernels.kernels()  # (compiles the module's kernels when numba is installed)
     keys = np.random.default_rng(n).choice(n_keys, size=n, replace=False).astype(np.int64)
-    order = _kernels._order_of(keys, n_keys)
+    order = kernels().order_of(keys, n_keys)
     assert np.array_equal(order, np.argsort(keys, kind="stable"))

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -10,7 +12,38 @@ import numpy.typing as npt
 
 from anonlab.data.stats import ClassStats
 
-__all__ = ["PrivacyModel"]
+__all__ = ["ClassRule", "PrivacyModel", "RuleArray", "RuleParams"]
+
+#: The arrays a :class:`ClassRule` function reads: counts, and the model's parameters.
+RuleArray = npt.NDArray[np.int64]
+RuleParams = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class ClassRule:
+    """A model's verdict on one class as a plain function, for compiled judges.
+
+    ``function(size, counts, table_counts, n_total, params) -> bool`` says whether one class
+    satisfies the model, with exactly the arithmetic of the model's :meth:`PrivacyModel.class_ok`.
+    It is a module-level function of the model's own module written for numba's nopython
+    mode (integers, floats and 1-d numpy arrays; no Python objects; it calls numpy but no
+    other function): the caller compiles it (``anonlab.models`` never imports numba).
+
+    Attributes
+    ----------
+    function : callable
+        ``size`` (int): the class's records; ``counts`` (1-d int64 array): its count of each
+        value of the model's sensitive attribute (``sensitive_attributes[0]``; empty for a
+        model without one); ``table_counts`` (1-d int64 array): the whole table's counts of
+        those values; ``n_total`` (int): the whole table's records (the sum of
+        ``table_counts`` when there is a sensitive attribute); ``params`` (1-d float64
+        array): :attr:`params`.
+    params : tuple of float
+        The model's parameters as the function reads them.
+    """
+
+    function: Callable[..., bool]
+    params: tuple[float, ...]
 
 
 class PrivacyModel(ABC):
@@ -55,6 +88,17 @@ class PrivacyModel(ABC):
         column sums of ``stats.sensitive[attribute].counts``: ``stats`` always covers every
         row of the table, before suppression.
         """
+
+    def class_rule(self) -> ClassRule | None:
+        """The verdict on one class as a compilable function, or None (the default).
+
+        A model that returns a :class:`ClassRule` lets compiled search code judge its
+        classes without calling :meth:`class_ok`; the rule must agree with :meth:`class_ok`
+        on every class. None: the model judges itself, through :meth:`class_ok`. A subclass
+        that changes :meth:`class_ok` must change this too (the built-in models return None
+        for a subclass).
+        """
+        return None
 
     def holds(self, stats: ClassStats) -> bool:
         """Whether every class satisfies the model."""

@@ -9,9 +9,17 @@ import numpy.typing as npt
 
 from anonlab._validation import check_int
 from anonlab.data.stats import ClassStats
-from anonlab.models.base import PrivacyModel
+from anonlab.models.base import ClassRule, PrivacyModel, RuleArray, RuleParams
 
-__all__ = ["KAnonymity"]
+__all__ = ["KAnonymity", "k_anonymity_rule"]
+
+
+def k_anonymity_rule(
+    size: int, counts: RuleArray, table_counts: RuleArray, n_total: int, params: RuleParams
+) -> bool:
+    """:meth:`KAnonymity.class_ok` of one class (a :class:`~anonlab.models.base.ClassRule`):
+    ``size >= k``, with ``params = (k,)``."""
+    return bool(size >= int(params[0]))
 
 
 class KAnonymity(PrivacyModel):
@@ -63,6 +71,11 @@ class KAnonymity(PrivacyModel):
     def class_ok(self, stats: ClassStats) -> npt.NDArray[np.bool_]:
         """Return ``sizes >= k`` per class."""
         return np.asarray(stats.sizes >= self.k, dtype=bool)
+
+    def class_rule(self) -> ClassRule | None:
+        """:func:`k_anonymity_rule` with ``(k,)`` (None for a subclass: it may judge
+        otherwise)."""
+        return ClassRule(k_anonymity_rule, (float(self.k),)) if type(self) is KAnonymity else None
 
     def value(self, stats: ClassStats) -> int:
         """Return the smallest class size (0 for an empty table)."""

@@ -20,8 +20,15 @@ from anonlab.models._common import (
     max_or_zero,
     min_or_zero,
 )
+from anonlab.models.base import ClassRule, RuleArray, RuleParams
 
-__all__ = ["DistinctLDiversity", "EntropyLDiversity", "RecursiveCLDiversity"]
+__all__ = [
+    "DistinctLDiversity",
+    "EntropyLDiversity",
+    "RecursiveCLDiversity",
+    "distinct_l_rule",
+    "recursive_cl_rule",
+]
 
 #: Absolute tolerance (in nats) of the entropy comparison: a class with exactly ``l``
 #: equally frequent values has entropy ``ln l`` but rounding can put it a few ulps below.
@@ -39,6 +46,36 @@ def _entropy(c: Counts) -> npt.NDArray[np.float64]:
     n = np.maximum(c.n, 1).astype(np.float64)
     flogf = np.where(f > 0, f * np.log(np.where(f > 0, f, 1.0)), 0.0).sum(axis=1)
     return np.asarray(np.log(n) - flogf / n, dtype=np.float64)
+
+
+def distinct_l_rule(
+    size: int, counts: RuleArray, table_counts: RuleArray, n_total: int, params: RuleParams
+) -> bool:
+    """:meth:`DistinctLDiversity.class_ok` of one class (a
+    :class:`~anonlab.models.base.ClassRule`): at least ``l`` values have a count, with
+    ``params = (l,)``."""
+    distinct = 0  # (a loop: numba's np.count_nonzero is several times slower)
+    for v in range(counts.size):
+        if counts[v] > 0:
+            distinct += 1
+    return distinct >= int(params[0])
+
+
+def recursive_cl_rule(
+    size: int, counts: RuleArray, table_counts: RuleArray, n_total: int, params: RuleParams
+) -> bool:
+    """:meth:`RecursiveCLDiversity.class_ok` of one class (a
+    :class:`~anonlab.models.base.ClassRule`): at least ``l`` values and
+    ``r_1 < c (r_l + ... + r_m)``, the counts sorted descending, with ``params = (c, l)``."""
+    c, l = params[0], int(params[1])  # noqa: E741 - the paper's name
+    distinct = 0
+    for v in range(counts.size):
+        if counts[v] > 0:
+            distinct += 1
+    desc = -np.sort(-counts)
+    head = desc[0] if desc.size else 0
+    tail = desc[l - 1 :].sum() if l <= desc.size else 0
+    return bool(distinct >= l and head < c * tail)
 
 
 def _too_few_values(model: SensitiveModel, l_needed: int, c: Counts, shown: str) -> None:
@@ -108,6 +145,12 @@ class DistinctLDiversity(SensitiveModel):
     def class_ok(self, stats: ClassStats) -> npt.NDArray[np.bool_]:
         """Return, per class, whether it holds at least ``l`` distinct values."""
         return np.asarray(_distinct(self.counts(stats)) >= self.l, dtype=bool)
+
+    def class_rule(self) -> ClassRule | None:
+        """:func:`distinct_l_rule` with ``(l,)`` (None for a subclass: it may judge
+        otherwise)."""
+        own = type(self) is DistinctLDiversity
+        return ClassRule(distinct_l_rule, (float(self.l),)) if own else None
 
     def class_values(self, stats: ClassStats) -> npt.NDArray[np.int64]:
         """Number of distinct sensitive values per class."""
@@ -299,6 +342,12 @@ class RecursiveCLDiversity(SensitiveModel):
         """Return, per class, ``distinct >= l`` and ``r_1 < c (r_l + ... + r_m)``."""
         head, tail, distinct = self._head_tail(stats)
         return np.asarray((distinct >= self.l) & (head < self.c * tail), dtype=bool)
+
+    def class_rule(self) -> ClassRule | None:
+        """:func:`recursive_cl_rule` with ``(c, l)`` (None for a subclass: it may judge
+        otherwise)."""
+        own = type(self) is RecursiveCLDiversity
+        return ClassRule(recursive_cl_rule, (self.c, float(self.l))) if own else None
 
     def class_values(self, stats: ClassStats) -> npt.NDArray[np.float64]:
         """``r_1 / (r_l + ... + r_m)`` per class (``inf`` with fewer than ``l`` values)."""

@@ -18,8 +18,32 @@ from anonlab.models._common import (
     check_number,
     max_or_zero,
 )
+from anonlab.models.base import ClassRule, RuleArray, RuleParams
 
-__all__ = ["EqualTCloseness", "OrderedTCloseness", "HierarchicalTCloseness"]
+__all__ = [
+    "EqualTCloseness",
+    "HierarchicalTCloseness",
+    "OrderedTCloseness",
+    "equal_t_closeness_rule",
+]
+
+
+def equal_t_closeness_rule(
+    size: int, counts: RuleArray, table_counts: RuleArray, n_total: int, params: RuleParams
+) -> bool:
+    """:meth:`EqualTCloseness.class_ok` of one class (a
+    :class:`~anonlab.models.base.ClassRule`), with ``params = (t,)``: the integer numerators
+    of :meth:`EqualTCloseness.class_distance` summed exactly, divided once, compared with
+    ``t`` (an empty table's ``0 / 0`` fails, as NaN does)."""
+    n = int(counts.sum())
+    terms = 0  # sum over the class's values of |p_count n - f N| - p_count n, exact
+    for v in range(counts.size):
+        if counts[v] > 0:
+            pn = int(table_counts[v]) * n
+            terms += abs(pn - int(counts[v]) * n_total) - pn
+    num = float(n) * float(n_total) + float(terms)
+    den = 2.0 * float(n_total) * float(max(n, 1))
+    return bool(den > 0.0 and num / den <= params[0])
 
 
 class _TCloseness(SensitiveModel):
@@ -114,6 +138,13 @@ class EqualTCloseness(_TCloseness):
         num += np.bincount(rows, weights=term, minlength=c.n.size)
         den = 2.0 * float(c.n_total) * np.maximum(c.n, 1).astype(np.float64)
         return np.asarray(num / den, dtype=np.float64)
+
+    def class_rule(self) -> ClassRule | None:
+        """:func:`equal_t_closeness_rule` with ``(t,)`` (None for a subclass: it may judge
+        otherwise)."""
+        return (
+            ClassRule(equal_t_closeness_rule, (self.t,)) if type(self) is EqualTCloseness else None
+        )
 
     def params(self) -> dict[str, Any]:
         """``{"attribute": ..., "t": ...}``."""

@@ -7,24 +7,20 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import numpy.typing as npt
 
+from anonlab._typing import IntArray
 from anonlab._validation import check_int
 from anonlab.algorithms._lattice.lattice import LatticeEvaluator
 from anonlab.data.hierarchy import Hierarchy
 from anonlab.exceptions import ParameterError
-from anonlab.models import DistinctLDiversity, EqualTCloseness, KAnonymity, RecursiveCLDiversity
-from anonlab.models.base import PrivacyModel
 
 __all__ = [
     "base_codes",
     "hierarchies_of",
-    "judge_spec",
     "per_attribute",
     "side_by_side",
     "to_paper_levels",
     "from_paper_levels",
 ]
-
-IntArray = npt.NDArray[np.int64]
 
 
 def to_paper_levels(levels: Sequence[int], heights: Sequence[int]) -> tuple[int, ...]:
@@ -109,51 +105,6 @@ def per_attribute(
                 f"({len(attributes)}: {', '.join(map(repr, attributes))}). Got {len(raw)}."
             )
     return [check_int(v, f"{name}[{a}]", low=low, owner=owner) for v, a in zip(raw, attributes)]
-
-
-#: The models the compiled judge knows, by exact type (a subclass may judge otherwise).
-_JUDGE_KINDS: dict[type, int] = {
-    KAnonymity: 0,
-    DistinctLDiversity: 1,
-    RecursiveCLDiversity: 2,
-    EqualTCloseness: 3,
-}
-
-
-def judge_spec(
-    models: Sequence[PrivacyModel], layout: Mapping[str, tuple[int, int]]
-) -> tuple[IntArray, IntArray, IntArray, IntArray, npt.NDArray[np.float64]] | None:
-    """The models as arrays for the compiled judge (``_kernels._judge``), or None if one of
-    them is not a built-in model it knows (k-anonymity, distinct and recursive (c,l)
-    l-diversity, equal-distance t-closeness: then the models judge themselves).
-
-    Parameters
-    ----------
-    models : sequence of PrivacyModel
-        The evaluator's models.
-    layout : mapping
-        Per sensitive attribute, its first column and number of values in the side-by-side
-        histograms the judge reads.
-
-    Returns
-    -------
-    tuple of ndarray, or None
-        Per model: its kind, first column, number of columns, int parameter (k or l) and
-        float parameter (c or t).
-    """
-    kinds, offs, widths, ipar, fpar = [], [], [], [], []
-    for m in models:
-        kind = _JUDGE_KINDS.get(type(m))
-        if kind is None:
-            return None
-        off, width = (0, 0) if kind == 0 else layout[m.sensitive_attributes[0]]
-        kinds.append(kind)
-        offs.append(off)
-        widths.append(width)
-        ipar.append(int(getattr(m, "k" if kind == 0 else "l", 0)))
-        fpar.append(float(getattr(m, "c" if kind == 2 else "t", 0.0)))
-    as_int = [np.asarray(x, dtype=np.int64) for x in (kinds, offs, widths, ipar)]
-    return as_int[0], as_int[1], as_int[2], as_int[3], np.asarray(fpar, dtype=np.float64)
 
 
 def side_by_side(

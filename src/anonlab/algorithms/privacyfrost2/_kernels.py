@@ -1,48 +1,49 @@
 """Compiled kernels of PrivacyFrost2: the partial-domain step (section 5.4, step 4) and the
 full-domain search's table checks (5.2-5.4).
 
-numba is imported here and nowhere else in anonlab (architecture rule 8); it is optional
-(``pip install 'anonlab[fast]'``). :func:`kernels` compiles the functions below on first
-use (cached on disk by numba) and returns them, or returns ``None`` when numba is missing
-or ``ANONLAB_NO_NUMBA=1`` is set, in which case the numpy versions run.
+numba is imported here and nowhere else in anonlab (architecture rule 8), on first use:
+:func:`kernels` compiles the functions below (cached on disk by numba) and returns them;
+:func:`judge_of` builds the judge of a set of privacy models from their own rules
+(:meth:`~anonlab.models.base.PrivacyModel.class_rule`). The functions are plain Python
+written for numba's nopython mode: loops over base classes and groups, no Python objects.
+They take a few named records (:class:`Table`, :class:`Groups`, :class:`Found`,
+:class:`Rules`, :class:`Terms`, :class:`Grouping`) rather than their arrays one by one.
 
-The functions are plain Python written for numba's nopython mode: loops over base classes
-and groups, no Python objects. :func:`_group_classes` (from the base classes),
-:func:`_split_classes` (from the classes of a coarser table) and :func:`_class_hists`
-compute the classes of a full-domain table (the search's checks); the others work on the
-group state of
+:func:`_group_classes` (from the base classes), :func:`_split_classes` (from the classes of
+a coarser table) and :func:`_class_hists` compute the classes of a full-domain table (the
+search's checks); the others work on the group state of
 :class:`~anonlab.algorithms.privacyfrost2.partial._CompiledPartial`:
 
 * base classes are *positions* ``0..n-1``: the base classes renumbered class by class of
-  the full-domain table (``orig[r]`` is the base class at position ``r``), so that a
+  the full-domain table (``Table.orig[r]`` is the base class at position ``r``), so that a
   group's members lie close together in memory;
-* ``lv`` (n, m): the level of each attribute at each position; ``codes`` (m, n): the
-  domain code at each position; ``dom`` (flat, ``dom_off``/``dom_w``): the label id of
-  (attribute, level, domain code); ``down`` (m, n): the label a position takes when its
-  group splits on an attribute (one level down, or its own on the lowest level), kept
-  up to date by :func:`_commit` so that a split reads one array; both only where a
-  position's group has members on several levels of the attribute: where they share one
-  level (``guni``, below) that level is the group's ``gmax`` and the label one level down
-  comes from the code (:func:`_down_base`), so that a group going down one level on an
-  attribute without splitting is not walked (:func:`_levels_of` writes ``lv`` back);
-* per group (capacity n, as groups partition the base classes): labels ``glab`` (m, n:
-  attribute-major, so a scan of all groups on one attribute reads one row), a 64-bit tuple
-  hash ``ghash`` (a sum of one random number ``fh`` per label), whether it is suppressed
-  ``gviol``, its first base class ``gfirst`` (a base class number, not a position), the
-  deepest level of its members per attribute ``gmax`` (n, m), its members
-  ``mem[gstart : gstart + gcount]`` (a group's members are contiguous in ``mem``: a split
-  divides its group's range), and three bit sets (n, words: one bit per attribute): the
-  attributes it is a candidate on ``gcand`` (not suppressed, a member above the lowest
-  level), those on which its split failed since it last changed ``gfail``, and those on
-  which one of its members is doomed ``gdoom``; and the attributes on which its members
-  share one level ``guni`` (a split keeps that, so the deepest level is known unwalked);
-  its records ``gsize``; per attribute (m, n) a level on which its members' codes share
-  one label ``gcl`` (see :func:`_split_into`);
-  and per attribute (m, n) the label one level down that all its
-  members share ``gdl`` (``-1``: not known to), so that its split on that attribute, which
-  is then the group itself, needs no walk: set from the members where they are walked
-  (the group state built, a split committed, a split found), and inherited by the split
-  classes of a split on another attribute (a subset of members that shared one still do);
+* :class:`Table` holds what the step never changes: the domain code of each position
+  (``codes``), the label id of (attribute, level, domain code) (``dom``), a random 64-bit
+  number per label (``fh``), records and sensitive counts per position;
+* :class:`Groups` holds what it changes. Per position: ``lv`` (the level of each
+  attribute), ``down`` (the label it takes when its group splits on an attribute: one level
+  down, or its own on the lowest level; kept up to date by :func:`_commit` so that a split
+  reads one array) and ``doom``. ``lv`` and ``down`` are kept only where a position's group
+  has members on several levels of the attribute: where they share one level (``guni``)
+  that level is the group's ``gmax`` and the label one level down comes from the code
+  (:func:`_down_base`), so that a group going down one level on an attribute without
+  splitting is not walked (:func:`_levels_of` writes ``lv`` back). Per group (capacity n,
+  as groups partition the base classes): labels ``glab`` (m, n: attribute-major, so a scan
+  of all groups on one attribute reads one row), a 64-bit tuple hash ``ghash`` (the sum of
+  its labels' ``fh``), whether it is suppressed ``gviol``, its first base class ``gfirst``
+  (a base class number, not a position), the deepest level of its members per attribute
+  ``gmax`` (n, m), its members ``mem[gstart : gstart + gcount]`` (a group's members are
+  contiguous in ``mem``: a split divides its group's range), its records ``gsize``, and
+  bit sets (n, words: one bit per attribute): the attributes it is a candidate on
+  ``gcand`` (not suppressed, a member above the lowest level), those on which its split
+  failed since it last changed ``gfail``, those on which one of its members is doomed
+  ``gdoom``, and those on which its members share one level ``guni`` (a split keeps that,
+  so the deepest level is known unwalked). Per attribute and group: the label one level
+  down that all its members share ``gdl`` (``-1``: not known to), so that its split on
+  that attribute, which is then the group itself, needs no walk (set from the members where
+  they are walked, and inherited by the split classes of a split on another attribute: a
+  subset of members that shared one still do); and a level on which its members' codes
+  share one label ``gcl`` (see :func:`_split_into`);
 * ``doom`` (n, words): per position, the attributes on which it is *doomed*: its split
   class on that attribute was smaller than the minimal class size. The partial step only
   refines the partition (a group splits, a level goes down), so a doomed member's split
@@ -52,9 +53,10 @@ group state of
   scratch rows ``scratch`` (one per chunk of work run in parallel) that are all ``-1``
   between calls (``delta`` all ``0``).
 
-:func:`_batch` runs a whole batch (find, judge, halving, commits) in one call when the
-models are built-in and the score is tabulated (``Score.terms``), and :func:`_round` a whole
-round of batches.
+A batch is :func:`_find`, the models' verdicts, then :func:`_settle` (halving and commits).
+When every model has a rule and the score is tabulated (``Score.terms``) a whole round of
+batches is one compiled call (the ``round`` of :func:`judge_of`); otherwise the step drives
+the batches from Python with the same kernels.
 
 :func:`_find` and :func:`_commit` split their groups into contiguous chunks of about equal
 members and run the chunks in parallel (``numba.prange``); each chunk writes only its own
@@ -70,22 +72,259 @@ hashes agree).
 
 from __future__ import annotations
 
-import os
+import hashlib
+from collections.abc import Callable, Mapping, Sequence
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 
-__all__ = ["kernels"]
+from anonlab.models.base import PrivacyModel
+
+__all__ = ["Grouping", "Groups", "Rules", "Table", "Terms", "judge_of", "kernels"]
 
 prange = range  # numba.prange once the kernels are compiled
 
 _FIB = 0x9E3779B97F4A7C15  # 2^64 / golden ratio: multiplicative hashing
-_CACHE: dict[str, Any] = {}
+_CACHE: dict[Any, Any] = {}
+_REGISTERED: set[Callable[..., Any]] = set()
+
+I64 = npt.NDArray[np.int64]
+U64 = npt.NDArray[np.uint64]
+I32 = npt.NDArray[np.int32]
+Levels = npt.NDArray[np.signedinteger[Any]]  # int8, or int16 for tall hierarchies
 
 
-def _label(j, r, level, codes, dom, dom_off, dom_w):
-    return dom[dom_off[j] + level * dom_w[j] + codes[j, r]]
+class Table(NamedTuple):
+    """What the partial-domain step reads and never changes (see the module notes).
+
+    Attributes
+    ----------
+    codes : ndarray of int32, shape (m, n)
+        The domain code of each attribute at each position.
+    dom : ndarray of int32
+        The label id of (attribute ``j``, level, domain code) at
+        ``dom_off[j] + level * dom_w[j] + code``.
+    dom_off, dom_w : ndarray of int64, shape (m,)
+    fh : ndarray of uint64
+        A random 64-bit number per label id (attribute ``j``'s from ``lab_off[j]``).
+    lab_off : ndarray of int64, shape (m + 1,)
+    bsize : ndarray of int64, shape (n,)
+        The records at each position.
+    orig : ndarray of int64, shape (n,)
+        The base class at each position.
+    lo : ndarray of int64, shape (m,)
+        The lowest level allowed per attribute.
+    sp_indptr, sp_val, sp_cnt : ndarray of int64
+        The sensitive counts of each position, every sensitive attribute side by side
+        (CSR: position ``r``'s are ``sp_indptr[r]:sp_indptr[r + 1]``).
+    total_hist : ndarray of int64
+        The whole table's sensitive counts.
+    total : int
+        The whole table's records.
+    mcs : int
+        The models' minimal class size.
+    """
+
+    codes: I32
+    dom: I32
+    dom_off: I64
+    dom_w: I64
+    fh: U64
+    lab_off: I64
+    bsize: I64
+    orig: I64
+    lo: I64
+    sp_indptr: I64
+    sp_val: I64
+    sp_cnt: I64
+    total_hist: I64
+    total: int
+    mcs: int
+
+
+class Groups(NamedTuple):
+    """The group state of the partial-domain step (see the module notes for each array).
+
+    Attributes
+    ----------
+    lv : ndarray of int8 or int16, shape (n, m)
+    down : ndarray of int32, shape (m, n)
+    doom : ndarray of uint64, shape (n, words)
+    gid : ndarray of int64, shape (n,)
+        The group of each position.
+    glab : ndarray of int32, shape (m, n)
+    ghash : ndarray of uint64, shape (n,)
+    gviol : ndarray of bool, shape (n,)
+    gfirst, gstart, gcount, mem, gsize : ndarray of int64, shape (n,)
+    gmax : ndarray of int8 or int16, shape (n, m)
+    gcand, gfail, guni, gdoom : ndarray of uint64, shape (n, words)
+    gdl : ndarray of int32, shape (m, n)
+    gcl : ndarray of int8 or int16, shape (m, n)
+    lcount, delta : ndarray of int64, shape (n_labels,)
+    scratch : ndarray of int64, shape (n_chunks, n_labels)
+    """
+
+    lv: Levels
+    down: I32
+    doom: U64
+    gid: I64
+    glab: I32
+    ghash: U64
+    gviol: npt.NDArray[np.bool_]
+    gfirst: I64
+    gmax: Levels
+    gstart: I64
+    gcount: I64
+    mem: I64
+    gcand: U64
+    gfail: U64
+    guni: U64
+    gdoom: U64
+    gsize: I64
+    gdl: I32
+    gcl: Levels
+    lcount: I64
+    scratch: I64
+    delta: I64
+
+
+class Found(NamedTuple):
+    """One batch on an attribute, as :func:`_find` finds it.
+
+    Attributes
+    ----------
+    n_cand : int
+        Groups with candidates (not suppressed).
+    judged : ndarray of int64
+        The groups judged now (not known to fail since their last change), ascending.
+    ent, failed : ndarray of bool
+        Per judged group: its split would merge with another group; a split class is
+        below the minimal class size (or, once judged, fails a model).
+    cls_group : ndarray of int64
+        Per split class, its judged group (group ``a``'s are ``cstart[a]:cstart[a + 1]``).
+    judge_of : ndarray of int64
+        Per split class, its row of ``judge_size``/``hist``, or ``-1``: its group failed on
+        size, or it is its group's only class (the group's records and verdict).
+    judge_size, hist : ndarray of int64
+        The classes the models judge, then one more row: every other record as one class
+        (so the models see the whole table's distribution).
+    cstart, cls_label, cls_nb : ndarray of int64
+        The split classes: each one's label on the attribute and base classes.
+    xoff, row_of, cls_of : ndarray of int64
+        Judged group ``a``'s members walked are ``row_of[xoff[a]:xoff[a + 1]]`` (in ``mem``
+        order), each with its split class counted within its group; none if its members
+        are known to share their label one level down (``gdl``).
+    """
+
+    n_cand: int | np.integer[Any]
+    judged: I64
+    ent: npt.NDArray[np.bool_]
+    failed: npt.NDArray[np.bool_]
+    cls_group: I64
+    judge_of: I64
+    judge_size: I64
+    hist: I64
+    cstart: I64
+    cls_label: I64
+    cls_nb: I64
+    xoff: I64
+    row_of: I64
+    cls_of: I64
+
+
+class _Walk(NamedTuple):
+    """The split classes of the judged groups as :func:`_split_groups` writes them: group
+    ``a``'s in slots ``xoff[a] + a + 0, 1, ...`` (``label``, ``size``, ``nb``), their number
+    ``ncls[a]``, whether one is too small ``failed[a]``; per member walked its position and
+    class within its group (``row_of``, ``cls_of``)."""
+
+    row_of: I64
+    cls_of: I64
+    label: I64
+    size: I64
+    nb: I64
+    ncls: I64
+    failed: npt.NDArray[np.bool_]
+
+
+class _Families(NamedTuple):
+    """The families on an attribute of the judged groups (:func:`_entangled`): a hash table
+    of ``slots`` (``mask + 1``, a judged group each or ``-1``) keyed on ``hashes`` (a judged
+    group's tuple hash without the attribute), and a bit filter 8 times larger (``bits``,
+    the slot of a hash is ``(hash * fib) >> shift``, its table slot that over 8)."""
+
+    slots: I64
+    mask: int
+    hashes: U64
+    bits: U64
+    shift: np.uint64
+
+
+class Rules(NamedTuple):
+    """The models as the compiled judge reads them (:func:`judge_of`).
+
+    Attributes
+    ----------
+    offs, widths : ndarray of int64
+        Per model, its first column and number of columns in the side-by-side histograms
+        (0, 0 without a sensitive attribute).
+    n_total : ndarray of int64
+        Per model, the whole table's records in its columns (all records without one).
+    params : ndarray of float64
+        Every model's parameters end to end (model ``q``'s at
+        ``param_off[q]:param_off[q + 1]``).
+    param_off : ndarray of int64
+    table_counts : ndarray of int64
+        The whole table's count in each column.
+    """
+
+    offs: I64
+    widths: I64
+    n_total: I64
+    params: npt.NDArray[np.float64]
+    param_off: I64
+    table_counts: I64
+
+
+class Terms(NamedTuple):
+    """A score as tabulated terms (``Score.terms``): attribute ``x``'s term for ``e_x`` at
+    ``values[off[x] + e_x]``, summed, or their maximum when ``is_max``."""
+
+    is_max: bool
+    values: npt.NDArray[np.float64]
+    off: I64
+
+
+class Grouping(NamedTuple):
+    """The full-domain search's grouping of the base classes into a table's classes.
+
+    Attributes
+    ----------
+    keys : ndarray of int32, shape (n, m)
+        The base classes' domain codes.
+    maps : ndarray of int64
+        Every attribute's level maps end to end (domain code -> label code).
+    weights : ndarray of int64, shape (n,)
+        The records of each base class.
+    tkeys, tvals : ndarray of int64
+        A hash table of at least two slots per base class (``tkeys`` all ``-1`` between
+        calls).
+    out : ndarray of int32 or int64, shape (n,)
+        Written: the class of each base class.
+    """
+
+    keys: npt.NDArray[np.integer[Any]]
+    maps: I64
+    weights: I64
+    tkeys: I64
+    tvals: I64
+    out: npt.NDArray[np.integer[Any]]
+
+
+def _label(j, r, level, tab):
+    return tab.dom[tab.dom_off[j] + level * tab.dom_w[j] + tab.codes[j, r]]
 
 
 def _zeros_b(n):
@@ -116,20 +355,22 @@ def _same_family(a, b, j, glab):
     return True
 
 
-def _down_base(G, j, guni, gmax, dom_off, dom_w, lo_j):
+def _down_base(G, j, guni, gmax, doff, dw, lo_j):
     """Where in ``dom`` the labels one level down (or their own, on the lowest level
-    ``lo_j``) of group ``G``'s members' codes on ``j`` start, if its members share one
-    level on ``j`` (``guni``: ``down`` is not kept for them, see :func:`_split_into`); else
-    ``-1`` (read ``down``)."""
+    ``lo_j``) of group ``G``'s members' codes on ``j`` start (attribute ``j``'s labels at
+    ``doff``, ``dw`` codes a level), if its members share one level on ``j`` (``guni``:
+    ``down`` is not kept for them, see :func:`_split_into`); else ``-1`` (read ``down``).
+    (Per group, the kernels pass arrays, not records: a record's field read in a loop is
+    a reference counted each time.)"""
     if (guni[G, j >> 6] >> np.uint64(j & 63)) & np.uint64(1):
-        return dom_off[j] + max(np.int64(gmax[G, j]) - 1, lo_j) * dom_w[j]
+        return doff + max(np.int64(gmax[G, j]) - 1, lo_j) * dw
     return np.int64(-1)
 
 
 def _shared_level(rows, lo, hi, cj, dom, doff, dw, lo_j, top):
     """The finest level from ``lo_j`` up (at most ``top``, where they share one) on which
-    the codes ``cj`` of positions ``rows[lo:hi]`` share one label (``dom`` of the attribute
-    at ``doff``, ``dw`` codes a level)."""
+    the codes ``cj`` of positions ``rows[lo:hi]`` share one label (attribute's labels in
+    ``dom`` at ``doff``, ``dw`` codes a level)."""
     y = np.int64(lo_j)
     c0 = cj[rows[lo]]
     ref = dom[doff + y * dw + c0]
@@ -141,22 +382,26 @@ def _shared_level(rows, lo, hi, cj, dom, doff, dw, lo_j, top):
     return y
 
 
-def _split_groups(
-    lo, hi, sc, j, mcs, off, wj, bj, judged, xoff, down, bsize, gstart, gcount, mem, doom,
-    gdoom, row_of, cls_of, s_label, s_size, s_nb, ncls, failed, gdl, gsize, guni, gmax, gcl,
-    codes, dom, dom_off, dom_w, lo_j,
-):  # fmt: skip
+def _split_groups(lo, hi, sc, j, judged, xoff, w, tab, gs):
     """The split classes on ``j`` of judged groups ``lo:hi`` (one chunk of :func:`_find`,
-    with its own scratch row ``sc``): per member its row and class within its group, per
-    group its classes in slots ``xoff[a] + a + 0, 1, ...`` (label, size, base classes),
-    their number and whether one is below ``mcs`` (then the members of too-small classes
-    are doomed on ``j``). A group with no members to walk (``xoff``) is one whose members
-    are known to share their label one level down (``gdl``): its one class is the group;
-    a group walked and found so is remembered in ``gdl``. The members of a group on one
-    level of ``j`` (``guni``) take their label from ``codes`` (``down`` is not kept for
-    them); such a group found to be one class gets its shared level ``gcl`` on ``j``."""
-    dj = down[j]
-    cj = codes[j]
+    with its own scratch row ``sc``), written to ``w`` (:class:`_Walk`): per member its row
+    and class within its group, per group its classes in slots ``xoff[a] + a + 0, 1, ...``
+    (label, size, base classes), their number and whether one is below the minimal class
+    size (then the members of too-small classes are doomed on ``j``). A group with no
+    members to walk (``xoff``) is one whose members are known to share their label one level
+    down (``gdl``): its one class is the group; a group walked and found so is remembered in
+    ``gdl``. The members of a group on one level of ``j`` (``guni``) take their label from
+    ``codes`` (``down`` is not kept for them); such a group found to be one class gets its
+    shared level ``gcl`` on ``j``."""
+    mcs, off = tab.mcs, tab.lab_off[j]
+    wj = j >> 6
+    bj = np.uint64(1) << np.uint64(j & 63)
+    dj, cj, dom, bsize = gs.down[j], tab.codes[j], tab.dom, tab.bsize
+    gdl, gcl, mem, doom, gdoom = gs.gdl, gs.gcl, gs.mem, gs.doom, gs.gdoom
+    gstart, gcount, gsize, guni, gmax = gs.gstart, gs.gcount, gs.gsize, gs.guni, gs.gmax
+    doff, dw, lo_j = tab.dom_off[j], tab.dom_w[j], tab.lo[j]
+    row_of, cls_of, s_label, s_size, s_nb = w.row_of, w.cls_of, w.label, w.size, w.nb
+    ncls, failed = w.ncls, w.failed
     for a in range(lo, hi):
         G = judged[a]
         x0 = xoff[a] + a
@@ -170,7 +415,7 @@ def _split_groups(
             continue
         nc_a = 0
         # on one level: the labels one level down of its members' codes (-1: read down)
-        base = _down_base(G, j, guni, gmax, dom_off, dom_w, lo_j)
+        base = _down_base(G, j, guni, gmax, doff, dw, lo_j)
         for q in range(gstart[G], gstart[G] + gcount[G]):
             r = mem[q]
             lab = dj[r] if base < 0 else dom[base + cj[r]]
@@ -197,9 +442,7 @@ def _split_groups(
         if nc_a == 1:
             gdl[j, G] = s_label[x0]  # its members share their label one level down
             if base >= 0:  # and the finest level on which they share one
-                gcl[j, G] = _shared_level(
-                    row_of, xoff[a], x, cj, dom, dom_off[j], dom_w[j], lo_j, gmax[G, j]
-                )  # fmt: skip
+                gcl[j, G] = _shared_level(row_of, xoff[a], x, cj, dom, doff, dw, lo_j, gmax[G, j])
         if small:
             # the members of a too-small split class are doomed on j: the partition only
             # gets finer, so their split class on j stays too small in every later group
@@ -209,31 +452,33 @@ def _split_groups(
                     doom[row_of[y], wj] |= bj
 
 
-def _hist_groups(
-    lo, hi, failed, judge_of, cstart, xoff, cls_of, row_of, sp_indptr, sp_val, sp_cnt, hist
-):  # fmt: skip
+def _hist_groups(lo, hi, f, tab):
     """The sensitive histograms of the classes of judged groups ``lo:hi`` that the models
     judge (one chunk of :func:`_find`): a group's classes are judged in a row."""
+    judge_of, cstart, xoff, cls_of, row_of = f.judge_of, f.cstart, f.xoff, f.cls_of, f.row_of
+    hist = f.hist
+    indptr, val, cnt = tab.sp_indptr, tab.sp_val, tab.sp_cnt
     for a in range(lo, hi):
-        if judge_of[cstart[a]] < 0:  # failed on size, or one class: the group itself
-            continue
         k0 = judge_of[cstart[a]]
+        if k0 < 0:  # failed on size, or one class: the group itself
+            continue
         for x in range(xoff[a], xoff[a + 1]):
             k = k0 + cls_of[x]
             r = row_of[x]
-            for e in range(sp_indptr[r], sp_indptr[r + 1]):
-                hist[k, sp_val[e]] += sp_cnt[e]
+            for e in range(indptr[r], indptr[r + 1]):
+                hist[k, val[e]] += cnt[e]
 
 
-def _ext_scan(
-    lo, hi, j, off, judged, fh, glab, ghash, filt, fshift, table, mask, famh, ext_rep, ext_grp
-):  # fmt: skip
+def _ext_scan(lo, hi, j, judged, fam, tab, gs, ext_rep, ext_grp):
     """The groups ``lo:hi`` not judged that are in the family on ``j`` of a judged group
-    (one chunk of :func:`_entangled`'s scan, with its hash table ``table`` of the judged
-    groups' families and their bits ``filt``): written as (representative, group) in
-    ``ext_rep``/``ext_grp`` from ``lo`` on; returns how many."""
+    (one chunk of :func:`_entangled`'s scan, with the judged groups' families ``fam``):
+    written as (representative, group) in ``ext_rep``/``ext_grp`` from ``lo`` on; returns
+    how many."""
     fib = np.uint64(_FIB)
     three = np.uint64(3)
+    off = tab.lab_off[j]
+    glab, ghash, fh = gs.glab, gs.ghash, tab.fh
+    bits, slots, hashes, shift, mask = fam.bits, fam.slots, fam.hashes, fam.shift, fam.mask
     nj = judged.size
     n = 0
     p = np.searchsorted(judged, lo)
@@ -242,13 +487,13 @@ def _ext_scan(
             p += 1
             continue
         h = ghash[H] - fh[off + glab[j, H]]
-        f = (h * fib) >> fshift
-        if not (filt[f >> np.uint64(6)] >> (f & np.uint64(63))) & np.uint64(1):
+        f = (h * fib) >> shift
+        if not (bits[f >> np.uint64(6)] >> (f & np.uint64(63))) & np.uint64(1):
             continue
         s = np.int64(f >> three)
-        while table[s] != -1:
-            b = table[s]
-            if famh[b] == h and _same_family(judged[b], H, j, glab):
+        while slots[s] != -1:
+            b = slots[s]
+            if hashes[b] == h and _same_family(judged[b], H, j, glab):
                 ext_rep[lo + n] = b
                 ext_grp[lo + n] = H
                 n += 1
@@ -257,14 +502,16 @@ def _ext_scan(
     return n
 
 
-def _entangled(
-    j, g, judged, off, card, fh, glab, ghash, gcand, gstart, gcount, mem, down, cstart,
-    cls_label, sc0, ent, gdl, guni, gmax, codes, dom, dom_off, dom_w, lo_j, n_chunks,
-):  # fmt: skip
-    """Which judged groups' splits on ``j`` would merge with another group (``ent``): per
+def _entangled(j, g, f, tab, gs):
+    """Which judged groups' splits on ``j`` would merge with another group (``f.ent``): per
     family on ``j`` (a hash table keyed on the tuple without ``j``), whether the label sets
-    on ``j`` of its groups intersect (for :func:`_find`; ``sc0``: a scratch row)."""
+    on ``j`` of its groups intersect (for :func:`_find`)."""
     fib = np.uint64(_FIB)
+    off = tab.lab_off[j]
+    card = tab.lab_off[j + 1] - off
+    judged, glab, ghash, fh = f.judged, gs.glab, gs.ghash, tab.fh
+    sc0 = gs.scratch[0]
+    n_chunks = gs.scratch.shape[0]
     nj = judged.size
     # --- families on j of the judged groups (hash table keyed on the tuple without j)
     bits = 4
@@ -285,9 +532,9 @@ def _entangled(
         G = judged[a]
         h = ghash[G] - fh[off + glab[j, G]]
         famh[a] = h
-        f = (h * fib) >> fshift
-        filt[f >> np.uint64(6)] |= np.uint64(1) << (f & np.uint64(63))
-        s = np.int64(f >> three)
+        hf = (h * fib) >> fshift
+        filt[hf >> np.uint64(6)] |= np.uint64(1) << (hf & np.uint64(63))
+        s = np.int64(hf >> three)
         while table[s] != -1:
             b = table[s]
             if famh[b] == h and _same_family(judged[b], G, j, glab):
@@ -297,16 +544,15 @@ def _entangled(
             table[s] = a
         jrep[a] = table[s]
         fam_cnt[jrep[a]] += 1
+    fam = _Families(table, mask, famh, filt, fshift)
     # the other groups in the family of a judged group: (representative, group), found in
     # chunks of groups in parallel, each written from its chunk's start, then packed
     ext_rep = np.empty(g, dtype=np.int64)
     ext_grp = np.empty(g, dtype=np.int64)
     n_in = _zeros_i(n_chunks)
     for t in prange(n_chunks):
-        n_in[t] = _ext_scan(
-            (g * t) // n_chunks, (g * (t + 1)) // n_chunks, j, off, judged, fh, glab, ghash,
-            filt, fshift, table, mask, famh, ext_rep, ext_grp,
-        )  # fmt: skip
+        lo, hi = (g * t) // n_chunks, (g * (t + 1)) // n_chunks
+        n_in[t] = _ext_scan(lo, hi, j, judged, fam, tab, gs, ext_rep, ext_grp)
     n_ext = 0
     for t in range(n_chunks):
         at = (g * t) // n_chunks
@@ -319,117 +565,101 @@ def _entangled(
     for a in range(nj):
         if fam_cnt[a] > 1:
             multi += 1
-    if multi:
-        # families of two or more groups: do their label sets on j intersect?
-        pos = _zeros_i(nj + 1)
-        for a in range(nj):
-            pos[a + 1] = pos[a] + (fam_cnt[a] if fam_cnt[a] > 1 else 0)
-        members = np.empty(pos[nj], dtype=np.int64)
-        mj = np.empty(pos[nj], dtype=np.int64)  # a member's index in judged, or -1
-        fill = pos[:nj].copy()
-        for a in range(nj):
-            rep = jrep[a]
-            if fam_cnt[rep] > 1:
-                members[fill[rep]] = judged[a]
-                mj[fill[rep]] = a
-                fill[rep] += 1
-        for e in range(n_ext):
-            rep = ext_rep[e]
-            members[fill[rep]] = ext_grp[e]
-            mj[fill[rep]] = -1
+    if not multi:
+        return
+    # families of two or more groups: do their label sets on j intersect?
+    pos = _zeros_i(nj + 1)
+    for a in range(nj):
+        pos[a + 1] = pos[a] + (fam_cnt[a] if fam_cnt[a] > 1 else 0)
+    members = np.empty(pos[nj], dtype=np.int64)
+    mj = np.empty(pos[nj], dtype=np.int64)  # a member's index in judged, or -1
+    fill = pos[:nj].copy()
+    for a in range(nj):
+        rep = jrep[a]
+        if fam_cnt[rep] > 1:
+            members[fill[rep]] = judged[a]
+            mj[fill[rep]] = a
             fill[rep] += 1
-        hit = _zeros_b(pos[nj])
-        # the labels a family has on j, each once (not grown in the loop: numba then counts
-        # references to the array at every step)
-        touched = np.empty(card, dtype=np.int64)
-        for rep in range(nj):
-            if fam_cnt[rep] < 2:
-                continue
-            nt = 0
-            for x in range(pos[rep], pos[rep + 1]):
-                H = members[x]
-                cur = glab[j, H]
-                aj = mj[x]
-                # its labels on j: the current one (kept if its split is not), then those
-                # of its split classes: known if it is judged or its members share one
-                # (gdl), else from its members
-                c = 0
-                n_lab = 0
-                q0 = 0
-                q1 = 0
-                one = -1
-                base = np.int64(-1)
-                if aj >= 0:
-                    c = cstart[aj]
-                    n_lab = cstart[aj + 1] - c
-                elif (gcand[H, j >> 6] >> np.uint64(j & 63)) & np.uint64(1):
-                    one = gdl[j, H]
-                    if one < 0:
-                        q0 = gstart[H]
-                        q1 = q0 + gcount[H]
-                        base = _down_base(H, j, guni, gmax, dom_off, dom_w, lo_j)
-                i = -1
-                while i < n_lab or q0 < q1 or one >= 0:
-                    if i < 0:
-                        lab = cur
-                    elif aj >= 0:
-                        lab = cls_label[c + i]
-                    elif one >= 0:
-                        lab = one
-                        one = -1
-                    else:
-                        r = mem[q0]
-                        lab = down[j, r] if base < 0 else dom[base + codes[j, r]]
-                        q0 += 1
-                    i += 1
-                    o = sc0[off + lab]
-                    if o == -1:
-                        sc0[off + lab] = x
-                        touched[nt] = off + lab
-                        nt += 1
-                    elif o != x:
-                        hit[x] = True
-                        hit[o] = True
-            for t in range(nt):
-                sc0[touched[t]] = -1
-            for x in range(pos[rep], pos[rep + 1]):
-                if hit[x] and mj[x] >= 0:
-                    ent[mj[x]] = True
+    for e in range(n_ext):
+        rep = ext_rep[e]
+        members[fill[rep]] = ext_grp[e]
+        mj[fill[rep]] = -1
+        fill[rep] += 1
+    hit = _zeros_b(pos[nj])
+    cstart, cls_label, ent, gcand, gdl = f.cstart, f.cls_label, f.ent, gs.gcand, gs.gdl
+    gstart, gcount, mem, down = gs.gstart, gs.gcount, gs.mem, gs.down
+    guni, gmax, dom, cj = gs.guni, gs.gmax, tab.dom, tab.codes[j]
+    doff, dw, lo_j = tab.dom_off[j], tab.dom_w[j], tab.lo[j]
+    # the labels a family has on j, each once (not grown in the loop: numba then counts
+    # references to the array at every step)
+    touched = np.empty(card, dtype=np.int64)
+    for rep in range(nj):
+        if fam_cnt[rep] < 2:
+            continue
+        nt = 0
+        for x in range(pos[rep], pos[rep + 1]):
+            H = members[x]
+            cur = glab[j, H]
+            aj = mj[x]
+            # its labels on j: the current one (kept if its split is not), then those of
+            # its split classes: known if it is judged or its members share one (gdl), else
+            # from its members
+            c = 0
+            n_lab = 0
+            q0 = 0
+            q1 = 0
+            one = -1
+            base = np.int64(-1)
+            if aj >= 0:
+                c = cstart[aj]
+                n_lab = cstart[aj + 1] - c
+            elif (gcand[H, j >> 6] >> np.uint64(j & 63)) & np.uint64(1):
+                one = gdl[j, H]
+                if one < 0:
+                    q0 = gstart[H]
+                    q1 = q0 + gcount[H]
+                    base = _down_base(H, j, guni, gmax, doff, dw, lo_j)
+            i = -1
+            while i < n_lab or q0 < q1 or one >= 0:
+                if i < 0:
+                    lab = cur
+                elif aj >= 0:
+                    lab = cls_label[c + i]
+                elif one >= 0:
+                    lab = one
+                    one = -1
+                else:
+                    r = mem[q0]
+                    lab = down[j, r] if base < 0 else dom[base + cj[r]]
+                    q0 += 1
+                i += 1
+                o = sc0[off + lab]
+                if o == -1:
+                    sc0[off + lab] = x
+                    touched[nt] = off + lab
+                    nt += 1
+                elif o != x:
+                    hit[x] = True
+                    hit[o] = True
+        for t in range(nt):
+            sc0[touched[t]] = -1
+        for x in range(pos[rep], pos[rep + 1]):
+            if hit[x] and mj[x] >= 0:
+                ent[mj[x]] = True
 
 
-def _find(
-    j, g, mcs, down, fh, lab_off, bsize, glab, ghash, gcand, gfail, gstart, gcount, mem,
-    scratch, sp_indptr, sp_val, sp_cnt, nv, doom, gdoom, total, total_hist, gdl, gsize, guni,
-    gmax, gcl, codes, dom, dom_off, dom_w, lo_lv,
-):  # fmt: skip
-    """One batch on attribute ``j``: the candidate groups, which are judged, their split
-    classes, the classes the models must judge and their sensitive histograms.
-
-    Returns ``(n_cand, judged, entangled, failed, cls_group, judge_of_class, judge_size,
-    hist, cstart, cls_label, cls_nb, xoff, row_of, cls_of)``: groups with candidates (not
-    suppressed), the groups
-    judged now (not known to fail since their last change), per judged group whether its
-    split would merge with another group and whether a split class is below ``mcs``; per
-    split class its judged group; per class the row of ``hist``/``judge_size`` the models
-    judge (``-1``: its group already failed on size, or it is its group's only class, which
-    keeps the group's records and verdict); the split classes of judged group
-    ``a`` are ``cstart[a]:cstart[a+1]``, each with its label on ``j`` and its number of base
-    classes (for :func:`_e_after`); the members of judged group ``a`` are
-    ``row_of[xoff[a]:xoff[a+1]]`` (in ``mem`` order), each with its split class counted
-    within the group in ``cls_of`` (for :func:`_commit`), none if its members are known to
-    share their label one level down (``gdl``): it is not walked. ``judge_size`` and ``hist`` have
-    one more row, last: the records of every other class as one class (``total`` records,
-    ``total_hist`` their sensitive counts), so the models see the whole table's
-    distribution. The split classes and histograms are computed in ``scratch.shape[0]``
-    chunks of judged groups in parallel.
-    """
-    off = lab_off[j]
+def _find(j, g, tab, gs):
+    """One batch on attribute ``j`` (5.4, step 4): the candidate groups, which are judged,
+    their split classes, the classes the models must judge and their sensitive histograms
+    (a :class:`Found`). The split classes and histograms are computed in
+    ``gs.scratch.shape[0]`` chunks of judged groups in parallel."""
     wj = j >> 6
-    bj = np.uint64(1) << np.uint64(j & 63)
     nj = np.int64(0)
     n_cand = np.int64(0)
     sh = np.uint64(j & 63)
     one = np.uint64(1)
+    gcand, gfail, gdoom = gs.gcand, gs.gfail, gs.gdoom
+    nv = tab.total_hist.size
     # counted first (a loop the compiler vectorizes), listed only if any: late in the
     # search most batches judge none
     for G in range(g):
@@ -448,41 +678,34 @@ def _find(
     ent = _zeros_b(nj)
     failed = _zeros_b(nj)
     if nj == 0:
-        e64 = _zeros_i(0)
-        h1 = _zeros_i2(1, nv)
-        s1 = np.full(1, total, dtype=np.int64)
-        z1 = _zeros_i(1)
-        return n_cand, judged, ent, failed, e64, e64, s1, h1, z1, e64, e64, z1, e64, e64
+        e64, z1 = _zeros_i(0), _zeros_i(1)
+        everyone = np.full(1, tab.total, dtype=np.int64)  # one class: every record
+        return Found(n_cand, judged, ent, failed, e64, e64, everyone, _zeros_i2(1, nv), z1, e64,
+                     e64, z1, e64, e64)  # fmt: skip
     # --- split classes of the judged groups (their labels also decide entanglement), in
     # contiguous chunks of groups of about equal members, one per scratch row (in parallel)
     # group a's members are row_of[xoff[a]:xoff[a+1]]: none for a group whose members are
     # known to share their label one level down (it splits into itself, unwalked)
     xoff = np.empty(nj + 1, dtype=np.int64)
     xoff[0] = 0
+    gdl, gsize, gcount, mcs = gs.gdl, gs.gsize, gs.gcount, tab.mcs
     for a in range(nj):
         G = judged[a]
         walk = gdl[j, G] < 0 or gsize[G] < mcs
         xoff[a + 1] = xoff[a] + (gcount[G] if walk else 0)
     n_rows = xoff[nj]
-    n_chunks = scratch.shape[0]
+    n_chunks = gs.scratch.shape[0]
     bounds = _chunk_bounds(xoff, n_chunks)
-    row_of = np.empty(n_rows, dtype=np.int64)
-    cls_of = np.empty(n_rows, dtype=np.int64)  # its split class, counted within its group
-    # the split classes of group a in slots xoff[a] + a + 0, 1, ... (a group has at most as
-    # many classes as members, and one if not walked)
-    s_label = np.empty(n_rows + nj, dtype=np.int64)
-    s_size = np.empty(n_rows + nj, dtype=np.int64)
-    s_nb = np.empty(n_rows + nj, dtype=np.int64)
-    ncls = np.empty(nj, dtype=np.int64)
+    # (a group has at most as many classes as members, and one if not walked)
+    w = _Walk(np.empty(n_rows, dtype=np.int64), np.empty(n_rows, dtype=np.int64),
+              np.empty(n_rows + nj, dtype=np.int64), np.empty(n_rows + nj, dtype=np.int64),
+              np.empty(n_rows + nj, dtype=np.int64), np.empty(nj, dtype=np.int64), failed)  # fmt: skip
     for t in prange(n_chunks):
-        _split_groups(
-            bounds[t], bounds[t + 1], scratch[t], j, mcs, off, wj, bj, judged, xoff, down,
-            bsize, gstart, gcount, mem, doom, gdoom, row_of, cls_of, s_label, s_size, s_nb,
-            ncls, failed, gdl, gsize, guni, gmax, gcl, codes, dom, dom_off, dom_w, lo_lv[j],
-        )  # fmt: skip
+        _split_groups(bounds[t], bounds[t + 1], gs.scratch[t], j, judged, xoff, w, tab, gs)
     # the classes numbered group after group
     cstart = np.empty(nj + 1, dtype=np.int64)
     cstart[0] = 0
+    ncls, s_label, s_size, s_nb = w.ncls, w.label, w.size, w.nb
     for a in range(nj):
         cstart[a + 1] = cstart[a] + ncls[a]
     nc = cstart[nj]
@@ -497,15 +720,10 @@ def _find(
             cls_label[c] = s_label[xoff[a] + a + u]
             cls_size[c] = s_size[xoff[a] + a + u]
             cls_nb[c] = s_nb[xoff[a] + a + u]
-    _entangled(
-        j, g, judged, off, lab_off[j + 1] - off, fh, glab, ghash, gcand, gstart, gcount, mem,
-        down, cstart, cls_label, scratch[0], ent, gdl, guni, gmax, codes, dom, dom_off, dom_w,
-        lo_lv[j], n_chunks,
-    )  # fmt: skip
-    # --- histograms of the classes the models judge: those of groups not failed on size
-    # that split into two or more (a group splitting into itself keeps its records, and
-    # so its verdict: it is not suppressed, and every model judges a class by its own
-    # records and the whole table's)
+    # --- the classes the models judge: those of groups not failed on size that split into
+    # two or more (a group splitting into itself keeps its records, and so its verdict: it
+    # is not suppressed, and every model judges a class by its own records and the whole
+    # table's)
     judge_of = np.full(nc, -1, dtype=np.int64)
     nk = 0
     for c in range(nc):
@@ -514,28 +732,25 @@ def _find(
             judge_of[c] = nk
             nk += 1
     judge_size = np.empty(nk + 1, dtype=np.int64)
-    rest = total
+    rest = tab.total
     for c in range(nc):
         if judge_of[c] >= 0:
             judge_size[judge_of[c]] = cls_size[c]
             rest -= cls_size[c]
     judge_size[nk] = rest
     hist = _zeros_i2(nk + 1, nv)
+    f = Found(n_cand, judged, ent, failed, cls_group, judge_of, judge_size, hist, cstart,
+              cls_label, cls_nb, xoff, w.row_of, w.cls_of)  # fmt: skip
+    _entangled(j, g, f, tab, gs)
     if nv:
         for t in prange(n_chunks):
-            _hist_groups(
-                bounds[t], bounds[t + 1], failed, judge_of, cstart, xoff, cls_of, row_of,
-                sp_indptr, sp_val, sp_cnt, hist,
-            )  # fmt: skip
+            _hist_groups(bounds[t], bounds[t + 1], f, tab)
         for v in range(nv):
-            hist[nk, v] = total_hist[v]
+            hist[nk, v] = tab.total_hist[v]
         for k in range(nk):
             for v in range(nv):
                 hist[nk, v] -= hist[k, v]
-    return (
-        n_cand, judged, ent, failed, cls_group, judge_of, judge_size, hist, cstart,
-        cls_label, cls_nb, xoff, row_of, cls_of,
-    )  # fmt: skip
+    return f
 
 
 def _chunk_bounds(xoff, n_chunks):
@@ -555,11 +770,13 @@ def _chunk_bounds(xoff, n_chunks):
     return bounds
 
 
-def _e_after(j, which, judged, e_j, cstart, cls_label, cls_nb, lab_off, glab, lcount, delta):
+def _e_after(j, which, e_j, f, tab, gs):
     """``e`` of attribute ``j`` (distinct labels over the base classes) after splitting
-    the judged groups ``judged[which]``, from their split classes as :func:`_find` found
+    the judged groups ``f.judged[which]``, from their split classes as :func:`_find` found
     them (no member is walked)."""
-    off = lab_off[j]
+    off = tab.lab_off[j]
+    lcount, delta, glab = gs.lcount, gs.delta, gs.glab
+    judged, cstart, cls_label, cls_nb = f.judged, f.cstart, f.cls_label, f.cls_nb
     n_cls = 0
     for i in range(which.size):
         n_cls += cstart[which[i] + 1] - cstart[which[i]]
@@ -591,21 +808,18 @@ def _e_after(j, which, judged, e_j, cstart, cls_label, cls_nb, lab_off, glab, lc
     return e
 
 
-def _commit(
-    j, lo, which, judged, cstart, cls_label, cls_nb, xoff, row_of, cls_of, g, lv, down, codes,
-    dom, dom_off, dom_w, fh, lab_off, orig, gid, glab, ghash, gcand, gfail, gfirst, gmax, guni,
-    gstart, gcount, mem, lcount, doom, gdoom, n_chunks, bsize, gdl, gsize, gcl,
-):  # fmt: skip
-    """Split the judged groups ``judged[which]`` of the last :func:`_find` on ``j`` into the
-    split classes it found (``cstart``, ``cls_label``, ``cls_nb``; per member ``row_of`` and
-    ``cls_of``, group ``a``'s at ``xoff[a]:xoff[a+1]``): levels, label counts and the group
-    state. Each split class becomes a group (the first one keeps the group's id) whose
-    members are a contiguous part of the split group's range of ``mem`` (in the same order).
-    New groups are numbered in the order of ``which`` (table order: later steps read the
-    groups of base classes in that order), but split in ``n_chunks`` chunks in parallel in
-    the order of their ids (``judged`` is ascending), so that the group state is read and
-    written front to back, not at random. Returns the new number of groups."""
-    off = lab_off[j]
+def _commit(j, which, f, g, tab, gs):
+    """Split the judged groups ``f.judged[which]`` on ``j`` into the split classes
+    :func:`_find` found: levels, label counts and the group state. Each split class becomes
+    a group (the first one keeps the group's id) whose members are a contiguous part of the
+    split group's range of ``mem`` (in the same order). New groups are numbered in the
+    order of ``which`` (table order: later steps read the groups of base classes in that
+    order), but split in chunks in parallel in the order of their ids (``judged`` is
+    ascending), so that the group state is read and written front to back, not at random.
+    Returns the new number of groups."""
+    off = tab.lab_off[j]
+    judged, cstart, cls_label, cls_nb, lcount = f.judged, f.cstart, f.cls_label, f.cls_nb, gs.lcount
+    glab, gstart, gcount = gs.glab, gs.gstart, gs.gcount
     n_cls = cstart[judged.size]
     ct = np.empty(n_cls, dtype=np.int64)  # per split class (of the groups split): its group
     cat = np.empty(n_cls, dtype=np.int64)  # and where its members start in mem
@@ -630,24 +844,20 @@ def _commit(
     wx[0] = 0
     for i in range(which.size):
         wx[i + 1] = wx[i] + gcount[judged[which[i]]]
+    n_chunks = gs.scratch.shape[0]
     bounds = _chunk_bounds(wx, n_chunks)
     cdl = np.empty(n_cls, dtype=np.int64)  # per split class: its members' next label
     for t in prange(n_chunks):
-        _split_into(
-            bounds[t], bounds[t + 1], j, which, judged, cstart, cls_label, cls_nb, xoff,
-            row_of, cls_of, ct, cat, lo, lv, down, codes, dom, dom_off, dom_w, fh, off, orig,
-            gid, glab, ghash, gcand, gfail, gfirst, gmax, guni, gstart, gcount, mem, doom, gdoom,
-            bsize, gdl, gsize, cdl, gcl,
-        )  # fmt: skip
+        _split_into(bounds[t], bounds[t + 1], j, which, f, ct, cat, cdl, tab, gs)
     return g
 
 
-def _score(e, is_max, terms, term_off):
-    """The score of counts ``e`` from its tabulated terms (``Score.terms``): their sum, or
-    their maximum when ``is_max``."""
+def _score(e, terms):
+    """The score of counts ``e`` from its tabulated :class:`Terms`."""
+    values, off, is_max = terms.values, terms.off, terms.is_max
     s = 0.0
     for x in range(e.size):
-        t = terms[term_off[x] + e[x]]
+        t = values[off[x] + e[x]]
         if is_max:
             s = t if x == 0 or t > s else s
         else:
@@ -703,42 +913,23 @@ def _order_of(keys, n_keys):
     return order
 
 
-def _batch(
-    j, g, mcs, lv, down, codes, dom, dom_off, dom_w, fh, lab_off, bsize, glab, ghash, gcand,
-    gfail, gstart, gcount, mem, scratch, sp_indptr, sp_val, sp_cnt, nv, doom, gdoom, total,
-    total_hist, kinds, offs, widths, ipar, fpar, lo, orig, gfirst, gmax, guni, gid, lcount,
-    delta, n_chunks, ok, e, s, is_max, terms, term_off, out, gdl, gsize, gcl,
-):  # fmt: skip
-    """One whole batch on attribute ``j`` with built-in models and a tabulated score: the
-    split of every candidate group (:func:`_find`), the models' verdicts (:func:`_judge`),
-    then the passing groups' splits applied together if the score does not drop, else each
-    half in table order, down to single groups (:func:`_e_after`, :func:`_commit`), as
-    ``_CompiledPartial`` does it step by step in Python.
+def _settle(j, g, s, ok, e, f, bad, tab, gs, terms, out):
+    """The rest of a batch on ``j`` (5.4, step 4) once the models judged the classes of
+    ``f`` (``bad``: per row of ``f.judge_size``): the groups whose split fails are
+    remembered (``gfail``), the passing groups' splits are applied together if the score
+    does not drop, else each half in table order, down to single groups (:func:`_e_after`,
+    :func:`_commit`); ``ok``: whether the table passes (the splits leave its suppressed
+    classes as they are).
 
-    ``e`` (the counts of the table) is updated in place; ``out`` receives the tables
-    checked, the groups left alone as entangled, the groups split and the commits. Returns
-    ``(score, number of groups)``.
-    """
-    for i in range(4):
-        out[i] = 0
-    (
-        n_cand, judged, ent, failed, cls_group, judge_of, judge_size, hist, cstart, cls_label,
-        cls_nb, xoff, row_of, cls_of,
-    ) = _find(
-        j, g, mcs, down, fh, lab_off, bsize, glab, ghash, gcand, gfail, gstart, gcount, mem,
-        scratch, sp_indptr, sp_val, sp_cnt, nv, doom, gdoom, total, total_hist, gdl, gsize, guni,
-        gmax, gcl, codes, dom, dom_off, dom_w, lo,
-    )  # fmt: skip
-    if n_cand == 0:
-        return s, g
-    out[0] = 1  # the table with every candidate group split
-    nk = judge_size.size - 1
-    if nk > 0:
-        bad = np.empty(nk, dtype=np.bool_)
-        _judge(judge_size, hist, nk, total_hist, mcs, kinds, offs, widths, ipar, fpar, bad)
-        for c in range(judge_of.size):
-            if judge_of[c] >= 0 and bad[judge_of[c]]:
-                failed[cls_group[c]] = True
+    ``e`` (the counts of the table) is updated in place; ``out`` adds the tables checked,
+    the groups left alone as entangled, the groups split and the commits. Returns
+    ``(score, number of groups)``."""
+    out[0] += 1  # the table with every candidate group split
+    judge_of, failed, ent, judged, cls_group = f.judge_of, f.failed, f.ent, f.judged, f.cls_group
+    gfail, gfirst = gs.gfail, gs.gfirst
+    for c in range(judge_of.size):
+        if judge_of[c] >= 0 and bad[judge_of[c]]:
+            failed[cls_group[c]] = True
     wj = j >> 6
     bj = np.uint64(1) << np.uint64(j & 63)
     nj = judged.size
@@ -760,7 +951,7 @@ def _batch(
             passing[n_pass] = a
             first[n_pass] = gfirst[judged[a]]
             n_pass += 1
-    passing = passing[_order_of(first, gid.size)]  # table order (first base classes differ)
+    passing = passing[_order_of(first, gs.gid.size)]  # table order (first base classes differ)
     # the halving, depth first: a range of passing groups is applied whole if the score
     # does not drop, else its first half, then its second half
     stack = np.empty(2 * 64 + 2, dtype=np.int64)
@@ -773,19 +964,11 @@ def _batch(
         which = passing[lo_i:hi_i]
         out[0] += 1
         if ok:
-            e_j = _e_after(
-                j, which, judged, e[j], cstart, cls_label, cls_nb, lab_off, glab, lcount, delta
-            )  # fmt: skip
             before = e[j]
-            e[j] = e_j
-            s_new = _score(e, is_max, terms, term_off)
+            e[j] = _e_after(j, which, e[j], f, tab, gs)
+            s_new = _score(e, terms)
             if s_new >= s:
-                g = _commit(
-                    j, lo, which, judged, cstart, cls_label, cls_nb, xoff, row_of, cls_of, g,
-                    lv, down, codes, dom, dom_off, dom_w, fh, lab_off, orig, gid, glab, ghash,
-                    gcand, gfail, gfirst, gmax, guni, gstart, gcount, mem, lcount, doom, gdoom,
-                    n_chunks, bsize, gdl, gsize, gcl,
-                )  # fmt: skip
+                g = _commit(j, which, f, g, tab, gs)
                 s = s_new
                 out[2] += hi_i - lo_i
                 out[3] += 1
@@ -802,67 +985,15 @@ def _batch(
     return s, g
 
 
-def _round(
-    order, memo_ver, memo_chk, memo_ent, version, tot, g, mcs, lv, down, codes, dom, dom_off,
-    dom_w, fh, lab_off, bsize, glab, ghash, gcand, gfail, gstart, gcount, mem, scratch,
-    sp_indptr, sp_val, sp_cnt, nv, doom, gdoom, total, total_hist, kinds, offs, widths, ipar,
-    fpar, lo, orig, gfirst, gmax, guni, gid, lcount, delta, n_chunks, ok, e, s, is_max, terms,
-    term_off, out, gdl, gsize, gcl,
-):  # fmt: skip
-    """One round of the partial-domain step (PrivacyFrost2 5.4, step 4) in one call, with
-    built-in models and a tabulated score: each attribute of ``order`` de-generalized batch
-    after batch (:func:`_batch`) while a batch changes the table, as ``_Rounds.run`` does
-    it from Python. A batch that changed nothing is not repeated while the table stays the
-    same (its ``version``): per attribute, the version it was tried in vain at
-    (``memo_ver``), and its tables checked and groups left alone (``memo_chk``,
-    ``memo_ent``), counted again.
-
-    ``tot`` receives the tables checked, the groups left alone as entangled, the groups
-    split, the table's new version and whether it changed. Returns ``(score, number of
-    groups)``."""
-    for i in range(5):
-        tot[i] = 0
-    for i in range(order.size):
-        j = order[i]
-        while True:
-            if memo_ver[j] == version:  # tried in vain on this table: the same outcome
-                tot[0] += memo_chk[j]
-                tot[1] += memo_ent[j]
-                break
-            s, g = _batch(
-                j, g, mcs, lv, down, codes, dom, dom_off, dom_w, fh, lab_off, bsize, glab,
-                ghash, gcand, gfail, gstart, gcount, mem, scratch, sp_indptr, sp_val, sp_cnt,
-                nv, doom, gdoom, total, total_hist, kinds, offs, widths, ipar, fpar, lo, orig,
-                gfirst, gmax, guni, gid, lcount, delta, n_chunks, ok, e, s, is_max, terms,
-                term_off, out, gdl, gsize, gcl,
-            )  # fmt: skip
-            tot[0] += out[0]
-            tot[1] += out[1]
-            if out[3] == 0:
-                memo_ver[j] = version
-                memo_chk[j] = out[0]
-                memo_ent[j] = out[1]
-                break
-            tot[2] += out[2]
-            version += out[3]
-            tot[4] = 1
-    tot[3] = version
-    return s, g
-
-
-def _split_into(
-    lo, hi, j, which, judged, cstart, cls_label, cls_nb, xoff, row_of, cls_of, ct, cat,
-    lo_lv, lv, down, codes, dom, dom_off, dom_w, fh, off, orig, gid, glab, ghash, gcand, gfail,
-    gfirst, gmax, guni, gstart, gcount, mem, doom, gdoom, bsize, gdl, gsize, cdl, gcl,
-):  # fmt: skip
-    """Split groups ``judged[which[lo:hi]]`` (one chunk of :func:`_commit`) into the groups
-    ``ct`` of their split classes, whose members start at ``cat`` in ``mem``; ``lo_lv``: the
-    lowest level of each attribute. On an attribute where a group's members share one level
-    (``guni``, one bit per attribute) its split classes' deepest level is known without
-    walking them: the same, or one less on ``j``. A split class's members share their
-    label one level down on an attribute other than ``j`` if its group's did (``gdl``); on
-    ``j`` it is found as they are walked (``cdl``: per split class, scratch). A group that
-    :func:`_find` did not walk (one class, the group itself) is walked here in ``mem``.
+def _split_into(lo, hi, j, which, f, ct, cat, cdl, tab, gs):
+    """Split groups ``f.judged[which[lo:hi]]`` (one chunk of :func:`_commit`) into the
+    groups ``ct`` of their split classes, whose members start at ``cat`` in ``mem``
+    (``cdl``: per split class, scratch). On an attribute where a group's members share one
+    level (``guni``) its split classes' deepest level is known without walking them: the
+    same, or one less on ``j``. A split class's members share their label one level down on
+    an attribute other than ``j`` if its group's did (``gdl``); on ``j`` it is found as they
+    are walked. A group that :func:`_find` did not walk (one class, the group itself) is
+    walked here in ``mem``.
 
     On ``j`` where a group's members share one level (``uni_j``), ``lv`` and ``down`` are
     not kept (the level is the group's ``gmax``, the label one level down comes from the
@@ -873,6 +1004,16 @@ def _split_into(
     members are a subset, made exact where a find walks a group that splits into itself,
     and else found by walking the group once when it is not low enough), read on the code
     of its first member in ``mem`` (any member gives the same label there)."""
+    lv, down, codes, dom, lo_lv = gs.lv, gs.down, tab.codes, tab.dom, tab.lo
+    glab, ghash, gcand, gfail, gmax, guni = gs.glab, gs.ghash, gs.gcand, gs.gfail, gs.gmax, gs.guni
+    gdl, gcl, gsize, gdoom, mem = gs.gdl, gs.gcl, gs.gsize, gs.gdoom, gs.mem
+    gid, gfirst, gstart, gcount, doom = gs.gid, gs.gfirst, gs.gstart, gs.gcount, gs.doom
+    fh, bsize, orig = tab.fh, tab.bsize, tab.orig
+    judged, cstart, cls_label, cls_nb = f.judged, f.cstart, f.cls_label, f.cls_nb
+    xoff, row_of, cls_of = f.xoff, f.row_of, f.cls_of
+    # the labels on j: dom[doff + level * dw + cj[r]]
+    cj, doff, dw = codes[j], tab.dom_off[j], tab.dom_w[j]
+    off = tab.lab_off[j]
     m = glab.shape[0]
     nw = doom.shape[1]
     n = gid.size
@@ -911,13 +1052,11 @@ def _split_into(
                 top = np.int64(gmax[G, j]) - 1
                 y = max(top - 1, lo_j)
                 if y < gcl[j, G]:  # not known to: the finest level they share one on
-                    gcl[j, G] = _shared_level(
-                        mem, gstart[G], gstart[G] + gcount[G], codes[j], dom, dom_off[j],
-                        dom_w[j], lo_j, top,
-                    )  # fmt: skip
+                    q0 = gstart[G]
+                    gcl[j, G] = _shared_level(mem, q0, q0 + gcount[G], cj, dom, doff, dw, lo_j, top)
                 dl = np.int64(-1)
                 if y >= gcl[j, G]:
-                    dl = np.int64(dom[dom_off[j] + y * dom_w[j] + codes[j, mem[gstart[G]]]])
+                    dl = np.int64(dom[doff + y * dw + cj[mem[gstart[G]]]])
             else:
                 dl = np.int64(-2)
                 top = np.int64(-1)
@@ -927,9 +1066,7 @@ def _split_into(
                     r = mem[q]
                     if lv[r, j] > lo_j:
                         lv[r, j] -= 1
-                        down[j, r] = _label(
-                            j, r, max(lv[r, j] - 1, lo_j), codes, dom, dom_off, dom_w
-                        )  # fmt: skip
+                        down[j, r] = dom[doff + max(lv[r, j] - 1, lo_j) * dw + cj[r]]
                     d = down[j, r]
                     if dl == -2:
                         dl = np.int64(d)
@@ -951,7 +1088,7 @@ def _split_into(
         if uni_j:
             pmax[j] -= 1  # every member is above the lowest level (a candidate) and goes down
         # on one level: where the labels one level down of the members' codes start
-        dbase = dom_off[j] + max(pmax[j] - 1, lo_j) * dom_w[j]
+        dbase = doff + max(pmax[j] - 1, lo_j) * dw
         for c in range(c0, c1):
             t = ct[c]
             if t != G:
@@ -992,7 +1129,7 @@ def _split_into(
                 if lv[r, j] > lo_j:
                     lv[r, j] -= 1
                     # its label one level further down (or its own, on the lowest level)
-                    down[j, r] = _label(j, r, max(lv[r, j] - 1, lo_j), codes, dom, dom_off, dom_w)
+                    down[j, r] = dom[doff + max(lv[r, j] - 1, lo_j) * dw + cj[r]]
                 d = down[j, r]
             if cdl[c] == -2:
                 cdl[c] = d
@@ -1034,22 +1171,22 @@ def _set_candidate(G, lo_lv, gmax, gcand, gfail):
             gcand[G, x >> 6] |= np.uint64(1) << np.uint64(x & 63)
 
 
-def _build_groups(
-    gid, g, lv, codes, dom, dom_off, dom_w, fh, lab_off, orig, glab, ghash, gfirst, gmax,
-    gstart, gcount, mem, lcount, doom, gdoom, gviol, lo_lv, gcand, gfail, guni, down, bsize,
-    gdl, gsize, gcl,
-):  # fmt: skip
-    """The group state of a table given as the group of each base class (``orig``: the
-    base class number of each position, for ``gfirst``); a group's labels are those of
-    its first member (all its members share them). ``lcount``: base classes per label.
-    A group not suppressed (``gviol``) is a candidate (``gcand``) on the attributes where a
-    member is above the lowest level ``lo_lv``; none has failed (``gfail``). ``guni``: the
-    attributes on which its members share one level. ``down``: each position's label one
-    level down (its own on the lowest level); ``gdl``: per attribute, the label one level
-    down that all of a group's members share, or ``-1``; ``gcl``: per attribute, a level
-    on which its members' codes share one label (read where they share one level, see
-    :func:`_split_into`): their deepest.
+def _build_groups(g, tab, gs):
+    """The group state of a table given as the group of each position (``gs.gid``, ``g``
+    groups; ``gs.gviol``: which are suppressed). A group's labels are those of its first
+    member (all its members share them); ``lcount``: base classes per label. A group not
+    suppressed is a candidate (``gcand``) on the attributes where a member is above the
+    lowest level; none has failed (``gfail``). ``guni``: the attributes on which its members
+    share one level. ``down``: each position's label one level down (its own on the lowest
+    level); ``gdl``: per attribute, the label one level down that all of a group's members
+    share, or ``-1``; ``gcl``: per attribute, a level on which its members' codes share one
+    label (read where they share one level, see :func:`_split_into`): their deepest.
     ``gsize``: its records."""
+    lv, gid, glab, gmax, gcount, gdl = gs.lv, gs.gid, gs.glab, gs.gmax, gs.gcount, gs.gdl
+    gsize, gfirst, gdoom, doom, down, gcl = gs.gsize, gs.gfirst, gs.gdoom, gs.doom, gs.down, gs.gcl
+    guni, gstart, mem, lcount, ghash = gs.guni, gs.gstart, gs.mem, gs.lcount, gs.ghash
+    bsize, orig, fh, lab_off, lo_lv = tab.bsize, tab.orig, tab.fh, tab.lab_off, tab.lo
+    gviol, gcand, gfail = gs.gviol, gs.gcand, gs.gfail
     m = lv.shape[1]
     nw = doom.shape[1]
     n = gid.size
@@ -1069,7 +1206,7 @@ def _build_groups(
         G = gid[r]
         if gcount[G] == 0:
             for x in range(m):
-                glab[x, G] = _label(x, r, lv[r, x], codes, dom, dom_off, dom_w)
+                glab[x, G] = _label(x, r, lv[r, x], tab)
         gcount[G] += 1
         gsize[G] += bsize[r]
         if orig[r] < gfirst[G]:
@@ -1082,7 +1219,7 @@ def _build_groups(
     for x in range(m):  # attribute by attribute: each row of down is written in order
         lo_x = lo_lv[x]
         for r in range(n):
-            d = _label(x, r, max(lv[r, x] - 1, lo_x), codes, dom, dom_off, dom_w)
+            d = _label(x, r, max(lv[r, x] - 1, lo_x), tab)
             down[x, r] = d
             G = gid[r]
             if gdl[x, G] == -2:
@@ -1120,11 +1257,12 @@ def _build_groups(
                 gcand[G, w] = 0
 
 
-def _levels_of(g, lv, gmax, guni, gstart, gcount, mem, orig, out):
+def _levels_of(g, gs, orig, out):
     """``out[orig[r], x]``: the level of attribute ``x`` at each position ``r``, from ``lv``
     or, where it is not kept (its group's members share one level, ``guni``, see
     :func:`_split_into`), the group's ``gmax``. With ``out`` = ``lv`` and ``orig`` the
     positions themselves it writes ``lv`` back."""
+    lv, gmax, guni, gstart, gcount, mem = gs.lv, gs.gmax, gs.guni, gs.gstart, gs.gcount, gs.mem
     m = lv.shape[1]
     for G in range(g):
         for q in range(gstart[G], gstart[G] + gcount[G]):
@@ -1137,12 +1275,13 @@ def _levels_of(g, lv, gmax, guni, gstart, gcount, mem, orig, out):
                     out[o, x] = lv[r, x]
 
 
-def _hash_groups(packed, weights, tkeys, tvals, out):
+def _hash_groups(packed, gr):
     """Group the rows of ``packed`` (n, words: each row's key) exactly: row ``r`` goes to
-    the class of its key, numbered in the order first met, in ``out``. A hash table
-    (``tkeys`` all ``-1`` between calls, ``tvals``; a power of two of at least twice the
-    rows) keys a representative row per class, whose words are compared. Returns
-    ``(g, sizes)``: the number of classes and the sum of ``weights`` in each."""
+    the class of its key, numbered in the order first met, in ``gr.out``. The hash table
+    (``gr.tkeys``, ``gr.tvals``) keys a representative row per class, whose words are
+    compared. Returns ``(g, sizes)``: the number of classes and the sum of ``gr.weights``
+    in each."""
+    tkeys, tvals, out, weights = gr.tkeys, gr.tvals, gr.out, gr.weights
     n, nw = packed.shape
     bits = 4
     while (1 << bits) < 2 * n:
@@ -1183,11 +1322,12 @@ def _hash_groups(packed, weights, tkeys, tvals, out):
     return g, sizes[:g]
 
 
-def _dense_groups(packed, weights, table, out):
-    """:func:`_hash_groups` of rows with one key word below ``table.size``, by direct
-    addressing: ``table`` (all ``-1`` between calls) holds the class of each key met. The
-    same classes, numbered the same way (the search's coarse tables have a small key
-    space: a lookup in a table that stays in cache instead of a hash and a probe)."""
+def _dense_groups(packed, gr):
+    """:func:`_hash_groups` of rows with one key word below ``gr.tkeys.size``, by direct
+    addressing: ``tkeys`` holds the class of each key met. The same classes, numbered the
+    same way (the search's coarse tables have a small key space: a lookup in a table that
+    stays in cache instead of a hash and a probe)."""
+    table, out, weights = gr.tkeys, gr.out, gr.weights
     n = packed.shape[0]
     sizes = np.zeros(n, dtype=np.int64)
     key_of = np.empty(n, dtype=np.int64)
@@ -1207,32 +1347,32 @@ def _dense_groups(packed, weights, table, out):
     return g, sizes[:g]
 
 
-def _split_classes(ids, keys, x, maps, moff, card, weights, tkeys, tvals, out):
+def _split_classes(ids, x, moff, card, gr):
     """The classes of a table one level finer on one attribute than a table whose classes
     are ``ids`` (the full-domain search's refinement, 5.3): base class ``r`` goes to the
     class of ``(ids[r], maps[moff + keys[r, x]])`` (the label of attribute ``x``, one of
-    ``card``), numbered in the order first met, in ``out`` (:func:`_hash_groups`; ``tkeys``
-    and ``tvals`` as there). Returns ``(g, sizes)``: the number of classes and the sum of
-    ``weights`` in each."""
+    ``card``), numbered in the order first met, in ``gr.out``. Returns ``(g, sizes)``: the
+    number of classes and the records in each."""
     n = ids.size
+    keys, maps = gr.keys, gr.maps
     packed = np.empty((n, 1), dtype=np.int64)
     top = np.int64(0)
     for r in range(n):
         packed[r, 0] = np.int64(ids[r]) * card + maps[moff + keys[r, x]]
         top = max(top, packed[r, 0])
-    if top < tkeys.size:  # a key space that tkeys addresses directly (:func:`_dense_groups`)
-        return _dense_groups(packed, weights, tkeys, out)
-    return _hash_groups(packed, weights, tkeys, tvals, out)
+    if top < gr.tkeys.size:  # a key space that tkeys addresses directly
+        return _dense_groups(packed, gr)
+    return _hash_groups(packed, gr)
 
 
-def _group_classes(keys, cols, cards, maps, moff, weights, tkeys, tvals, out):
+def _group_classes(cols, cards, moff, gr):
     """The classes of a full-domain table grouped from the base classes (the search's
     check of a table with no checked coarser neighbour, 5.2): base class ``r`` goes to the
     class of its labels ``maps[moff[i] + keys[r, cols[i]]]`` (``cards[i]`` of them) over the
-    attributes ``cols``, numbered in the order first met, in ``out``. The labels are packed
-    into mixed-radix words below ``2**62`` (one word while they fit) and grouped by
-    :func:`_hash_groups` (``tkeys`` and ``tvals`` as there). Returns ``(g, sizes)`` as
-    :func:`_split_classes`."""
+    attributes ``cols``, numbered in the order first met, in ``gr.out``. The labels are
+    packed into mixed-radix words below ``2**62`` (one word while they fit) and grouped by
+    :func:`_hash_groups`. Returns ``(g, sizes)`` as :func:`_split_classes`."""
+    keys, maps = gr.keys, gr.maps
     n = keys.shape[0]
     nc = cols.size
     word = np.zeros(nc, dtype=np.int64)  # the word each attribute goes to
@@ -1252,9 +1392,9 @@ def _group_classes(keys, cols, cards, maps, moff, weights, tkeys, tvals, out):
         card = cards[i]
         for r in range(n):
             packed[r, w] = packed[r, w] * card + maps[base + keys[r, x]]
-    if nw == 1 and space <= tkeys.size:  # (:func:`_dense_groups`)
-        return _dense_groups(packed, weights, tkeys, out)
-    return _hash_groups(packed, weights, tkeys, tvals, out)
+    if nw == 1 and space <= gr.tkeys.size:  # (direct addressing, :func:`_dense_groups`)
+        return _dense_groups(packed, gr)
+    return _hash_groups(packed, gr)
 
 
 def _domain_sizes(keys, weights, off, out):
@@ -1274,71 +1414,6 @@ def _class_hists(ids, g, cls, val, cnt, nv):
     for e in range(cls.size):
         hist[ids[cls[e]], val[e]] += cnt[e]
     return hist
-
-
-def _judge(sizes, hist, nk, total_hist, mcs, kinds, offs, widths, ipar, fpar, bad):
-    """Which of the classes ``0..nk-1`` violate the built-in models (see
-    :func:`~anonlab.algorithms.privacyfrost2._common.judge_spec`): ``bad[c]``
-    is set; returns the records of the violating classes.
-
-    ``hist`` holds each class's sensitive counts, every sensitive attribute side by side
-    (model ``q`` reads columns ``offs[q] : offs[q] + widths[q]``); ``total_hist`` the whole
-    table's. The arithmetic is the models' own: counts and the t-closeness numerators are
-    exact integers (as floats), divided once, so every verdict equals ``class_ok``'s.
-    """
-    nm = kinds.size
-    ntot = np.zeros(nm, dtype=np.int64)
-    for q in range(nm):
-        for v in range(widths[q]):
-            ntot[q] += total_hist[offs[q] + v]
-    top = np.zeros(max(hist.shape[1], 1), dtype=np.int64)
-    rows = np.int64(0)
-    for c in range(nk):
-        fail = sizes[c] < mcs
-        for q in range(nm):
-            if fail:
-                break
-            kind, off, w = kinds[q], offs[q], widths[q]
-            if kind == 0:  # k-anonymity: at least k records
-                fail = sizes[c] < ipar[q]
-            elif kind == 1:  # distinct l-diversity: at least l values
-                d = 0
-                for v in range(w):
-                    if hist[c, off + v] > 0:
-                        d += 1
-                fail = d < ipar[q]
-            elif kind == 2:  # recursive (c,l)-diversity: r_1 < c (r_l + ... + r_m)
-                d = 0
-                tail = np.int64(0)
-                for v in range(w):
-                    x = hist[c, off + v]
-                    if x > 0:
-                        top[d] = x
-                        d += 1
-                    tail += x
-                lq = ipar[q]
-                top[:d].sort()  # ascending: the l - 1 largest are the last
-                head = top[d - 1] if d else np.int64(0)
-                for u in range(max(d - (lq - 1), 0), d):
-                    tail -= top[u]
-                fail = d < lq or not (float(head) < fpar[q] * float(tail))
-            else:  # equal-distance t-closeness: sum |n p_count - f N| / (2 N n) <= t
-                n_tot = ntot[q]
-                n = np.int64(0)
-                for v in range(w):
-                    n += hist[c, off + v]
-                num = 0.0
-                for v in range(w):
-                    num += abs(
-                        float(n) * float(total_hist[off + v])
-                        - float(hist[c, off + v]) * float(n_tot)
-                    )
-                den = 2.0 * float(n_tot) * float(n if n > 1 else 1)
-                fail = not (den > 0.0 and num / den <= fpar[q])  # 0 / 0 fails, as NaN
-        bad[c] = fail
-        if fail:
-            rows += sizes[c]
-    return rows
 
 
 def _counting_order(keys, n_keys):
@@ -1375,67 +1450,229 @@ def _keys_of(gid, glab, at, out):
             out[x, o] = glab[x, G]
 
 
-def kernels() -> SimpleNamespace | None:
-    """The compiled kernels, or ``None`` if numba is not installed (or
-    ``ANONLAB_NO_NUMBA=1``). Compiled once per process (numba caches the machine code on
+def _jit(f: Any, inline: bool = False, parallel: bool = False) -> Any:
+    import numba
+
+    how: Any = "always" if inline else "never"
+    return numba.njit(cache=True, nogil=True, inline=how, parallel=parallel)(f)
+
+
+def kernels() -> SimpleNamespace:
+    """The compiled kernels. Compiled once per process (numba caches the machine code on
     disk, so later processes load it)."""
-    if os.environ.get("ANONLAB_NO_NUMBA", "") not in ("", "0"):
-        return None
     if "k" in _CACHE:
         return _CACHE["k"]  # type: ignore[no-any-return]
-    try:
-        import numba
-    except ImportError:
-        _CACHE["k"] = None
-        return None
-
-    def jit(f: Any, inline: bool = False, parallel: bool = False) -> Any:
-        how: Any = "always" if inline else "never"
-        return numba.njit(cache=True, nogil=True, inline=how, parallel=parallel)(f)
+    import numba
 
     g = globals()
     g["prange"] = numba.prange
-    g["_label"] = jit(_label, inline=True)  # the kernels call the compiled helpers
-    g["_same_family"] = jit(_same_family, inline=True)
-    for name in ("_zeros_b", "_zeros_i", "_zeros_u", "_zeros_i2"):
-        g[name] = jit(g[name])
-    g["_down_base"] = jit(_down_base, inline=True)
-    g["_shared_level"] = jit(_shared_level)
-    g["_split_groups"] = jit(_split_groups)
-    g["_hist_groups"] = jit(_hist_groups)
-    g["_split_into"] = jit(_split_into)
-    g["_chunk_bounds"] = jit(_chunk_bounds)
-    g["_ext_scan"] = jit(_ext_scan)
-    g["_entangled"] = jit(_entangled, parallel=True)
-    g["_set_candidate"] = jit(_set_candidate)
-    g["_score"] = jit(_score, inline=True)
-    g["_order_of"] = jit(_order_of)
-    g["_hash_groups"] = jit(_hash_groups)
-    g["_dense_groups"] = jit(_dense_groups)
-    # the kernels that _batch calls, compiled
-    g["_find"] = jit(_find, parallel=True)
-    g["_commit"] = jit(_commit, parallel=True)
-    g["_e_after"] = jit(_e_after)
-    g["_judge"] = jit(_judge)
-    g["_batch"] = jit(_batch)
+    g["_label"] = _jit(_label, inline=True)  # the kernels call the compiled helpers
+    g["_same_family"] = _jit(_same_family, inline=True)
+    g["_down_base"] = _jit(_down_base, inline=True)
+    g["_score"] = _jit(_score, inline=True)
+    for name in ("_zeros_b", "_zeros_i", "_zeros_u", "_zeros_i2", "_shared_level",
+                 "_split_groups", "_hist_groups", "_split_into", "_chunk_bounds", "_ext_scan",
+                 "_set_candidate", "_order_of", "_hash_groups", "_dense_groups", "_e_after",
+                 "_settle"):  # fmt: skip
+        g[name] = _jit(g[name])
+    for name in ("_entangled", "_find", "_commit"):
+        g[name] = _jit(g[name], parallel=True)
     ns = SimpleNamespace(
         # chunks of work run in parallel: one per thread, up to 8 (a scratch row each)
         chunks=max(1, min(8, int(numba.get_num_threads()))),
         find=_find,
-        commit=_commit,
-        e_after=_e_after,
-        batch=_batch,
-        round=jit(_round),
-        build_groups=jit(_build_groups),
-        levels_of=jit(_levels_of),
-        keys_of=jit(_keys_of),
-        take_rows=jit(_take_rows),
-        counting_order=jit(_counting_order),
-        split_classes=jit(_split_classes),
-        group_classes=jit(_group_classes),
-        class_hists=jit(_class_hists),
-        domain_sizes=jit(_domain_sizes),
-        judge=_judge,
+        settle=_settle,
+        build_groups=_jit(_build_groups),
+        levels_of=_jit(_levels_of),
+        keys_of=_jit(_keys_of),
+        take_rows=_jit(_take_rows),
+        counting_order=_jit(_counting_order),
+        split_classes=_jit(_split_classes),
+        group_classes=_jit(_group_classes),
+        class_hists=_jit(_class_hists),
+        domain_sizes=_jit(_domain_sizes),
+        order_of=_order_of,
     )
     _CACHE["k"] = ns
     return ns
+
+
+# ---------------------------------------------------------------------------- the judge
+def _none_left(sizes, hist, nk, rules, bad):
+    """The end of a chain of models (:func:`_chain`)."""
+    return None
+
+
+def _chain(rule, q, rest):
+    """Model ``q`` judges the classes ``0..nk-1`` not yet known to fail (``bad``) with its
+    rule, on its columns of ``hist`` (every sensitive attribute side by side); then the
+    models after it (``rest``)."""
+
+    def judge_from(sizes, hist, nk, rules, bad):
+        a = rules.offs[q]
+        b = a + rules.widths[q]
+        table, n_total = rules.table_counts[a:b], rules.n_total[q]
+        params = rules.params[rules.param_off[q] : rules.param_off[q + 1]]
+        for c in range(nk):
+            if not bad[c] and not rule(sizes[c], hist[c, a:b], table, n_total, params):
+                bad[c] = True
+        rest(sizes, hist, nk, rules, bad)
+
+    return judge_from
+
+
+def _judge_with(chain):
+    def judge(sizes, hist, nk, mcs, rules, bad):
+        """Which of the classes ``0..nk-1`` violate a model (``bad[c]`` is set; a class
+        below ``mcs`` fails every model); returns their records. ``hist`` holds each
+        class's sensitive counts, every sensitive attribute side by side."""
+        for c in range(nk):
+            bad[c] = sizes[c] < mcs
+        chain(sizes, hist, nk, rules, bad)
+        rows = np.int64(0)
+        for c in range(nk):
+            if bad[c]:
+                rows += sizes[c]
+        return rows
+
+    return judge
+
+
+def _round_with(judge):
+    def round_(order, memo, version, g, s, ok, e, tab, gs, rules, terms, tot):
+        """One round of the partial-domain step (5.4, step 4) in one call: each attribute
+        of ``order`` de-generalized batch after batch (:func:`_find`, ``judge``,
+        :func:`_settle`) while a batch changes the table, as ``_Rounds.run`` does it from
+        Python. A batch that changed nothing is not repeated while the table stays the same
+        (its ``version``): per attribute, the version it was tried in vain at (``memo[0]``),
+        and its tables checked and groups left alone (``memo[1]``, ``memo[2]``), counted
+        again.
+
+        ``tot`` receives the tables checked, the groups left alone as entangled, the groups
+        split, the table's new version and whether it changed. Returns ``(score, number of
+        groups)``."""
+        out = np.zeros(4, dtype=np.int64)
+        for i in range(5):
+            tot[i] = 0
+        for i in range(order.size):
+            j = order[i]
+            while True:
+                if memo[0, j] == version:  # tried in vain on this table: the same outcome
+                    tot[0] += memo[1, j]
+                    tot[1] += memo[2, j]
+                    break
+                out[:] = 0
+                f = _find(j, g, tab, gs)
+                if f.n_cand:
+                    nk = f.judge_size.size - 1
+                    bad = np.empty(nk, dtype=np.bool_)
+                    judge(f.judge_size, f.hist, nk, tab.mcs, rules, bad)
+                    s, g = _settle(j, g, s, ok, e, f, bad, tab, gs, terms, out)
+                tot[0] += out[0]
+                tot[1] += out[1]
+                if out[3] == 0:
+                    memo[0, j] = version
+                    memo[1, j] = out[0]
+                    memo[2, j] = out[1]
+                    break
+                tot[2] += out[2]
+                version += out[3]
+                tot[4] = 1
+        tot[3] = version
+        return s, g
+
+    return round_
+
+
+def _registered(f: Callable[..., Any], inline: bool = True) -> Callable[..., Any]:
+    """``f`` made callable from compiled code, inlined where it is called unless not
+    ``inline`` (once per function; the function itself)."""
+    if f not in _REGISTERED:
+        from numba.extending import register_jitable
+
+        register_jitable(inline="always" if inline else "never")(f)
+        _REGISTERED.add(f)
+    return f
+
+
+def _judge_kernels(functions: tuple[Callable[..., bool], ...]) -> SimpleNamespace:
+    """The judge of models with these rules and the partial step's round built on it,
+    compiled (once per process and sequence of rules; numba caches them on disk).
+
+    Each closure is named after the rules it holds (their code): numba names compiled code by
+    qualified name and a number counted per process, so that closures of one name cached by
+    other processes would be taken for one another, and a rule's new code would be read from
+    the cache as the old."""
+    key = ("judge", functions)
+    if key not in _CACHE:
+        kernels()  # (the round calls the compiled kernels)
+        code = [repr((f.__module__, f.__qualname__, f.__code__.co_code, f.__code__.co_consts))
+                for f in functions]  # fmt: skip
+
+        def named(fn: Any, *content: object) -> Any:
+            fn.__qualname__ += "_" + hashlib.sha256(repr(content).encode()).hexdigest()[:16]
+            return fn
+
+        chain = _registered(_none_left, inline=False)
+        for q in reversed(range(len(functions))):
+            link = _chain(_registered(functions[q]), q, chain)
+            chain = _registered(named(link, q, code[q:]), inline=False)
+        judge = _registered(named(_judge_with(chain), code), inline=False)
+        round_ = named(_round_with(judge), code)
+        _CACHE[key] = SimpleNamespace(judge=_jit(judge), round=_jit(round_))
+    return _CACHE[key]  # type: ignore[no-any-return]
+
+
+def judge_of(
+    models: Sequence[PrivacyModel],
+    layout: Mapping[str, tuple[int, int]],
+    table_counts: I64,
+    n_rows: int,
+) -> tuple[SimpleNamespace, Rules] | None:
+    """The compiled judge of ``models`` built from their rules
+    (:meth:`~anonlab.models.base.PrivacyModel.class_rule`), or None if one of them has no
+    rule (then the models judge themselves).
+
+    Parameters
+    ----------
+    models : sequence of PrivacyModel
+    layout : mapping
+        Per sensitive attribute, its first column and number of columns in the
+        side-by-side histograms the judge reads.
+    table_counts : ndarray of int64
+        The whole table's count in each of those columns.
+    n_rows : int
+        The whole table's records.
+
+    Returns
+    -------
+    (SimpleNamespace, Rules) or None
+        The kernels (``judge(sizes, hist, n_classes, mcs, rules, bad) -> records of the
+        violating classes``, and the partial step's ``round``) and the models' parameters.
+    """
+    rules = [m.class_rule() for m in models]
+    if any(r is None or len(m.sensitive_attributes) > 1 for r, m in zip(rules, models)):
+        return None
+    offs: list[int] = []
+    widths: list[int] = []
+    n_total: list[int] = []
+    params: list[float] = []
+    param_off = [0]
+    for m, r in zip(models, rules):
+        assert r is not None
+        off, width = layout[m.sensitive_attributes[0]] if m.sensitive_attributes else (0, 0)
+        offs.append(off)
+        widths.append(width)
+        n_total.append(int(table_counts[off : off + width].sum()) if width else int(n_rows))
+        params.extend(r.params)
+        param_off.append(len(params))
+    record = Rules(
+        offs=np.asarray(offs, dtype=np.int64),
+        widths=np.asarray(widths, dtype=np.int64),
+        n_total=np.asarray(n_total, dtype=np.int64),
+        params=np.asarray(params, dtype=np.float64),
+        param_off=np.asarray(param_off, dtype=np.int64),
+        table_counts=np.ascontiguousarray(table_counts, dtype=np.int64),
+    )
+    functions = tuple(r.function for r in rules if r is not None)
+    return _judge_kernels(functions), record

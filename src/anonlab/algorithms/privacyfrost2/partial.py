@@ -33,16 +33,11 @@ import numpy as np
 import numpy.typing as npt
 
 from anonlab._progress import Progress
+from anonlab._typing import BoolArray, IntArray, U64Array
 from anonlab.algorithms._lattice.lattice import LatticeEvaluator, group_rows, roll_up
-from anonlab.algorithms.privacyfrost2._common import (
-    base_codes,
-    hierarchies_of,
-    judge_spec,
-    side_by_side,
-)
-from anonlab.algorithms.privacyfrost2._kernels import kernels
+from anonlab.algorithms.privacyfrost2._common import base_codes, hierarchies_of, side_by_side
+from anonlab.algorithms.privacyfrost2._kernels import Groups, Table, Terms, judge_of, kernels
 from anonlab.algorithms.privacyfrost2.scoring import Score
-from anonlab.data.grouping import factorize_keys
 from anonlab.data.labels import factorize
 from anonlab.data.stats import ClassStats, SensitiveHistogram
 from anonlab.exceptions import ParameterError, PrivacyCheckError
@@ -54,11 +49,6 @@ __all__ = [
     "released_labels",
     "verify_release",
 ]
-
-IntArray = npt.NDArray[np.int64]
-BoolArray = npt.NDArray[np.bool_]
-U64Array = npt.NDArray[np.uint64]
-_JudgeSpec = tuple[IntArray, IntArray, IntArray, IntArray, npt.NDArray[np.float64]]
 
 
 def _check_levels(evaluator: LatticeEvaluator, base_levels: npt.ArrayLike) -> IntArray:
@@ -376,57 +366,13 @@ class _LabelIndex:
             self._level_ids[(j, level)] = hit
         return hit
 
-    def ids_at(self, j: int, levels: IntArray, rows: IntArray) -> IntArray:
-        """Label ids of attribute ``j`` of base classes ``rows`` at ``levels`` (one each)."""
-        if not rows.size:
-            return np.zeros(0, dtype=np.int64)
-        lo = int(levels.min())
-        if lo == int(levels.max()):
-            return self.level_ids(j, lo)[rows]
-        dom = self._dom[j]
-        out: IntArray = dom.reshape(-1)[levels * dom.shape[1] + self._codes[j][rows]]
-        return out
-
-    def keys(self, levels: IntArray) -> list[IntArray]:
-        """Label id per base class, per attribute."""
-        out = []
-        for j, dom in enumerate(self._dom):
-            lv = levels[:, j]
-            if not lv.size:
-                out.append(np.zeros(0, dtype=np.int64))
-                continue
-            lo = int(lv.min())
-            if lo == int(lv.max()):  # one level for every base class
-                out.append(self.level_ids(j, lo))
-            else:
-                out.append(dom.reshape(-1)[lv * dom.shape[1] + self._codes[j]])
-        return out
-
-    def table(
-        self,
-        levels: IntArray | None,
-        keys: list[IntArray] | None = None,
-        apart: IntArray | None = None,
-        *,
-        counts: bool = True,
-    ) -> _Table:
-        """Group by labels and judge the classes (the check of a partial-domain table).
-
-        ``keys`` are the labels of ``levels`` if already known (see :meth:`keys`). With
-        ``apart`` (a group per base class), base classes of different groups are never in
-        one class: each group's classes are judged on their own records. Without
-        ``counts``, the table's ``counts`` are left empty (for a caller that counts the
-        labels itself).
-        """
-        if keys is None:
-            assert levels is not None
-            keys = self.keys(levels)
-        ev = self.evaluator
-        by, cards = list(keys), list(self.cards)
-        if apart is not None:
-            by.append(apart)
-            cards.append(int(apart.max()) + 1 if apart.size else 1)
-        ids, sizes, _ = roll_up(by, cards, ev.base.sizes, need_ids=True, need_codes=False)
+    def table(self, keys: Sequence[IntArray], *, counts: bool = True) -> _Table:
+        """The classes of base classes with label ids ``keys`` (one array per attribute),
+        judged: the check of a table. Without ``counts``, the table's ``counts`` (``e``) are
+        left empty (for a caller that counts the labels itself)."""
+        ids, sizes, _ = roll_up(
+            list(keys), self.cards, self.evaluator.base.sizes, need_ids=True, need_codes=False
+        )
         assert ids is not None
         e = np.array(
             [np.count_nonzero(np.bincount(k, minlength=c)) for k, c in zip(keys, self.cards)]
@@ -563,36 +509,6 @@ class PartialDomainResult:
         return vecs[order].astype(np.int64), rows[order]
 
 
-_FIBONACCI = np.uint64(0x9E3779B97F4A7C15)  # 2^64 / golden ratio: multiplicative hashing
-
-
-def _near(new: U64Array, *others: U64Array) -> tuple[BoolArray, ...]:
-    """Which keys of each of ``others`` may equal a key of ``new`` (a superset: exact keys
-    are compared later).
-
-    ``new`` is scattered into a bit table of ``>= 32`` slots per key by a multiplicative hash;
-    a key of ``others`` is near if its slot is taken. A large ``new`` marks everything.
-
-    Parameters
-    ----------
-    new : ndarray of uint64
-    *others : ndarray of uint64
-
-    Returns
-    -------
-    tuple of ndarray of bool
-        One mask per array of ``others``.
-    """
-    bits = max(int(32 * new.size).bit_length(), 6)
-    if bits > 20:
-        return tuple(np.ones(o.size, dtype=bool) for o in others)
-    shift = np.uint64(64 - bits)
-    mult = _FIBONACCI
-    mark = np.zeros(1 << bits, dtype=bool)
-    mark[((new * mult) >> shift).astype(np.intp)] = True
-    return tuple(mark[((o * mult) >> shift).astype(np.intp)] for o in others)
-
-
 def _label_hashes(cards: Sequence[int]) -> list[U64Array]:
     """A pseudo-random 64-bit number per label id of each attribute, distinct within an
     attribute: SplitMix64's finalizer (Steele, Lea & Flood, OOPSLA 2014) of the label's
@@ -621,36 +537,10 @@ def _first_member(gid: IntArray, g: int) -> IntArray:
     return first
 
 
-@dataclass
-class _Plan:
-    """The splits of one attribute in the groups that pass (one batch), ready to apply.
-
-    ``rows`` are the base classes that go one level down (of group ``parent``, from label
-    ``old`` to ``new``, into class ``cls``); ``rows3`` are the other base classes of those
-    groups (they keep their labels, in class ``cls3``). Per class: its group (``-1`` for a
-    class of no passing group), label on the attribute, tuple hash and size.
-    """
-
-    j: int
-    n_groups: int
-    rows: IntArray
-    parent: IntArray
-    old: IntArray
-    new: IntArray
-    cls: IntArray
-    rows3: IntArray
-    parent3: IntArray
-    cls3: IntArray
-    class_parent: IntArray
-    class_label: IntArray
-    class_hash: U64Array
-    class_size: IntArray
-
-
 class _Rounds:
-    """The rounds of the partial-domain step, shared by its implementations: attributes in
+    """The rounds of the partial-domain step (PrivacyFrost2 5.4, step 4): attributes in
     ``order``, each de-generalized batch after batch while a batch changes the table, and
-    rounds until none does (PrivacyFrost2 5.4, step 4)."""
+    rounds until none does. Shared by the step and its test-only reference."""
 
     def __init__(
         self,
@@ -662,7 +552,7 @@ class _Rounds:
         base_counts: IntArray,
         progress: Progress | None,
     ) -> None:
-        """Store the inputs every implementation shares and zero the counters."""
+        """Store the shared inputs and zero the counters."""
         self.evaluator = evaluator
         self.index = _LabelIndex(evaluator)
         self.lo = np.asarray(min_levels, dtype=np.int64)
@@ -679,10 +569,26 @@ class _Rounds:
     def _batch(self, j: int) -> bool:
         raise NotImplementedError
 
+    @staticmethod
+    def _starts(table: _Table) -> None:
+        """Raise if the full-domain table fails its check (never expected)."""
+        if not table.ok:
+            raise PrivacyCheckError(
+                "The full-domain PrivacyFrost2 table fails its check before the partial-domain "
+                "step; nothing may be released."
+            )
+
     def _score(self, table: _Table) -> float:
         return self.score_fn.score(table.counts, self.v, self.eb)
 
+    def _tick(self, n: int = 1) -> None:
+        self.checked += n
+        if self.progress is not None:
+            for _ in range(n):
+                self.progress(1, None)
+
     def run(self) -> None:
+        """Rounds of batches until no batch changes the table."""
         changed = True
         while changed:
             changed = False
@@ -691,541 +597,27 @@ class _Rounds:
                     changed = True
 
 
-class _Partial(_Rounds):
-    """State of the partial-domain search, checked locally.
-
-    The released table is kept as groups (label tuples) of base classes: per group its
-    labels, a 64-bit hash of its label tuple (a sum of random numbers per label) and whether
-    it is suppressed, and per attribute how many base classes carry each label (so ``e`` is
-    updated by the difference of a split). A batch groups only the candidate base classes
-    by their tuple after the split, together with one row per group for its current tuple:
-    classes holding rows of two groups are merges (checked exactly on the labels), and the
-    classes of each candidate group are judged by the models on class statistics that hold
-    them and one class for every other record (so the whole table's distribution is the
-    same). Each table checked by :class:`_ReferencePartial` is checked here with the same
-    outcome; the count of tables checked is the same.
-    """
-
-    def __init__(
-        self,
-        evaluator: LatticeEvaluator,
-        levels: Sequence[int],
-        min_levels: Sequence[int],
-        order: Sequence[int],
-        score: Score,
-        priorities: npt.NDArray[np.float64],
-        base_counts: IntArray,
-        progress: Progress | None,
-    ) -> None:
-        super().__init__(evaluator, min_levels, order, score, priorities, base_counts, progress)
-        n = evaluator.base.n_classes
-        # column-major: the search reads and changes one attribute's levels at a time
-        self._levels = np.empty((n, len(levels)), dtype=np.int64, order="F")
-        self._levels[...] = np.asarray(levels, dtype=np.int64)
-        # ``entangled`` is counted here by the verdict on the merged classes, where the
-        # reference judges each group's own split classes
-        self._hash = _label_hashes(self.index.cards)
-        self._total = int(np.asarray(evaluator.base.sizes).sum())
-        self._csr: dict[str, tuple[IntArray, npt.NDArray[np.float64]]] = {}
-        # base classes with a single sensitive value (most, when records are near unique):
-        # that value and its count, read without the CSR expansion
-        self._single: dict[str, tuple[BoolArray, IntArray, npt.NDArray[np.float64]]] = {}
-        for name, (cls, val, cnt, nv) in self.index._sparse.items():  # cls is sorted
-            indptr = np.searchsorted(cls, np.arange(n + 1, dtype=np.int64)).astype(np.int64)
-            self._csr[name] = (
-                indptr,
-                np.bincount(val, weights=cnt, minlength=nv).astype(np.float64),
-            )
-            first = np.minimum(indptr[:-1], max(val.size - 1, 0))
-            self._single[name] = (
-                np.diff(indptr) == 1,
-                val[first] if val.size else np.zeros(n, dtype=np.int64),
-                cnt[first] if cnt.size else np.zeros(n, dtype=np.float64),
-            )
-        self._version = 0
-        self._dirty = True
-        self._memo: dict[int, tuple[int, bool, int]] = {}
-        # per attribute: the groups whose split failed the models when last judged, and
-        # their split classes (tuple hash, group, label), valid while a group is unchanged
-        self._failed: dict[int, tuple[int, IntArray, U64Array, IntArray, IntArray]] = {}
-        self._table: _Table | None = self._check(self._levels)
-        if not self._table.ok:
-            raise PrivacyCheckError(
-                "The full-domain PrivacyFrost2 table fails its check before the partial-domain "
-                "step; nothing may be released."
-            )
-        self.s = self._score(self._table)
-        self._sync()
-
-    # ------------------------------------------------------------------ state
-    @property
-    def levels(self) -> IntArray:
-        """Level of each attribute in each base class."""
-        return self._levels
-
-    @levels.setter
-    def levels(self, value: IntArray) -> None:
-        self._levels = np.asfortranarray(value)
-        self._dirty = True
-
-    @property
-    def table(self) -> _Table:
-        """The released classes, numbered as :meth:`_LabelIndex.table` numbers them."""
-        if self._table is None:
-            self._table = self.index.table(self._levels)
-        return self._table
-
-    @table.setter
-    def table(self, value: _Table) -> None:
-        self._table = value
-        self._dirty = True
-
-    def _sync(self) -> None:
-        """Rebuild the group state from ``levels`` and ``table`` (after they were set)."""
-        if not self._dirty:
-            return
-        t = self.table
-        keys = self.index.keys(self._levels)
-        g = int(t.sizes.size)
-        self._gid = np.asarray(t.ids, dtype=np.int64).copy()
-        self._gviol = np.asarray(t.violating, dtype=bool).copy()
-        # base classes outside suppressed groups (splits never change it: only groups that
-        # are not suppressed split, into groups that are not)
-        self._row_ok = ~self._gviol[self._gid]
-        self._ok = bool(t.ok)
-        # label of each group per attribute: rows of one array with room to grow
-        self._gl = np.zeros((len(keys), max(2 * g, 16)), dtype=np.int64)
-        self._glab: list[IntArray] = []
-        self._ghash = np.zeros(g, dtype=np.uint64)
-        self._lcount: list[IntArray] = []
-        for j, (k, card, f) in enumerate(zip(keys, self.index.cards, self._hash)):
-            lab = self._gl[j, :g]
-            lab[self._gid] = k
-            self._glab.append(lab)
-            self._ghash += f[lab]
-            self._lcount.append(np.bincount(k, minlength=card).astype(np.int64))
-        self._e = np.array([np.count_nonzero(c) for c in self._lcount], dtype=np.int64)
-        self._scratch = [np.zeros(card, dtype=np.int64) for card in self.index.cards]
-        self._owner = [np.zeros(card, dtype=np.int64) for card in self.index.cards]
-        self._dirty = False
-        self._version += 1
-        self._stamp = np.full(g, self._version, dtype=np.int64)  # version of last change
-        self._failed = {}
-
-    def _tick(self) -> None:
-        self.checked += 1
-        if self.progress is not None:
-            self.progress(1, None)
-
-    def _check(self, levels: IntArray) -> _Table:
-        self._tick()
-        return self.index.table(levels)
-
-    # ------------------------------------------------------------------ search
-
-    def _batch(self, j: int) -> bool:
-        """De-generalize attribute ``j`` in every group where that keeps the check."""
-        self._sync()
-        memo = self._memo.get(j)
-        if memo is not None and memo[0] == self._version:
-            # nothing changed since attribute j was last tried in vain: same outcome
-            if memo[1]:
-                self._tick()
-            self.entangled += memo[2]
-            return False
-        found = self._find(j)
-        if found is None:
-            return False
-        return self._apply_plan(found)
-
-    def _give_up(self, j: int, ticked: bool, entangled: int) -> None:
-        self._memo[j] = (self._version, ticked, entangled)
-
-    def _find(self, j: int) -> _Plan | None:
-        """The candidate splits of attribute ``j``: which groups pass, as a plan."""
-        ev = self.evaluator
-        gid, g = self._gid, int(self._gviol.size)
-        lv = self._levels[:, j]
-        cand = lv > self.lo[j]
-        cand &= self._row_ok
-        if not cand.any():
-            self._give_up(j, False, 0)
-            return None
-        self._tick()  # the table with every candidate group split
-        # groups unchanged since their split on j failed fail again: only their split
-        # classes take part (for the merges of other groups), not their base classes
-        skip = np.zeros(g, dtype=bool)
-        f_key = np.zeros(0, dtype=np.uint64)
-        f_par = f_lab = np.zeros(0, dtype=np.int64)
-        changed = np.ones(g, dtype=bool)
-        cached = self._failed.get(j)
-        if cached is not None:
-            ver, f_grp, f_key, f_par, f_lab = cached
-            skip[f_grp[self._stamp[f_grp] <= ver]] = True
-            live = skip[f_par]
-            f_key, f_par, f_lab = f_key[live], f_par[live], f_lab[live]
-            changed = self._stamp > ver
-        glab, f = self._glab[j], self._hash[j]
-        family = self._ghash - f[glab]  # the hash of a group's tuple without attribute j
-        while True:
-            ci = np.flatnonzero(cand & ~skip[gid])
-            g_ci = gid[ci]
-            new = self.index.ids_at(j, lv[ci] - 1, ci)
-            split_key = family[g_ci] + f[new]
-            # only keys equal to a new one (a split key, or a changed group's tuple) can
-            # share a class: no two of the others did when the cache was made
-            has_cand = np.zeros(g, dtype=bool)
-            has_cand[g_ci] = True
-            near_f, near_g = _near(
-                np.concatenate([split_key, self._ghash[changed]]), f_key, self._ghash
-            )
-            fx = np.flatnonzero(near_f)
-            gx = np.flatnonzero(has_cand | changed | near_g)
-            c, nf = ci.size, fx.size
-            keys = np.concatenate([split_key, f_key[fx], self._ghash[gx]])
-            parents = np.concatenate([g_ci, f_par[fx], gx])
-            labels = np.concatenate([new, f_lab[fx], glab[gx]])
-            cls, nc = factorize_keys(keys)
-            multi = self._multi(cls, nc, parents)
-            if multi.any():  # merges, or hash collisions: regroup those rows by their labels
-                rx = np.flatnonzero(multi[cls])
-                codes = [lab[parents[rx]] for lab in self._glab]
-                codes[j] = labels[rx]
-                exact, nx = group_rows(codes, self.index.cards)
-                cls[rx] = nc + exact
-                nc += nx
-                multi = self._multi(cls, nc, parents)
-            # a skipped group sharing a class with another group is judged with it (its
-            # verdict then depends on the other group's records), as the whole check does
-            back = parents[multi[cls]]
-            back = back[skip[back]]
-            if not back.size:
-                break
-            skip[back] = False
-            live = skip[f_par]
-            f_key, f_par, f_lab = f_key[live], f_par[live], f_lab[live]
-        cls1 = cls[:c]
-        cls2 = np.full(g, -1, dtype=np.int64)  # the class of each grouped group's tuple
-        cls2[gx] = cls[c + nf :]
-        entangled = np.zeros(g, dtype=bool)
-        entangled[parents[multi[cls]]] = True
-        # the other base classes of these groups keep their labels (their group's tuple)
-        r3 = np.flatnonzero((has_cand | entangled)[gid] & ~cand)
-        cls3 = cls2[gid[r3]]
-        present = np.zeros(nc, dtype=bool)
-        present[cls1] = True
-        present[cls3] = True
-        pres = np.flatnonzero(present)
-        n_sub = int(pres.size)
-        dense = np.full(nc, -1, dtype=np.int64)
-        dense[pres] = np.arange(n_sub, dtype=np.int64)
-        id1, id3 = dense[cls1], dense[cls3]
-        rows_all = np.concatenate([ci, r3])
-        ids_all = np.concatenate([id1, id3])
-        grp_all = np.concatenate([g_ci, gid[r3]])
-        sizes = np.bincount(ids_all, weights=ev.base.sizes[rows_all], minlength=n_sub).astype(
-            np.int64
-        )
-        # a class below the minimal class size fails every model: its groups fail without
-        # statistics; the models judge the classes that hold records of the other groups
-        bad = sizes < ev.mcs
-        fails = np.zeros(g, dtype=bool)
-        fails[grp_all[bad[ids_all]]] = True
-        live = np.zeros(n_sub, dtype=bool)
-        live[ids_all[~fails[grp_all]]] = True
-        if live.any():
-            keep = live[ids_all]
-            n_live = int(np.count_nonzero(live))
-            remap = np.cumsum(live, dtype=np.int64) - 1
-            # the classes of these base classes, and every other record as one class
-            stats = self._local_stats(rows_all[keep], remap[ids_all[keep]], n_live)
-            bad[live] |= _violating(ev, stats)[:n_live]
-            fails[grp_all[bad[ids_all]]] = True
-        ok = has_cand & ~fails & ~self._gviol
-        self._remember(
-            j, skip, fails & ~entangled, g_ci, cls1, multi, keys, labels, f_key, f_par, f_lab
-        )
-        n_ent = int((entangled & ok).sum())
-        self.entangled += n_ent
-        passing = ok & ~entangled
-        if not passing.any():
-            self._give_up(j, True, n_ent)
-            return None
-        sel = passing[g_ci]
-        g3 = grp_all[c:]
-        sel3 = passing[g3]
-        rows3 = r3[sel3]
-        class_parent = np.full(nc, -1, dtype=np.int64)
-        class_parent[cls1[sel]] = g_ci[sel]
-        class_parent[cls3[sel3]] = g3[sel3]
-        class_label = np.empty(nc, dtype=np.int64)
-        class_label[cls] = labels
-        class_hash = np.empty(nc, dtype=np.uint64)
-        class_hash[cls] = keys
-        class_size = np.zeros(nc, dtype=np.int64)
-        class_size[pres] = sizes[:n_sub]
-        return _Plan(
-            j=j,
-            n_groups=g,
-            rows=ci[sel],
-            parent=g_ci[sel],
-            old=glab[g_ci[sel]],
-            new=new[sel],
-            cls=cls1[sel],
-            rows3=rows3,
-            parent3=g3[sel3],
-            cls3=cls3[sel3],
-            class_parent=class_parent,
-            class_label=class_label,
-            class_hash=class_hash,
-            class_size=class_size,
-        )
-
-    def _local_stats(self, rows: IntArray, ids: IntArray, n_sub: int) -> ClassStats:
-        """Class statistics of classes ``0..n_sub-1`` (base classes ``rows`` in ``ids``)
-        and one more class of every other record (left out when empty).
-
-        Equal to :func:`_class_stats` with every other base class in class ``n_sub``, but
-        the work is over ``rows`` only (the other class is the whole table minus them).
-
-        Parameters
-        ----------
-        rows, ids : ndarray of int64
-            Base classes and their classes.
-        n_sub : int
-            Number of classes of ``rows``.
-
-        Returns
-        -------
-        ClassStats
-        """
-        ev = self.evaluator
-        base = ev.base
-        inside = np.bincount(ids, weights=base.sizes[rows], minlength=n_sub).astype(np.int64)
-        rest = self._total - int(inside.sum())
-        sizes = np.append(inside, rest) if rest else inside
-        g = int(sizes.size)
-        hists = {}
-        for name, (_, val, cnt, nv) in self.index._sparse.items():
-            indptr, total = self._csr[name]
-            single, val1, cnt1 = self._single[name]
-            one = single[rows]
-            r1, i1 = (rows, ids) if one.all() else (rows[one], ids[one])
-            summed = np.bincount(i1 * nv + val1[r1], weights=cnt1[r1], minlength=n_sub * nv).astype(
-                np.float64, copy=False
-            )
-            if r1.size < rows.size:  # the others through the CSR arrays
-                rm, im = rows[~one], ids[~one]
-                start = indptr[rm]
-                lens = indptr[rm + 1] - start
-                ends = np.cumsum(lens)
-                idx = np.repeat(start - ends + lens, lens) + np.arange(
-                    int(ends[-1]) if ends.size else 0, dtype=np.int64
-                )
-                summed += np.bincount(
-                    np.repeat(im, lens) * nv + val[idx], weights=cnt[idx], minlength=n_sub * nv
-                )
-            summed = summed.reshape(n_sub, nv)
-            if rest:
-                summed = np.vstack([summed, total - summed.sum(axis=0)])
-            hists[name] = SensitiveHistogram(
-                base.sensitive[name].values, summed.astype(np.int64).reshape(g, nv)
-            )
-        return ClassStats(
-            columns=base.columns,
-            levels=tuple(-1 for _ in base.columns),  # mixed levels
-            sizes=sizes,
-            n_rows=base.n_rows,
-            sensitive=hists,
-        )
-
-    def _remember(
-        self,
-        j: int,
-        skip: BoolArray,
-        fails: BoolArray,
-        g_ci: IntArray,
-        cls1: IntArray,
-        multi: BoolArray,
-        keys: U64Array,
-        labels: IntArray,
-        f_key: U64Array,
-        f_par: IntArray,
-        f_lab: IntArray,
-    ) -> None:
-        """Remember the groups whose split on ``j`` fails on their own records.
-
-        Kept per group: the verdict (it holds while the group is unchanged) and its split
-        classes (tuple hash, group, label on ``j``; one entry per class), so that a later
-        batch on ``j`` still sees them merge with other groups' classes.
-
-        Parameters
-        ----------
-        j : int
-            The attribute.
-        skip : ndarray of bool
-            Groups skipped in this batch (their cached entries are ``f_key``, ...).
-        fails : ndarray of bool
-            Groups judged now whose split fails and shares no class with another group.
-        g_ci, cls1 : ndarray of int
-            Group and class of each candidate base class judged now.
-        multi : ndarray of bool
-            Classes holding rows of more than one group.
-        keys, labels : ndarray
-            Tuple hash and label on ``j`` of the rows grouped (candidates first).
-        f_key, f_par, f_lab : ndarray
-            The cached entries of the skipped groups.
-        """
-        rows = np.flatnonzero(fails[g_ci])
-        cl = cls1[rows]
-        first = np.empty(multi.size, dtype=np.int64)
-        first[cl] = rows
-        rows = rows[(first[cl] == rows) | multi[cl]]
-        self._failed[j] = (
-            self._version,
-            np.flatnonzero(skip | fails),
-            np.concatenate([f_key, keys[rows]]),
-            np.concatenate([f_par, g_ci[rows]]),
-            np.concatenate([f_lab, labels[rows]]),
-        )
-
-    @staticmethod
-    def _multi(cls: IntArray, nc: int, parents: IntArray) -> BoolArray:
-        """Classes holding rows of more than one group."""
-        first = np.empty(nc, dtype=np.int64)
-        first[cls] = parents
-        multi = np.zeros(nc, dtype=bool)
-        multi[cls[first[cls] != parents]] = True
-        return multi
-
-    def _apply_plan(self, plan: _Plan) -> bool:
-        """Apply every passing split if the score does not drop; else bisect like the
-        reference does, the groups in table order (by their first base class)."""
-        groups = np.flatnonzero(np.bincount(plan.parent, minlength=plan.n_groups) > 0)
-        if self._try(plan, groups):
-            return True
-        if groups.size == 1:
-            return False
-        # halves in table order: groups by their first base class, as the reference does
-        groups = groups[np.argsort(_first_member(self._gid, plan.n_groups)[groups])]
-        half = groups.size // 2
-        first = self._apply(plan, groups[:half])
-        second = self._apply(plan, groups[half:])
-        return first or second
-
-    def _apply(self, plan: _Plan, groups: IntArray) -> bool:
-        """Apply the splits of ``groups`` if the score does not drop; otherwise each half."""
-        if self._try(plan, groups):
-            return True
-        if groups.size == 1:
-            return False
-        half = groups.size // 2
-        first = self._apply(plan, groups[:half])
-        second = self._apply(plan, groups[half:])
-        return first or second
-
-    def _try(self, plan: _Plan, groups: IntArray) -> bool:
-        """Check the table with the splits of ``groups`` (one table checked) and keep it if it
-        passes with a score that does not drop."""
-        self._tick()
-        if not self._ok:  # the splits leave the suppressed classes as they are
-            return False
-        member = np.zeros(plan.n_groups, dtype=bool)
-        member[groups] = True
-        sel = member[plan.parent]
-        j = plan.j
-        e_j = self._count_after(j, plan.old[sel], plan.new[sel])
-        e = self._e.copy()
-        e[j] = e_j
-        s = self.score_fn.score(e, self.v, self.eb)
-        if s < self.s:
-            return False
-        self._commit(plan, member, sel)
-        self._e, self.s = e, s
-        self.splits += int(groups.size)
-        return True
-
-    def _count_after(self, j: int, old: IntArray, new: IntArray) -> int:
-        """``e`` of attribute ``j`` after base classes move from labels ``old`` to ``new``."""
-        scratch, owner, count = self._scratch[j], self._owner[j], self._lcount[j]
-        np.add.at(scratch, new, 1)
-        np.subtract.at(scratch, old, 1)
-        touched = np.concatenate([old, new])
-        pos = np.arange(touched.size, dtype=np.int64)
-        owner[touched] = pos
-        uniq = touched[owner[touched] == pos]
-        before = count[uniq]
-        after = before + scratch[uniq]
-        scratch[uniq] = 0
-        gained = int(np.count_nonzero((before == 0) & (after > 0)))
-        lost = int(np.count_nonzero((before > 0) & (after == 0)))
-        return int(self._e[j]) + gained - lost
-
-    def _commit(self, plan: _Plan, member: BoolArray, sel: BoolArray) -> None:
-        """Apply the splits of the groups in ``member``: levels, label counts and groups."""
-        j = plan.j
-        rows, new = plan.rows[sel], plan.new[sel]
-        self._levels[rows, j] -= 1
-        np.add.at(self._lcount[j], new, 1)
-        np.subtract.at(self._lcount[j], plan.old[sel], 1)
-        # each class of a split group becomes a group; one keeps the group's id
-        classes = np.flatnonzero(
-            (plan.class_parent >= 0) & member[np.maximum(plan.class_parent, 0)]
-        )
-        parent = plan.class_parent[classes]
-        keep = np.empty(plan.n_groups, dtype=np.int64)
-        keep[parent] = classes
-        kept = keep[parent] == classes
-        g = int(self._gviol.size)
-        extra = classes[~kept]
-        new_id = np.empty(plan.class_parent.size, dtype=np.int64)
-        new_id[classes[kept]] = parent[kept]
-        new_id[extra] = g + np.arange(extra.size, dtype=np.int64)
-        sel3 = member[plan.parent3]
-        rows3 = plan.rows3[sel3]
-        self._gid[rows] = new_id[plan.cls[sel]]
-        self._gid[rows3] = new_id[plan.cls3[sel3]]
-        born = parent[~kept]
-        g_new = g + int(born.size)
-        if g_new > self._gl.shape[1]:
-            grown = np.zeros((self._gl.shape[0], 2 * g_new), dtype=np.int64)
-            grown[:, :g] = self._gl[:, :g]
-            self._gl = grown
-        self._gl[:, g:g_new] = self._gl[:, born]
-        self._glab = [row[:g_new] for row in self._gl]
-        self._glab[j][new_id[classes]] = plan.class_label[classes]
-        self._ghash = np.concatenate([self._ghash, self._ghash[born]])
-        self._ghash[new_id[classes]] = plan.class_hash[classes]
-        self._gviol = np.concatenate([self._gviol, np.zeros(extra.size, dtype=bool)])
-        self._table = None
-        self._version += 1
-        self._stamp = np.concatenate([self._stamp, np.zeros(extra.size, dtype=np.int64)])
-        self._stamp[new_id[classes]] = self._version
-
-    def result(self, evaluator: LatticeEvaluator) -> PartialDomainResult:
-        return _result(self.index, self._levels, self.table, self.s, self.splits, self.checked)
-
-
 class _CompiledPartial(_Rounds):
-    """State of the partial-domain search, on compiled kernels (numba).
+    """State of the partial-domain search (PrivacyFrost2 5.4, step 4), on the compiled
+    kernels of :mod:`._kernels`.
 
-    Same search and outcome as :class:`_ReferencePartial` (every split, table checked and
-    group left alone), at a cost per batch of the groups judged rather than of the table:
-    the released table is kept as groups of base classes (contiguous member ranges, labels, a
-    64-bit tuple hash, the deepest level of each attribute); a group whose split on an
-    attribute failed the models, and that has not changed since, fails again without being
-    looked at, and so does a group holding a member whose split class on that attribute was
-    once too small (it stays too small as the partition refines), while a group whose
-    members are known to share their label one level down splits into itself and passes
-    (its records, and so its verdict, unchanged); merges are found per
-    family (groups equal on every attribute but the one split), see :mod:`._kernels`. The
-    models judge the split classes of the groups judged in one call per batch, on class
-    statistics that hold those classes and one class of every other record (so the whole
-    table's distribution is the same). A batch that changed nothing is not repeated while
-    the table stays the same: its tables checked are counted again. With the built-in
-    models and a score with :meth:`Score.terms` a batch is one compiled call
-    (``_kernels._batch``) and a whole round of batches one more (``_kernels._round``);
-    otherwise the models judge and the score scores from Python, with the same outcome.
+    Same search and outcome as checking every table whole (the test-only reference: every
+    split, table checked and group left alone), at a cost per batch of the groups judged
+    rather than of the table: the released table is kept as groups of base classes
+    (contiguous member ranges, labels, a 64-bit tuple hash, the deepest level of each
+    attribute); a group whose split on an attribute failed the models, and that has not
+    changed since, fails again without being looked at, and so does a group holding a member
+    whose split class on that attribute was once too small (it stays too small as the
+    partition refines), while a group whose members are known to share their label one level
+    down splits into itself and passes (its records, and so its verdict, unchanged); merges
+    are found per family (groups equal on every attribute but the one split). The models
+    judge the split classes of the groups judged in one call per batch, on class statistics
+    that hold those classes and one class of every other record (so the whole table's
+    distribution is the same). When every model has a rule
+    (:meth:`~anonlab.models.base.PrivacyModel.class_rule`) and the score is tabulated
+    (:meth:`Score.terms`) a whole round of batches is one compiled call; otherwise the
+    batches are driven from Python, the models judging themselves (``class_ok``) and a score
+    without terms tabulated per batch, with the same outcome.
     """
 
     def __init__(
@@ -1238,134 +630,113 @@ class _CompiledPartial(_Rounds):
         priorities: npt.NDArray[np.float64],
         base_counts: IntArray,
         progress: Progress | None,
-        kern: Any,
         classes: tuple[npt.NDArray[np.integer], int] | None = None,
+        chunks: int | None = None,
     ) -> None:
         super().__init__(evaluator, min_levels, order, score, priorities, base_counts, progress)
-        self.k = kern
+        self.k = kern = kernels()
         base = evaluator.base
         n = base.n_classes
         m = len(levels)
         self._n, self._m = n, m
-        # row-major, one byte a level: the kernels read and change whole rows of levels
-        tall = max((h.height for h in hierarchies_of(evaluator)), default=0) > 100
-        self._ldt = np.int16 if tall else np.int8
-        self._lv = np.empty((n, m), dtype=self._ldt)
-        self._lv[...] = np.asarray(levels, dtype=self._ldt)
-        cards = self.index.cards
-        self._lab_off = np.zeros(m + 1, dtype=np.int64)
-        self._lab_off[1:] = np.cumsum(cards)
-        self._fh = np.concatenate(_label_hashes(cards)) if m else np.zeros(0, dtype=np.uint64)
-        doms = self.index._dom
-        self._dom_w = np.array([d.shape[1] for d in doms], dtype=np.int64)
-        sizes = [d.size for d in doms]
-        self._dom_off = np.zeros(m, dtype=np.int64)
-        if m:
-            self._dom_off[1:] = np.cumsum(sizes)[:-1]
-        self._dom = (
-            np.concatenate([d.reshape(-1) for d in doms]).astype(np.int32)
-            if m
-            else np.zeros(0, dtype=np.int32)
-        )
-        # (its label counts come from the group state, below)
-        self._table: _Table | None
         if classes is None:
             keys0 = [self.index.level_ids(j, int(lv)) for j, lv in enumerate(levels)]
-            self._table = self.index.table(None, keys0, counts=False)
+            table = self.index.table(keys0, counts=False)
         else:  # the full-domain table's classes, as the search found them
             ids = np.asarray(classes[0], dtype=np.int64)
             csize = np.bincount(ids, weights=base.sizes, minlength=classes[1]).astype(np.int64)
-            self._table = self.index.judged(ids, csize, np.zeros(0, dtype=np.int64))
-        self.checked += 1
-        if progress is not None:
-            progress(1, None)
-        if not self._table.ok:
-            raise PrivacyCheckError(
-                "The full-domain PrivacyFrost2 table fails its check before the partial-domain "
-                "step; nothing may be released."
-            )
+            table = self.index.judged(ids, csize, np.zeros(0, dtype=np.int64))
+        self._tick()
+        self._starts(table)
         # The kernels see the base classes renumbered class by class of the full-domain
         # table: a group's members (a subset of one such class) then lie close together in
         # memory, and walking them reads compact ranges instead of the whole table.
-        # ``_perm[i]`` is the base class at position ``i``.
-        self._perm = kern.counting_order(self._table.ids, self._table.sizes.size)[0]
-        perm = self._perm
+        perm = kern.counting_order(table.ids, table.sizes.size)[0]
         self._at = np.empty(n, dtype=np.int64)  # the position of each base class
         self._at[perm] = np.arange(n, dtype=np.int64)
+        cards = self.index.cards
+        lab_off = np.zeros(m + 1, dtype=np.int64)
+        lab_off[1:] = np.cumsum(cards)
+        doms = self.index._dom
         # 32-bit codes and labels: half the memory the kernels walk through
-        self._codes = np.empty((m, n), dtype=np.int32)
-        kern.take_rows(np.asarray(base.keys, dtype=np.int32), perm, self._codes)
-        self._bsize = np.ascontiguousarray(np.asarray(base.sizes)[perm], dtype=np.int64)
-        self._mcs = int(evaluator.mcs)
+        codes = np.empty((m, n), dtype=np.int32)
+        kern.take_rows(np.asarray(base.keys, dtype=np.int32), perm, codes)
         # the sensitive counts of every base class, all attributes side by side (CSR)
-        layout, cls, val, cnt, self._nv, self._total_hist = side_by_side(self.index._sparse)
+        layout, cls, val, cnt, _, total_hist = side_by_side(self.index._sparse)
         self._sens = [(name, off, width) for name, (off, width) in layout.items()]
-        by, self._sp_indptr = kern.counting_order(self._at[cls], n)
-        self._sp_val, self._sp_cnt = val[by], cnt[by]
-        self._total = int(self._bsize.sum())
-        # the models as the compiled judge reads them (None: they judge themselves)
-        self._jspec = judge_spec(evaluator.models, layout)
-        # the score as tabulated terms (None: it is called from Python); with the compiled
-        # judge, a whole batch then runs in one compiled call
+        by, sp_indptr = kern.counting_order(self._at[cls], n)
+        bsize = np.ascontiguousarray(np.asarray(base.sizes)[perm], dtype=np.int64)
+        self._tab = Table(
+            codes=codes,
+            dom=np.concatenate([d.reshape(-1) for d in doms] or [np.zeros(0, np.int64)]).astype(
+                np.int32
+            ),
+            dom_off=_offsets([d.size for d in doms]),
+            dom_w=np.array([d.shape[1] for d in doms], dtype=np.int64),
+            fh=np.concatenate(_label_hashes(cards) or [np.zeros(0, dtype=np.uint64)]),
+            lab_off=lab_off,
+            bsize=bsize,
+            orig=perm,
+            lo=self.lo,
+            sp_indptr=sp_indptr,
+            sp_val=val[by],
+            sp_cnt=cnt[by],
+            total_hist=total_hist,
+            total=int(bsize.sum()),
+            mcs=int(evaluator.mcs),
+        )
+        # the models' compiled judge (None: they judge themselves) and the score's terms
+        # (None: tabulated per batch); with both, a whole round runs in one compiled call
+        self._judge_k = judge_of(evaluator.models, layout, total_hist, self._tab.total)
         terms = score.terms(priorities, base_counts, cards) if m else None
-        self._fused: tuple[_JudgeSpec, bool, npt.NDArray[np.float64], IntArray] | None = None
-        if terms is not None and self._jspec is not None:
-            kind, tables = terms
-            term_off = np.zeros(m, dtype=np.int64)
-            term_off[1:] = np.cumsum([t.size for t in tables])[:-1]
-            self._fused = (
-                self._jspec,
-                kind == "max",
-                np.concatenate(tables).astype(np.float64),
-                term_off,
-            )
-        self._out = np.zeros(4, dtype=np.int64)
-        self._mixed = tuple(-1 for _ in base.columns)  # the class levels of the judge's stats
-        # group state (capacity n: groups partition the base classes), written by _sync's
-        # build_groups for the groups there are and by the commits for the groups they make
-        self._glab = np.empty((m, n), dtype=np.int32)  # attribute-major: a column per scan
-        self._ghash = np.empty(n, dtype=np.uint64)
-        self._gviol = np.empty(n, dtype=np.bool_)
-        self._gfirst = np.empty(n, dtype=np.int64)
-        self._gmax = np.empty((n, m), dtype=self._ldt)
-        self._gstart = np.empty(n, dtype=np.int64)
-        self._gcount = np.empty(n, dtype=np.int64)
-        self._mem = np.empty(n, dtype=np.int64)
-        self._gid = np.empty(n, dtype=np.int64)
+        self._terms: Terms | None = None
+        if terms is not None:
+            sizes = [t.size for t in terms[1]]
+            self._terms = Terms(terms[0] == "max", np.concatenate(terms[1]), _offsets(sizes))
+        self._fused = self._judge_k is not None and self._terms is not None
+        # the group state (capacity n: groups partition the base classes), written by
+        # _sync's build_groups for the groups there are and by the commits for the groups
+        # they make; levels one byte each (two for hierarchies over 100 levels)
+        tall = max((h.height for h in hierarchies_of(evaluator)), default=0) > 100
+        ldt: type[np.signedinteger[Any]] = np.int16 if tall else np.int8
+        n_labels = int(lab_off[-1])
         words = max((m + 63) // 64, 1)  # one bit per attribute
-        self._doom = np.zeros((n, words), dtype=np.uint64)
-        self._gdoom = np.empty((n, words), dtype=np.uint64)
-        # per group, one bit per attribute: a candidate (not suppressed, a member above the
-        # lowest level), its split failed the models since it last changed
-        self._gcand = np.empty((n, words), dtype=np.uint64)
-        self._gfail = np.empty((n, words), dtype=np.uint64)
-        self._guni = np.empty((n, words), dtype=np.uint64)  # members on one level
-        self._lcount = np.empty(int(self._lab_off[-1]), dtype=np.int64)
-        # one scratch row per chunk of work that the kernels run in parallel
-        self._scratch = np.full((kern.chunks, int(self._lab_off[-1])), -1, dtype=np.int64)
-        self._delta = np.zeros(int(self._lab_off[-1]), dtype=np.int64)
-        # per attribute and position: its label one level down, or its own on the lowest
-        # level (what a split on that attribute gives it; kept by the commits)
-        self._down = np.empty((m, n), dtype=np.int32)
-        # per attribute and group: the label of ``down`` its members all share, or -1 (not
-        # known to); then its split on that attribute is the group itself, unwalked
-        self._gdl = np.empty((m, n), dtype=np.int32)
-        # per attribute and group whose members share one level on it: a level on which
-        # their codes share one label (then so do they on every level above it)
-        self._gcl = np.empty((m, n), dtype=self._ldt)
-        # whether ``_lv`` is behind: the kernels do not keep the levels of a group's members
-        # on an attribute where they share one level (it is the group's ``_gmax``)
+        self._gs = Groups(
+            lv=np.empty((n, m), dtype=ldt),
+            down=np.empty((m, n), dtype=np.int32),
+            doom=np.zeros((n, words), dtype=np.uint64),
+            gid=np.empty(n, dtype=np.int64),
+            glab=np.empty((m, n), dtype=np.int32),
+            ghash=np.empty(n, dtype=np.uint64),
+            gviol=np.empty(n, dtype=np.bool_),
+            gfirst=np.empty(n, dtype=np.int64),
+            gmax=np.empty((n, m), dtype=ldt),
+            gstart=np.empty(n, dtype=np.int64),
+            gcount=np.empty(n, dtype=np.int64),
+            mem=np.empty(n, dtype=np.int64),
+            gcand=np.empty((n, words), dtype=np.uint64),
+            gfail=np.empty((n, words), dtype=np.uint64),
+            guni=np.empty((n, words), dtype=np.uint64),
+            gdoom=np.empty((n, words), dtype=np.uint64),
+            gsize=np.empty(n, dtype=np.int64),
+            gdl=np.empty((m, n), dtype=np.int32),
+            gcl=np.empty((m, n), dtype=ldt),
+            lcount=np.empty(n_labels, dtype=np.int64),
+            # one scratch row per chunk of work that the kernels run in parallel
+            scratch=np.full((chunks or kern.chunks, n_labels), -1, dtype=np.int64),
+            delta=np.zeros(n_labels, dtype=np.int64),
+        )
+        self._gs.lv[...] = np.asarray(levels, dtype=ldt)
+        # whether ``lv`` is behind: the kernels do not keep the levels of a group's members
+        # on an attribute where they share one level (it is the group's ``gmax``)
         self._stale = False
-        self._gsize = np.empty(n, dtype=np.int64)  # records per group
         self._g = 0
         self._version = 0
-        self._memo: dict[int, tuple[int, int, int]] = {}
-        # the last batch's judged groups and their split classes (for _apply)
-        self._found: tuple[IntArray, ...] = ()
+        self._table: _Table | None = table
         self._dirty = True
         self._sync()
-        self._table.counts = self._e.copy()
-        self.s = self._score(self._table)
+        table.counts = self._e.copy()
+        self.s = self._score(table)
 
     # ------------------------------------------------------------------ state
     @property
@@ -1373,91 +744,69 @@ class _CompiledPartial(_Rounds):
         """Level of each attribute in each base class (a copy)."""
         if self._stale:  # the group state knows them (and is in step): no write-back
             out = np.empty((self._n, self._m), dtype=np.int64)
-            self.k.levels_of(
-                self._g, self._lv, self._gmax, self._guni, self._gstart, self._gcount, self._mem,
-                self._perm, out,
-            )  # fmt: skip
+            self.k.levels_of(self._g, self._gs, self._tab.orig, out)
             return out
-        return np.take(self._lv, self._at, axis=0).astype(np.int64)
+        return np.take(self._gs.lv, self._at, axis=0).astype(np.int64)
 
     @levels.setter
     def levels(self, value: IntArray) -> None:
-        self._lv = np.ascontiguousarray(np.asarray(value)[self._perm], dtype=self._ldt)
+        self._gs.lv[...] = np.asarray(value)[self._tab.orig]
         self._stale = False
-        self._doom[...] = 0  # levels set from outside need not refine the ones known
+        self._gs.doom[...] = 0  # levels set from outside need not refine the ones known
         self._dirty = True
 
     @property
     def table(self) -> _Table:
         """The released classes, numbered as :meth:`_LabelIndex.table` numbers them."""
         if self._table is None:
-            self._table = self.index.table(None, self._keys())
+            keys = np.empty((self._m, self._n), dtype=np.int64)
+            self.k.keys_of(self._gs.gid, self._gs.glab, self._at, keys)
+            self._table = self.index.table(list(keys))
         return self._table
 
     @table.setter
     def table(self, value: _Table) -> None:
-        self._materialize()  # (the group state that knows the levels is rebuilt)
-        self._table = value
-        self._doom[...] = 0
-        self._dirty = True
-
-    def _materialize(self) -> None:
-        """Bring ``_lv`` up to date (see ``_stale``)."""
-        if self._stale:  # written back in place: every position is its own
-            self.k.levels_of(
-                self._g, self._lv, self._gmax, self._guni, self._gstart, self._gcount, self._mem,
-                np.arange(self._n, dtype=np.int64), self._lv,
-            )  # fmt: skip
+        if self._stale:  # the levels the group state knows, written back in place
+            positions = np.arange(self._n, dtype=np.int64)
+            self.k.levels_of(self._g, self._gs, positions, self._gs.lv)
             self._stale = False
-
-    def _keys(self) -> list[IntArray]:
-        """Label id per base class, per attribute: the labels of its group."""
-        out = np.empty((self._m, self._n), dtype=np.int64)
-        self.k.keys_of(self._gid, self._glab, self._at, out)
-        return list(out)
+        self._table = value
+        self._gs.doom[...] = 0
+        self._dirty = True
 
     def _sync(self) -> None:
         """Rebuild the group state from ``levels`` and ``table`` (after they were set)."""
         if not self._dirty:
             return
-        t = self.table
-        g = int(t.sizes.size)
-        self._g = g
-        self._gid[...] = t.ids[self._perm]
-        self._gviol[...] = False
-        self._gviol[:g] = t.violating
+        t, gs = self.table, self._gs
+        self._g = g = int(t.sizes.size)
+        gs.gid[...] = t.ids[self._tab.orig]
+        gs.gviol[...] = False
+        gs.gviol[:g] = t.violating
         self._ok = bool(t.ok)
-        self.k.build_groups(
-            self._gid, g, self._lv, self._codes, self._dom, self._dom_off, self._dom_w,
-            self._fh, self._lab_off, self._perm, self._glab, self._ghash, self._gfirst,
-            self._gmax, self._gstart, self._gcount, self._mem, self._lcount, self._doom,
-            self._gdoom, self._gviol, self.lo, self._gcand, self._gfail, self._guni, self._down,
-            self._bsize, self._gdl, self._gsize, self._gcl,
-        )  # fmt: skip
-        self._e = (
-            np.add.reduceat(self._lcount > 0, self._lab_off[:-1]).astype(np.int64)
-            if self._m
-            else np.zeros(0, dtype=np.int64)
-        )
+        self.k.build_groups(g, self._tab, gs)
+        starts = self._tab.lab_off[:-1]
+        self._e = np.add.reduceat(gs.lcount > 0, starts).astype(np.int64) if self._m else starts
         self._version += 1
-        self._memo = {}
         self._dirty = False
 
-    def _tick(self, n: int = 1) -> None:
-        self.checked += n
-        if self.progress is not None:
-            for _ in range(n):
-                self.progress(1, None)
+    def _advance(self, s: float, g: int, splits: int, commits: int) -> None:
+        """The table after ``commits`` commits of ``splits`` group splits."""
+        self.splits += splits
+        self._version += commits
+        self._stale = True
+        self._table = None
+        self._g, self.s = g, s
 
     # ------------------------------------------------------------------ search
-
     def run(self) -> None:
-        """The rounds of :class:`_Rounds`; with the built-in models and a tabulated score,
-        a whole round in one compiled call (``_kernels._round``)."""
-        if self._fused is None:
+        """The rounds of :class:`_Rounds`; each round in one compiled call when the models
+        have rules and the score is tabulated."""
+        if not self._fused:
             super().run()
             return
-        jspec, is_max, terms, term_off = self._fused
+        assert self._judge_k is not None
+        judge, rules = self._judge_k
         order = np.asarray(self.order, dtype=np.int64)
         # per attribute: the table version it was last tried in vain at (-1: never), and
         # that batch's tables checked and groups left alone
@@ -1467,200 +816,113 @@ class _CompiledPartial(_Rounds):
         changed = True
         while changed:
             self._sync()
-            s, g = self.k.round(
-                order, memo[0], memo[1], memo[2], self._version, tot, self._g, self._mcs,
-                self._lv, self._down, self._codes, self._dom, self._dom_off, self._dom_w,
-                self._fh, self._lab_off, self._bsize, self._glab, self._ghash, self._gcand,
-                self._gfail, self._gstart, self._gcount, self._mem, self._scratch,
-                self._sp_indptr, self._sp_val, self._sp_cnt, self._nv, self._doom, self._gdoom,
-                self._total, self._total_hist, *jspec, self.lo, self._perm, self._gfirst,
-                self._gmax, self._guni, self._gid, self._lcount, self._delta, self.k.chunks,
-                self._ok, self._e, self.s, is_max, terms, term_off, self._out, self._gdl,
-                self._gsize, self._gcl,
+            s, g = judge.round(
+                order, memo, self._version, self._g, self.s, self._ok, self._e, self._tab,
+                self._gs, rules, self._terms, tot,
             )  # fmt: skip
             self._tick(int(tot[0]))
             self.entangled += int(tot[1])
             changed = bool(tot[4])
             if changed:
-                self.splits += int(tot[2])
-                self._version = int(tot[3])
-                self._stale = True
-                self._table = None
-                self._g, self.s = int(g), float(s)
+                self._advance(float(s), int(g), int(tot[2]), int(tot[3]) - self._version)
 
     def _batch(self, j: int) -> bool:
-        """De-generalize attribute ``j`` in every group where that keeps the check."""
+        """De-generalize attribute ``j`` in every group where that keeps the check, driven
+        from Python: the compiled batch's steps with the models judging themselves or a
+        score tabulated now."""
         self._sync()
-        memo = self._memo.get(j)
-        if memo is not None and memo[0] == self._version:
-            self._tick(memo[1])  # nothing changed since j was tried in vain: same outcome
-            self.entangled += memo[2]
+        f = self.k.find(j, self._g, self._tab, self._gs)
+        if not f.n_cand:
             return False
-        checked, entangled = self.checked, self.entangled
-        changed = self._try_batch(j)
-        if not changed:
-            self._memo[j] = (self._version, self.checked - checked, self.entangled - entangled)
-        return changed
-
-    def _try_batch(self, j: int) -> bool:
-        if self._fused is not None:
-            return self._fused_batch(j, *self._fused)
-        found = self.k.find(
-            j, self._g, self._mcs, self._down, self._fh, self._lab_off, self._bsize, self._glab,
-            self._ghash, self._gcand, self._gfail, self._gstart, self._gcount, self._mem,
-            self._scratch, self._sp_indptr, self._sp_val, self._sp_cnt, self._nv, self._doom,
-            self._gdoom, self._total, self._total_hist, self._gdl, self._gsize, self._guni,
-            self._gmax, self._gcl, self._codes, self._dom, self._dom_off, self._dom_w, self.lo,
-        )  # fmt: skip
-        n_cand, judged, ent, failed, cls_group, judge_of, judge_size, hist = found[:8]
-        if not n_cand:
-            return False
-        self._tick()  # the table with every candidate group split
-        if judge_size.size > 1:
-            bad = self._judge(judge_size, hist)
-            cls_bad = np.zeros(judge_of.size, dtype=bool)
-            has = judge_of >= 0
-            cls_bad[has] = bad[judge_of[has]]
-            failed = failed.copy()
-            failed[cls_group[cls_bad]] = True
-        self._gfail[judged[failed], j >> 6] |= np.uint64(1) << np.uint64(j & 63)
-        self.entangled += int(np.count_nonzero(ent & ~failed))
-        passing = np.flatnonzero(~failed & ~ent)  # as indices into ``judged``
-        if not passing.size:
-            return False
-        passing = passing[np.argsort(self._gfirst[judged[passing]])]  # table order
-        self._found = (judged, *found[8:])
-        return self._apply(j, passing)
-
-    def _fused_batch(
-        self,
-        j: int,
-        jspec: _JudgeSpec,
-        is_max: bool,
-        terms: npt.NDArray[np.float64],
-        term_off: IntArray,
-    ) -> bool:
-        """The batch of :meth:`_try_batch` (its split, verdicts and halving) in one compiled
-        call: the built-in models and a score with :meth:`Score.terms`."""
-        out = self._out
-        s, g = self.k.batch(
-            j, self._g, self._mcs, self._lv, self._down, self._codes, self._dom, self._dom_off,
-            self._dom_w, self._fh, self._lab_off, self._bsize, self._glab, self._ghash,
-            self._gcand, self._gfail, self._gstart, self._gcount, self._mem, self._scratch,
-            self._sp_indptr, self._sp_val, self._sp_cnt, self._nv, self._doom, self._gdoom,
-            self._total, self._total_hist, *jspec, self.lo, self._perm, self._gfirst,
-            self._gmax, self._guni, self._gid, self._lcount, self._delta, self.k.chunks,
-            self._ok, self._e, self.s, is_max, terms, term_off, out, self._gdl, self._gsize,
-            self._gcl,
-        )  # fmt: skip
+        bad = self._judge(f.judge_size, f.hist)
+        terms = self._terms if self._terms is not None else self._terms_of(j)
+        out = np.zeros(4, dtype=np.int64)
+        s, g = self.k.settle(
+            j, self._g, self.s, self._ok, self._e, f, bad, self._tab, self._gs, terms, out
+        )
         self._tick(int(out[0]))
         self.entangled += int(out[1])
         if not out[3]:
             return False
-        self.splits += int(out[2])
-        self._version += int(out[3])
-        self._stale = True
-        self._table = None
-        self._g, self.s = int(g), float(s)
+        self._advance(float(s), int(g), int(out[2]), int(out[3]))
         return True
 
     def _judge(self, sizes: IntArray, hist: IntArray) -> BoolArray:
         """Which of these classes violate a model. The last row of ``sizes`` and ``hist``
         (dropped from the answer) is one class of every other record, so the whole table's
-        distribution is the same; it is left out when it is empty. Built-in models are
-        judged by the compiled judge, on the whole table's counts, with the same verdicts."""
-        ev = self.evaluator
+        distribution is the same; it is left out when it is empty."""
         nk = int(sizes.size) - 1
-        if self._jspec is not None:
-            bad = np.empty(nk, dtype=np.bool_)
-            self.k.judge(sizes, hist, nk, self._total_hist, self._mcs, *self._jspec, bad)
+        bad = np.zeros(nk, dtype=np.bool_)
+        if self._judge_k is not None:
+            judge, rules = self._judge_k
+            judge.judge(sizes, hist, nk, self._tab.mcs, rules, bad)
+            return bad
+        if not nk:
             return bad
         if not sizes[nk]:
             sizes, hist = sizes[:nk], hist[:nk]
-        hists = {}
-        for name, off, nvals in self._sens:
-            hists[name] = SensitiveHistogram(
-                ev.base.sensitive[name].values, hist[:, off : off + nvals]
-            )
+        ev = self.evaluator
+        hists = {
+            name: SensitiveHistogram(ev.base.sensitive[name].values, hist[:, off : off + width])
+            for name, off, width in self._sens
+        }
         stats = ClassStats(
             columns=ev.base.columns,
-            levels=self._mixed,
+            levels=tuple(-1 for _ in ev.base.columns),  # mixed levels
             sizes=sizes,
             n_rows=ev.base.n_rows,
             sensitive=hists,
         )
         return _violating(ev, stats)[:nk]
 
-    def _apply(self, j: int, which: IntArray) -> bool:
-        """Apply the splits of the judged groups ``which`` (indices into the last
-        :meth:`_try_batch`'s judged groups) if the score does not drop; otherwise each half
-        (in table order), as the reference does."""
-        self._tick()
-        judged, cstart, cls_label, cls_nb = self._found[:4]
-        if self._ok:
-            e_j = self.k.e_after(
-                j, which, judged, int(self._e[j]), cstart, cls_label, cls_nb, self._lab_off,
-                self._glab, self._lcount, self._delta,
-            )  # fmt: skip
-            e = self._e.copy()
-            e[j] = e_j
-            s = self.score_fn.score(e, self.v, self.eb)
-            if s >= self.s:
-                self._commit(j, which)
-                self._e, self.s = e, s
-                self.splits += int(which.size)
-                return True
-        if which.size == 1:
-            return False
-        half = which.size // 2
-        first = self._apply(j, which[:half])
-        second = self._apply(j, which[half:])
-        return first or second
-
-    def _commit(self, j: int, which: IntArray) -> None:
-        """Split the judged groups ``which`` of the last :meth:`_try_batch` on ``j``, into
-        the split classes that its ``find`` found."""
-        self._version += 1
-        self._g = self.k.commit(
-            j, self.lo, which, *self._found, self._g, self._lv, self._down, self._codes,
-            self._dom, self._dom_off, self._dom_w, self._fh, self._lab_off, self._perm, self._gid,
-            self._glab, self._ghash, self._gcand, self._gfail, self._gfirst, self._gmax,
-            self._guni, self._gstart, self._gcount, self._mem, self._lcount, self._doom,
-            self._gdoom, self.k.chunks, self._bsize, self._gdl, self._gsize, self._gcl,
-        )  # fmt: skip
-        self._stale = True
-        self._table = None
+    def _terms_of(self, j: int) -> Terms:
+        """A score without terms as terms for a batch on ``j``: attribute ``j``'s term of
+        ``x`` is the score with ``e_j = x`` (the other counts as they are), the other terms
+        0 (adding zeros is exact)."""
+        lab_off = self._tab.lab_off
+        card = int(lab_off[j + 1] - lab_off[j])
+        e = np.repeat(self._e[None, :].astype(np.float64), card + 1, axis=0)
+        e[:, j] = np.arange(card + 1)
+        off = lab_off[:-1] + np.arange(self._m)  # (card + 1 terms per attribute)
+        values = np.zeros(int(lab_off[-1]) + self._m, dtype=np.float64)
+        values[off[j] : off[j] + card + 1] = self.score_fn.scores(e, self.v, self.eb)
+        return Terms(False, values, off)
 
     def result(self, evaluator: LatticeEvaluator) -> PartialDomainResult:
+        """The partial-domain table (indexed by ``evaluator``'s base classes)."""
         self._sync()
-        g = self._g
+        g, gs = self._g, self._gs
         gid = np.empty(self._n, dtype=np.int64)  # the group of each base class
-        gid[self._perm] = self._gid
-        sizes = np.bincount(self._gid, weights=self._bsize, minlength=g).astype(np.int64)
-        violating = self._gviol[:g].copy()
+        gid[self._tab.orig] = gs.gid
+        sizes = np.bincount(gs.gid, weights=self._tab.bsize, minlength=g).astype(np.int64)
+        violating = gs.gviol[:g].copy()
         suppressed = int(sizes[violating].sum())
         # the groups are the released classes (no split that merges labels is kept)
-        t = _Table(
-            gid, sizes, violating, suppressed, suppressed <= evaluator.max_suppressed,
-            self._e.copy(),
-        )  # fmt: skip
+        ok = suppressed <= evaluator.max_suppressed
+        t = _Table(gid, sizes, violating, suppressed, ok, self._e.copy())
         return _result(
             self.index, self.levels, t, self.s, self.splits, self.checked,
-            class_levels=self._gmax[:g].astype(np.int64), class_codes=self._glab[:, :g],
+            class_levels=gs.gmax[:g].astype(np.int64), class_codes=gs.glab[:, :g],
         )  # fmt: skip
+
+
+def _offsets(sizes: Sequence[int]) -> IntArray:
+    """Where each of consecutive parts of these sizes starts."""
+    off = np.zeros(len(sizes), dtype=np.int64)
+    off[1:] = np.cumsum(sizes)[:-1]
+    return off
 
 
 def _transposed(keys: npt.NDArray[np.int32]) -> npt.NDArray[np.int32]:
-    """``keys.T`` as a contiguous array (compiled when numba is there: numpy's transposed
-    copy of a tall table is several times slower); ``keys.T`` itself when the keys are
-    column-major (as the numpy engine makes them)."""
+    """``keys.T`` as a contiguous array (compiled: numpy's transposed copy of a tall table
+    is several times slower); ``keys.T`` itself when the keys are column-major (as the numpy
+    engine makes them)."""
     if keys.T.flags.c_contiguous:
         return keys.T
-    kern = kernels()
-    if kern is None or not keys.size:
+    if not keys.size:
         return np.ascontiguousarray(keys.T)
     out = np.empty((keys.shape[1], keys.shape[0]), dtype=keys.dtype)
-    kern.take_rows(keys, np.arange(keys.shape[0], dtype=np.int64), out)
+    kernels().take_rows(keys, np.arange(keys.shape[0], dtype=np.int64), out)
     return out
 
 
@@ -1672,151 +934,33 @@ def _result(
     splits: int,
     checked: int,
     *,
-    class_levels: IntArray | None = None,
-    class_codes: npt.NDArray[np.integer] | None = None,
+    class_levels: IntArray,
+    class_codes: npt.NDArray[np.integer],
 ) -> PartialDomainResult:
-    """The result of a partial-domain search (shared by the implementations): classes
-    numbered in the order of their first base class, whatever numbering ``t`` has.
-
-    ``class_levels`` (per class of ``t``, the deepest level of each attribute) and
-    ``class_codes`` (attribute by class of ``t``: the label id of each class) are computed
-    from ``levels`` when not given.
-    """
+    """The result of a partial-domain search: classes numbered in the order of their first
+    base class, whatever numbering ``t`` has (``class_levels``: per class of ``t``, the
+    deepest level of each attribute; ``class_codes``: attribute by class of ``t``, the label
+    id of each class)."""
     n = t.ids.size
     g = int(t.sizes.size)
-    m = levels.shape[1]
     first = np.empty(g, dtype=np.int64)  # the first base class of each class
     first[t.ids[::-1]] = np.arange(n - 1, -1, -1, dtype=np.int64)
     order = np.argsort(first)  # distinct values
     rank = np.empty(g, dtype=np.int64)
     rank[order] = np.arange(g, dtype=np.int64)
-    ids = rank[t.ids]
-    if class_levels is None:
-        by = np.argsort(ids)  # a maximum per class: its order does not matter
-        starts = np.searchsorted(ids[by], np.arange(g, dtype=np.int64))
-        class_levels = (
-            np.maximum.reduceat(levels[by], starts, axis=0)
-            if g and m
-            else np.full((g, m), -1, dtype=np.int64)
-        )
-    else:
-        class_levels = class_levels[order]
-    if class_codes is None:  # the labels of each class's first base class
-        codes = [k[first[order]] for k in index.keys(levels)]
-    else:
-        codes = [np.asarray(c, dtype=np.int64)[order] for c in class_codes]
     return PartialDomainResult(
         base_levels=levels,
-        class_of_base=ids,
+        class_of_base=rank[t.ids],
         class_sizes=t.sizes[order],
-        class_levels=np.asarray(class_levels, dtype=np.int64),
+        class_levels=np.asarray(class_levels[order], dtype=np.int64),
         suppressed=t.violating[order],
         score=s,
         value_counts=tuple(int(x) for x in t.counts),
         splits=splits,
         tables_checked=checked,
-        class_codes=tuple(codes),
+        class_codes=tuple(np.asarray(c, dtype=np.int64)[order] for c in class_codes),
         label_values=tuple(index.values),
     )
-
-
-class _ReferencePartial(_Rounds):
-    """The straightforward partial-domain search: every table checked whole.
-
-    Kept as the reference of :class:`_Partial` (used by the tests only): it regroups all base
-    classes for every table it checks.
-    """
-
-    def __init__(
-        self,
-        evaluator: LatticeEvaluator,
-        levels: Sequence[int],
-        min_levels: Sequence[int],
-        order: Sequence[int],
-        score: Score,
-        priorities: npt.NDArray[np.float64],
-        base_counts: IntArray,
-        progress: Progress | None,
-    ) -> None:
-        super().__init__(evaluator, min_levels, order, score, priorities, base_counts, progress)
-        n = evaluator.base.n_classes
-        self.levels = np.tile(np.asarray(levels, dtype=np.int64), (n, 1))
-        self.table = self._check(self.levels)
-        if not self.table.ok:
-            raise PrivacyCheckError(
-                "The full-domain PrivacyFrost2 table fails its check before the partial-domain "
-                "step; nothing may be released."
-            )
-        self.s = self._score(self.table)
-
-    def _check(self, levels: IntArray, apart: IntArray | None = None) -> _Table:
-        self.checked += 1
-        if self.progress is not None:
-            self.progress(1, None)
-        return self.index.table(levels, apart=apart)
-
-    def _batch(self, j: int) -> bool:
-        """De-generalize attribute ``j`` in every group where that keeps the check."""
-        cur, levels = self.table, self.levels
-        gid = cur.ids
-        g = int(cur.sizes.size)
-        cand = (levels[:, j] > self.lo[j]) & ~cur.violating[gid]
-        if not cand.any():
-            return False
-        split = levels.copy()
-        split[cand, j] -= 1
-        # every candidate group split at once: a class of a split group depends only on its
-        # own records and the whole table's distribution, which splitting does not change;
-        # each group's split classes are judged on their own records (a group whose classes
-        # would merge with another group's is left alone below anyway)
-        hyp = self._check(split, apart=gid)
-        fails = np.bincount(gid, weights=hyp.violating[hyp.ids], minlength=g) > 0
-        has_cand = np.bincount(gid, weights=cand, minlength=g) > 0
-        # a new class whose labels coincide with another group's (before or after its own
-        # split) would merge with it: such groups are not split
-        both = [
-            np.concatenate([a, b]) for a, b in zip(self.index.keys(levels), self.index.keys(split))
-        ]
-        comb, nc = group_rows(both, self.index.cards)
-        parent = np.concatenate([gid, gid])
-        lo_p = np.full(nc, g, dtype=np.int64)
-        hi_p = np.full(nc, -1, dtype=np.int64)
-        np.minimum.at(lo_p, comb, parent)
-        np.maximum.at(hi_p, comb, parent)
-        shared = lo_p != hi_p
-        entangled = np.bincount(parent, weights=shared[comb], minlength=g) > 0
-        # groups whose own split passes but is left alone because it would merge
-        self.entangled += int((entangled & has_cand & ~fails & ~cur.violating).sum())
-        passing = np.flatnonzero(has_cand & ~fails & ~entangled & ~cur.violating)
-        if not passing.size:
-            return False
-        passing = passing[np.argsort(_first_member(gid, g)[passing])]  # table order
-        return self._apply(j, passing, gid, cand)
-
-    def _apply(self, j: int, groups: IntArray, gid: IntArray, cand: BoolArray) -> bool:
-        """Apply the splits of ``groups`` if the table passes and the score does not drop;
-        otherwise try each half (the splits are independent for the check)."""
-        member = np.zeros(int(gid.max()) + 1 if gid.size else 0, dtype=bool)
-        member[groups] = True
-        sel = cand & member[gid]
-        trial = self.levels.copy()
-        trial[sel, j] -= 1
-        table = self._check(trial)
-        if table.ok:
-            s = self._score(table)
-            if s >= self.s:
-                self.levels, self.table, self.s = trial, table, s
-                self.splits += int(groups.size)
-                return True
-        if groups.size == 1:
-            return False
-        half = groups.size // 2
-        first = self._apply(j, groups[:half], gid, cand)
-        second = self._apply(j, groups[half:], gid, cand)
-        return first or second
-
-    def result(self, evaluator: LatticeEvaluator) -> PartialDomainResult:
-        return _result(self.index, self.levels, self.table, self.s, self.splits, self.checked)
 
 
 def partial_domain_degeneralization(
@@ -1867,7 +1011,7 @@ def partial_domain_degeneralization(
     classes : (ndarray of int, int), optional
         The classes of the full-domain table at ``levels``, if the caller has them: the
         class of each base class (any numbering, below the number of classes) and the number
-        of classes. The compiled step then does not group them again.
+        of classes. The step then does not group them again.
 
     Returns
     -------
@@ -1883,16 +1027,6 @@ def partial_domain_degeneralization(
     ----------
     Kiyomoto and Miyake, CD-ARES 2014, sections 4.1 and 5.4 (step 4) and Fig. 3.
     """
-    args = (
-        evaluator,
-        levels,
-        min_levels,
-        order,
-        score,
-        np.asarray(priorities, dtype=np.float64),
-        np.asarray(base_counts, dtype=np.int64),
-        progress,
-    )
     if classes is not None:
         ids, n_classes = np.asarray(classes[0]), int(classes[1])
         if ids.shape != (evaluator.base.n_classes,) or (
@@ -1903,28 +1037,7 @@ def partial_domain_degeneralization(
                 f"0..{n_classes - 1} for each of the {evaluator.base.n_classes} base classes; "
                 f"got shape {ids.shape}."
             )
-    kern = kernels()
-    state = _Partial(*args) if kern is None else _CompiledPartial(*args, kern, classes)
-    state.run()
-    return state.result(evaluator)
-
-
-def _reference_partial_domain(
-    evaluator: LatticeEvaluator,
-    levels: Sequence[int],
-    *,
-    min_levels: Sequence[int],
-    order: Sequence[int],
-    score: Score,
-    priorities: npt.ArrayLike,
-    base_counts: npt.ArrayLike,
-) -> PartialDomainResult:
-    """:func:`partial_domain_degeneralization` by :class:`_ReferencePartial` (for tests).
-
-    Every table is checked whole (all base classes regrouped by their labels); the result
-    must equal the fast step's.
-    """
-    state = _ReferencePartial(
+    state = _CompiledPartial(
         evaluator,
         levels,
         min_levels,
@@ -1932,7 +1045,8 @@ def _reference_partial_domain(
         score,
         np.asarray(priorities, dtype=np.float64),
         np.asarray(base_counts, dtype=np.int64),
-        None,
+        progress,
+        classes,
     )
     state.run()
     return state.result(evaluator)

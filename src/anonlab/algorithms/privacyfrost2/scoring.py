@@ -31,12 +31,11 @@ from typing import Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
+from anonlab._typing import FloatArray
 from anonlab._validation import check_int, did_you_mean
 from anonlab.exceptions import ParameterError
 
 __all__ = ["SCORES", "BasicScore", "EtaScore", "LogScore", "Score", "build_score"]
-
-FloatArray = npt.NDArray[np.float64]
 
 
 def _as_matrix(counts: npt.ArrayLike) -> FloatArray:

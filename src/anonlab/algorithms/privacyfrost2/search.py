@@ -74,15 +74,11 @@ import numpy as np
 import numpy.typing as npt
 
 from anonlab._progress import Progress
+from anonlab._typing import IntArray
 from anonlab._validation import check_int
 from anonlab.algorithms._lattice.lattice import Lattice, LatticeEvaluator
-from anonlab.algorithms.privacyfrost2._common import (
-    judge_spec,
-    per_attribute,
-    side_by_side,
-    to_paper_levels,
-)
-from anonlab.algorithms.privacyfrost2._kernels import kernels
+from anonlab.algorithms.privacyfrost2._common import per_attribute, side_by_side, to_paper_levels
+from anonlab.algorithms.privacyfrost2._kernels import Grouping, judge_of, kernels
 from anonlab.algorithms.privacyfrost2.partial import (
     PartialDomainResult,
     partial_domain_degeneralization,
@@ -101,7 +97,6 @@ from anonlab.exceptions import InputError, ParameterError
 __all__ = ["PrivacyFrost2Result", "privacyfrost2"]
 
 Node = tuple[int, ...]
-IntArray = npt.NDArray[np.int64]
 OWNER = "privacyfrost2"
 #: Restarts of the optimization steps by default when there is no partial-domain step (an
 #: anonlab extension; 0 = the paper's procedure). 4 reach the best full-domain score in the
@@ -255,58 +250,53 @@ class _Search:
         self.keep_runner_ups = keep_runner_ups
         self._runner_ups: deque[tuple[Node, float]] = deque()
         self._visited: set[Node] = set()
-        # compiled refinement and histograms (numba), if there: a hash table of at least
-        # two slots per base class (all -1 between calls; 32 bytes per base class) and the
-        # sensitive counts
+        # compiled grouping, refinement and histograms: every attribute's level maps end to
+        # end (base domain code -> level code) and a hash table of at least two slots per
+        # base class (all -1 between calls; 32 bytes per base class)
         self._kern = kernels()
-        self._jspec: tuple[npt.NDArray[np.generic], ...] | None = None
-        if self._kern is not None:
-            n = evaluator.base.n_classes
-            slots = 1 << max(4, (2 * n - 1).bit_length())
-            self._tkeys = np.full(slots, -1, dtype=np.int64)
-            self._tvals = np.zeros(slots, dtype=np.int64)
+        n = evaluator.base.n_classes
+        maps: list[IntArray] = []
+        self._map_at: list[list[int]] = []  # per attribute and level: its map's offset
+        at = 0
+        for j in range(self.m):
+            self._map_at.append([])
+            for lv in range(self.heights[j] + 1):
+                maps.append(evaluator.generalization(j, lv)[0])
+                self._map_at[j].append(at)
+                at += maps[-1].size
+        slots = 1 << max(4, (2 * n - 1).bit_length())
+        assert evaluator.base.keys is not None
+        self._grouping = Grouping(
+            keys=np.asarray(evaluator.base.keys),  # (either layout: no copy)
+            maps=np.concatenate(maps or [np.zeros(0, dtype=np.int64)]).astype(np.int64, copy=False),
+            weights=np.asarray(evaluator.base.sizes, dtype=np.int64),
+            tkeys=np.full(slots, -1, dtype=np.int64),
+            tvals=np.zeros(slots, dtype=np.int64),
             # the class of each base class, 32-bit as the classes kept are (no cast to keep)
-            self._out: npt.NDArray[np.integer] = np.empty(
-                n, dtype=np.int32 if n < 2**31 else np.int64
-            )
-            # every attribute's level maps end to end (base domain code -> level code), for
-            # grouping a table straight from the base classes' keys
-            maps: list[IntArray] = []
-            self._map_at: list[list[int]] = []  # per attribute and level: its map's offset
-            at = 0
-            for j in range(self.m):
-                self._map_at.append([])
-                for lv in range(self.heights[j] + 1):
-                    maps.append(evaluator.generalization(j, lv)[0])
-                    self._map_at[j].append(at)
-                    at += maps[-1].size
-            self._maps = np.concatenate(maps).astype(np.int64, copy=False)
-            assert evaluator.base.keys is not None
-            self._keys = np.asarray(evaluator.base.keys)  # (either layout: no copy)
-            # the sensitive counts side by side: the compiled judge of built-in models reads
-            # them whole, other models per attribute (a slice of columns each)
-            (
-                self._layout,
-                self._sp_cls,
-                self._sp_val,
-                self._sp_cnt,
-                self._nv_all,
-                self._total_hist,
-            ) = side_by_side(evaluator.sparse_histograms())
-            self._jspec = judge_spec(evaluator.models, self._layout)
+            out=np.empty(n, dtype=np.int32 if n < 2**31 else np.int64),
+        )
+        # the sensitive counts side by side: the compiled judge reads them whole, models
+        # that judge themselves per attribute (a slice of columns each)
+        (
+            self._layout,
+            self._sp_cls,
+            self._sp_val,
+            self._sp_cnt,
+            self._nv_all,
+            total_hist,
+        ) = side_by_side(evaluator.sparse_histograms())
+        self._judge = judge_of(evaluator.models, self._layout, total_hist, evaluator.base.n_rows)
         # per attribute and level: e (distinct values) and the single-attribute class sizes
         self.counts: list[IntArray] = []
         self.single: list[list[IntArray]] = []
         self.nodes: list[IntArray] = []  # b_w: hierarchy labels per level (+1 for a null)
-        dom: list[npt.NDArray[np.float64] | None] = [None] * self.m
-        if self._kern is not None and self.m:
-            # the records of each base domain code, every attribute in one compiled pass
-            cards = [evaluator.generalization(j, 0)[0].size for j in range(self.m)]
-            off = np.zeros(self.m + 1, dtype=np.int64)
-            off[1:] = np.cumsum(cards)
-            flat = np.zeros(int(off[-1]), dtype=np.float64)
-            self._kern.domain_sizes(self._keys, evaluator.base.sizes, off, flat)
-            dom = [flat[off[j] : off[j + 1]] for j in range(self.m)]
+        # the records of each base domain code, every attribute in one compiled pass
+        cards = [evaluator.generalization(j, 0)[0].size for j in range(self.m)]
+        off = np.zeros(self.m + 1, dtype=np.int64)
+        off[1:] = np.cumsum(cards)
+        flat = np.zeros(int(off[-1]), dtype=np.float64)
+        self._kern.domain_sizes(self._grouping.keys, evaluator.base.sizes, off, flat)
+        dom = [flat[off[j] : off[j + 1]] for j in range(self.m)]
         for j, height in enumerate(self.heights):
             sizes = [
                 evaluator.attribute_sizes(j, lv, domain_sizes=dom[j]) for lv in range(height + 1)
@@ -337,31 +327,26 @@ class _Search:
 
         A table one level finer than a table that passed (a top-down step) gets its classes
         by splitting that table's classes by the attribute that changed
-        (:meth:`LatticeEvaluator.refine`); others are grouped from the base classes. Built-in
-        models are judged by the compiled judge (the same verdicts as their ``class_ok``).
+        (:meth:`LatticeEvaluator.refine`); others are grouped from the base classes. Models
+        with rules are judged by the compiled judge (the same verdicts as their ``class_ok``).
         """
         hit = self._checked.get(node)
         if hit is None:
             ids, sizes = self._classes(node)
             g = int(sizes.size)
-            hist = None
-            if self._kern is not None and self._layout:
-                check_dense_counts(g, self._nv_all)  # a clear error, not gigabytes
-                hist = self._kern.class_hists(
-                    ids, g, self._sp_cls, self._sp_val, self._sp_cnt, self._nv_all
-                )
-            if self._kern is not None and self._jspec is not None:  # built-in models, compiled
-                if hist is None:  # (no sensitive attribute)
-                    hist = np.zeros((g, 0), dtype=np.int64)
+            check_dense_counts(g, self._nv_all)  # a clear error, not gigabytes
+            hist = self._kern.class_hists(
+                ids, g, self._sp_cls, self._sp_val, self._sp_cnt, self._nv_all
+            )
+            if self._judge is not None:  # models with rules, compiled
+                judge, rules = self._judge
                 bad = np.empty(g, dtype=np.bool_)
-                rows = self._kern.judge(sizes, hist, g, self._total_hist, self.k, *self._jspec, bad)
+                rows = judge.judge(sizes, hist, g, self.k, rules, bad)
                 hit = (int(rows) <= self.limit, int(rows))
                 self.ev.count_evaluation(node)
             else:
-                hists = None
-                if hist is not None:
-                    hists = {n: hist[:, o : o + w] for n, (o, w) in self._layout.items()}
-                res = self.ev.evaluate_classes(node, ids, sizes, hists)
+                hists = {n: hist[:, o : o + w] for n, (o, w) in self._layout.items()}
+                res = self.ev.evaluate_classes(node, ids, sizes, hists or None)
                 hit = (bool(res.anonymous), int(res.suppressed_rows))
             self._checked[node] = hit
             if hit[0]:
@@ -379,32 +364,22 @@ class _Search:
                 if kept is not None:
                     self._class_ids.move_to_end(up)
                     return self._refine(kept[0], kept[1], j, lv)
-        if self._kern is None:
-            return self.ev.classes(node)
-        ev = self.ev
-        cards = [ev.level_size(j, lv) for j, lv in enumerate(node)]
+        cards = [self.ev.level_size(j, lv) for j, lv in enumerate(node)]
         cols = [j for j in range(self.m) if cards[j] > 1]  # an attribute at its root: no split
         _, sizes = self._kern.group_classes(
-            self._keys, np.array(cols, dtype=np.int64),
-            np.array([cards[j] for j in cols], dtype=np.int64), self._maps,
-            np.array([self._map_at[j][node[j]] for j in cols], dtype=np.int64), ev.base.sizes,
-            self._tkeys, self._tvals, self._out,
+            np.array(cols, dtype=np.int64), np.array([cards[j] for j in cols], dtype=np.int64),
+            np.array([self._map_at[j][node[j]] for j in cols], dtype=np.int64), self._grouping,
         )  # fmt: skip
-        return self._out.copy(), sizes
+        return self._grouping.out.copy(), sizes
 
     def _refine(
         self, ids: npt.NDArray[np.integer], n_classes: int, j: int, level: int
     ) -> tuple[npt.NDArray[np.integer], IntArray]:
-        """:meth:`LatticeEvaluator.refine`, compiled when numba is there (the same classes,
-        numbered in the order first met)."""
-        if self._kern is None:
-            return self.ev.refine(ids, n_classes, j, level)
-        ev = self.ev
-        _, sizes = self._kern.split_classes(
-            ids, self._keys, j, self._maps, self._map_at[j][level], ev.level_size(j, level),
-            ev.base.sizes, self._tkeys, self._tvals, self._out,
-        )  # fmt: skip
-        return self._out.copy(), sizes
+        """:meth:`LatticeEvaluator.refine`, compiled (the same classes, numbered in the order
+        first met)."""
+        card = self.ev.level_size(j, level)
+        _, sizes = self._kern.split_classes(ids, j, self._map_at[j][level], card, self._grouping)
+        return self._grouping.out.copy(), sizes
 
     def _keep_classes(self, node: Node, ids: npt.NDArray[np.integer], n_classes: int) -> None:
         """Keep the classes of a table that passed (the tables top-down starts from), the
