@@ -2,10 +2,18 @@
 
 Diagnose how exposed a table is (for which k it is k-anonymous, which attribute combinations
 single people out, how many rows must go to reach k) and anonymize it with the least information loss.
+
+``anonlab.report`` is both the package of the report module and a function:
+``anonlab.report(data, quasi_identifiers=..., job=..., output="report.html")`` calls
+:func:`anonlab.api.report` (the self-contained HTML report).
 """
 
 from __future__ import annotations
 
+from types import ModuleType as _ModuleType
+from typing import Any as _Any
+
+from anonlab import report as _report_package
 from anonlab.api import (
     AnonymizationResult,
     CheckReport,
@@ -17,6 +25,7 @@ from anonlab.api import (
     open_engine,
     risk,
 )
+from anonlab.api import report as _api_report
 from anonlab.data import (
     ClassStats,
     CsvOptions,
@@ -36,6 +45,18 @@ from anonlab.exceptions import AnonlabError
 from anonlab.io import read_hierarchy, read_table, write_hierarchy
 
 __version__ = "0.1.0"
+
+
+class _CallableReport(_ModuleType):
+    """The ``anonlab.report`` package, callable as :func:`anonlab.api.report`."""
+
+    def __call__(self, data: _Any, **options: _Any) -> str:
+        return _api_report(data, **options)
+
+    __call__.__doc__ = _api_report.__doc__
+
+
+_report_package.__class__ = _CallableReport
 
 __all__ = [
     "AnonymizationResult",
@@ -62,6 +83,7 @@ __all__ = [
     "open_engine",
     "read_hierarchy",
     "read_table",
+    "report",
     "risk",
     "taxonomy_hierarchy",
     "write_hierarchy",

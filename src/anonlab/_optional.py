@@ -15,6 +15,10 @@ _EXTRAS = {
     "pandas": "pandas",
     "polars": "polars",
     "pyspark": "spark",
+    "matplotlib": "report",
+    "starlette": "web",
+    "uvicorn": "web",
+    "python_multipart": "web",
 }
 
 

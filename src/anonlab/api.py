@@ -3,18 +3,30 @@
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from anonlab._progress import Progress
+from anonlab._optional import import_optional
+from anonlab._progress import Progress, stage
 from anonlab._validation import did_you_mean
-from anonlab.anonymization import AnonymizationResult, CheckReport, anonymize, check
+from anonlab.algorithms import ALGORITHMS
+from anonlab.anonymization import (
+    AnonymizationResult,
+    CheckReport,
+    JobLike,
+    anonymize,
+    build_problem,
+    check,
+    input_files,
+    load_job,
+)
 from anonlab.data.hierarchy import Hierarchy
 from anonlab.data.schema import Schema
 from anonlab.data.source import CsvOptions, FileSource
 from anonlab.data.table import EncodedTable
-from anonlab.datasets import ADULT_QUASI_IDENTIFIERS, adult_hierarchies, load_adult
+from anonlab.datasets import ADULT_QUASI_IDENTIFIERS, adult_hierarchies, adult_path, load_adult
 from anonlab.diagnosis import (
     QuasiIdentifierReport,
     RiskSummary,
@@ -22,18 +34,26 @@ from anonlab.diagnosis import (
     discover_quasi_identifiers,
     risk_summary,
 )
+from anonlab.diagnosis.profile import TableProfile, profile_release, profile_table
 from anonlab.diagnosis.questions import Answer
 from anonlab.engines import Engine, get_engine
-from anonlab.exceptions import AnonlabError, ParameterError, PrivacyRiskWarning
+from anonlab.exceptions import AnonlabError, InputError, ParameterError, PrivacyRiskWarning
 from anonlab.io import read_hierarchy, read_table
+from anonlab.io.atomic import atomic_write, check_output
+from anonlab.metrics import METRICS
+from anonlab.models.registry import MODELS
+from anonlab.report.document import JobFigures, ReportData
+from anonlab.report.html import render as render_html
 
 __all__ = [
     "ADULT_QUASI_IDENTIFIERS",
     "AnonlabError",
     "AnonymizationResult",
+    "InputError",
     "ParameterError",
     "PrivacyRiskWarning",
     "adult_hierarchies",
+    "adult_path",
     "did_you_mean",
     "load_adult",
     "CheckReport",
@@ -44,6 +64,11 @@ __all__ = [
     "diagnose",
     "risk",
     "find_quasi_identifiers",
+    "job_choices",
+    "job_input_files",
+    "profile",
+    "report",
+    "report_data",
 ]
 
 HierarchySpec = Mapping[str, "Hierarchy | str | os.PathLike[str]"]
@@ -241,3 +266,302 @@ def find_quasi_identifiers(
     return discover_quasi_identifiers(
         eng, attrs, threshold=threshold, max_size=max_size, levels=levels, progress=progress
     )
+
+
+def profile(
+    data: Any,
+    *,
+    csv_options: CsvOptions | None = None,
+    schema: Schema | None = None,
+) -> TableProfile:
+    """Profile a table: rows, columns, roles, missing and distinct values per column.
+
+    Parameters
+    ----------
+    data : path, EncodedTable, DataFrame or pyarrow Table
+        The table.
+    csv_options : CsvOptions, optional
+        How to parse a CSV path.
+    schema : Schema, optional
+        Attribute roles (default: the table's own).
+
+    Returns
+    -------
+    TableProfile
+    """
+    return profile_table(read_table(data, csv_options=csv_options, schema=schema))
+
+
+def job_choices() -> dict[str, list[str]]:
+    """The names a job may use: ``models``, ``metrics`` and ``algorithms``, sorted.
+
+    Returns
+    -------
+    dict of str to list of str
+    """
+    return {
+        "models": sorted(MODELS),
+        "metrics": sorted(METRICS),
+        "algorithms": sorted(ALGORITHMS),
+    }
+
+
+def job_input_files(job: JobLike) -> list[Path]:
+    """The files a job reads besides the data: the job file and every hierarchy file.
+
+    Parameters
+    ----------
+    job : JobSpec, mapping or path
+
+    Returns
+    -------
+    list of Path
+    """
+    return list(input_files(None, load_job(job)))
+
+
+#: The largest set S a report diagnoses (its Q4 lattice has 2^12 - 1 subsets).
+MAX_REPORT_ATTRIBUTES = 12
+#: The k of the report's subset search (Q3) when neither ``k`` nor a k-anonymity model gives one.
+DEFAULT_REPORT_K = 5
+
+
+def _report_attributes(
+    table: EncodedTable, quasi_identifiers: Sequence[str] | None, spec: Any
+) -> list[str]:
+    if quasi_identifiers is not None:
+        qi = list(dict.fromkeys(quasi_identifiers))
+        if not qi:
+            raise ParameterError("The set of quasi-identifiers S is empty.")
+    elif spec is not None:
+        qi = [q.name for q in spec.quasi_identifiers]
+    else:
+        qi = [n for n in table.names if table.schema.role(n).value == "quasi-identifier"]
+        qi = qi or table.candidate_attributes()
+        if len(qi) > MAX_REPORT_ATTRIBUTES:
+            raise ParameterError(
+                f"The table has {len(qi)} candidate attributes; a report diagnoses at most "
+                f"{MAX_REPORT_ATTRIBUTES}. Name the quasi-identifiers (--qi a,b,c)."
+            )
+    table.require(qi, what="quasi-identifier")
+    if len(qi) > MAX_REPORT_ATTRIBUTES:
+        raise ParameterError(
+            f"A report diagnoses at most {MAX_REPORT_ATTRIBUTES} quasi-identifiers (its lattice "
+            f"of subsets); {len(qi)} were given."
+        )
+    return qi
+
+
+def _job_text(job: Any, spec: Any) -> str:
+    if spec.source is not None:
+        return Path(spec.source).read_text(encoding="utf-8-sig")
+    if isinstance(job, Mapping):
+        yaml = import_optional("yaml", feature="job files")
+
+        def plain(value: Any) -> Any:
+            if isinstance(value, Hierarchy):
+                return f"<hierarchy of {value.attribute}, height {value.height}>"
+            if isinstance(value, Mapping):
+                return {str(k): plain(v) for k, v in value.items()}
+            if isinstance(value, (list, tuple)):
+                return [plain(v) for v in value]
+            return value
+
+        return str(yaml.safe_dump(plain(job), sort_keys=False, allow_unicode=True))
+    return "(a job given from Python)"
+
+
+def _k_of(spec: Any) -> int | None:
+    for name, params in spec.models if spec is not None else []:
+        if name == "k_anonymity" and isinstance(params.get("k"), int):
+            return int(params["k"])
+    return None
+
+
+def report_data(
+    data: Any,
+    *,
+    quasi_identifiers: Sequence[str] | None = None,
+    sensitive: Sequence[str] | None = None,
+    job: JobLike | None = None,
+    k: int | None = None,
+    max_k: int | None = None,
+    drop_missing: bool = False,
+    csv_options: CsvOptions | None = None,
+    title: str | None = None,
+    progress: Progress | None = None,
+) -> ReportData:
+    """Ask every question a report shows, through this API, and gather the answers.
+
+    The diagnosis of S: the table's profile, k (Q2), prosecutor risk and class sizes, the
+    smallest delta for k = 1..max_k (Q11), k of every subset of S (Q4), the largest
+    k-anonymous subsets (Q3) and the minimal attribute sets that single people out. With a
+    job: the models before (:func:`check`) and after, the release (:func:`anonymize`), its
+    classes, sensitive distributions and loss per attribute.
+
+    Parameters
+    ----------
+    data : path, EncodedTable, DataFrame or pyarrow Table
+        The table.
+    quasi_identifiers : sequence of str, optional
+        The set S (default: the job's quasi-identifiers, else the columns the table marks as
+        quasi-identifiers, else every candidate column, at most 12).
+    sensitive : sequence of str, optional
+        Sensitive attributes (default: the job's, else the table's).
+    job : JobSpec, mapping or path, optional
+        An anonymization job to run and report.
+    k : int, optional
+        The k of the subset search Q3 (default: the job's k-anonymity, else 5).
+    max_k : int, optional
+        The largest k of Q11 (default 50).
+    drop_missing : bool
+        Drop the rows with a missing value in S, the sensitive attributes or the job's
+        quasi-identifiers (the command line's ``--drop-missing``).
+    csv_options : CsvOptions, optional
+        How to parse a CSV path (default: the job's).
+    title : str, optional
+        The report's title.
+    progress : callable, optional
+        Told the stages and the job's search progress.
+
+    Returns
+    -------
+    ReportData
+
+    Raises
+    ------
+    InputError
+        Unknown columns, an empty table, a bad job (nothing is computed then).
+    """
+    spec = load_job(job) if job is not None else None
+    stage(progress, "reading")
+    table = read_table(data, csv_options=csv_options or (spec.csv if spec is not None else None))
+    qi = _report_attributes(table, quasi_identifiers, spec)
+    if sensitive is not None:
+        sens = list(dict.fromkeys(sensitive))
+    elif spec is not None:
+        sens = list(spec.sensitive)
+    else:
+        sens = [n for n in table.names if table.schema.role(n).value == "sensitive"]
+    table.require(sens, what="sensitive attribute")
+    job_qis = [q.name for q in spec.quasi_identifiers] if spec is not None else []
+    both = sorted(set(qi + job_qis) & set(sens))
+    if both:
+        raise ParameterError(
+            f"Column {both[0]!r} is both a quasi-identifier and a sensitive attribute; give it "
+            "one role."
+        )
+    table = table.with_schema(
+        Schema.from_lists(
+            identifiers=[i for i in (spec.identifiers if spec is not None else [])],
+            quasi_identifiers=list(dict.fromkeys(qi + job_qis)),
+            sensitive=sens,
+        )
+    )
+    if drop_missing:
+        table = table.drop_nulls(list(dict.fromkeys(qi + job_qis + sens)))
+    eng = open_engine(table)
+    n = eng.n_rows
+    kk = min(k if k is not None else (_k_of(spec) or DEFAULT_REPORT_K), max(n, 1))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", PrivacyRiskWarning)
+        stage(progress, "diagnosing")
+        summary = risk(eng, qi)
+        answers = {
+            "q2": diagnose(eng, quasi_identifiers=qi),
+            "q11": diagnose(eng, quasi_identifiers=qi, find_delta=True, max_k=max_k),
+            "q4": diagnose(eng, attributes=qi),
+            "q3": diagnose(eng, attributes=qi, k=kk),
+        }
+        singling_out = find_quasi_identifiers(eng, qi)
+        figures = None
+        if spec is not None:
+            before = check(table, spec)
+            before_risk = risk_summary(eng, job_qis)
+            result = anonymize(table, spec, progress=progress)
+            stage(progress, "measuring the release")
+            release = profile_release(build_problem(table, spec), result, sens)
+            figures = JobFigures(
+                _job_text(job, spec), spec.source, before, before_risk, result, release
+            )
+    notes = list(dict.fromkeys(str(w.message) for w in caught))
+    for w in caught:  # the caller's handlers see them too (the command line prints them)
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    source = str(data) if isinstance(data, (str, os.PathLike)) else None
+    return ReportData(
+        title=title or f"Privacy diagnosis of {Path(source).name if source else 'a table'}",
+        data_argument=source,
+        options=["--drop-missing"] if drop_missing else [],
+        profile=profile_table(table),
+        quasi_identifiers=qi,
+        k=kk,
+        q2=answers["q2"],  # type: ignore[arg-type]
+        risk=summary,
+        q11=answers["q11"],  # type: ignore[arg-type]
+        q4=answers["q4"],  # type: ignore[arg-type]
+        q3=answers["q3"],  # type: ignore[arg-type]
+        singling_out=singling_out,
+        job=figures,
+        warnings=notes,
+        version=_version(),
+    )
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("anonlab")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "(source)"
+
+
+def report(data: Any, *, output: str | os.PathLike[str] | None = None, **options: Any) -> str:
+    """Diagnose ``data`` (and run ``job``) and render one self-contained HTML report.
+
+    The report works offline: its style and figures (inline SVG) are inside the file, and
+    it fetches nothing. Its figures are the answers of :func:`report_data`; each has its
+    numbers beside it and the command that reproduces it. Needs the ``report`` extra
+    (matplotlib): ``pip install 'anonlab[report]'``. ``anonlab.report(...)`` calls this.
+
+    Parameters
+    ----------
+    data : path, EncodedTable, DataFrame or pyarrow Table
+        The table.
+    output : path, optional
+        Write the report here (``.html``), atomically; the data and the job's files are
+        never overwritten.
+    **options
+        ``quasi_identifiers``, ``sensitive``, ``job``, ``k``, ``max_k``, ``drop_missing``,
+        ``csv_options``, ``title``, ``progress``: as for :func:`report_data`.
+
+    Returns
+    -------
+    str
+        The HTML document.
+
+    Examples
+    --------
+    >>> import anonlab
+    >>> html = anonlab.report(anonlab.load_adult(), quasi_identifiers=["age", "sex"])
+    >>> html.startswith("<!doctype html>")
+    True
+    """
+    protect: list[Path] = []
+    if output is not None:  # before any work: a bad output costs nothing
+        if not str(output).lower().endswith((".html", ".htm")):
+            raise InputError(
+                f"Cannot tell the report's format from {str(output)!r}; end it with .html."
+            )
+        if isinstance(data, (str, os.PathLike)):
+            protect.append(Path(data))
+        if options.get("job") is not None:
+            protect.extend(job_input_files(options["job"]))
+        check_output(output, protect=protect)
+    gathered = report_data(data, **options)
+    stage(options.get("progress"), "drawing the figures")
+    text = render_html(gathered)
+    if output is not None:
+        with atomic_write(output, protect=protect) as tmp:
+            tmp.write_text(text, encoding="utf-8")
+    return text

@@ -14,7 +14,9 @@ ROOT = Path(__file__).resolve().parents[2]
 ADULT = ROOT / "src" / "anonlab" / "datasets" / "adult.csv.gz"
 
 
-@pytest.mark.parametrize("name", ["adult_k5.yaml", "adult_privacyfrost2.yaml"])
+@pytest.mark.parametrize(
+    "name", ["adult_k5.yaml", "adult_privacyfrost2.yaml", "adult_personalized.yaml"]
+)
 def test_example_job_runs_and_passes_its_checks(tmp_path, name):
     out = tmp_path / "out.csv"
     job = ROOT / "examples" / name

@@ -477,6 +477,7 @@ def test_models_registry_names():
             "basic_beta_likeness",
             "enhanced_beta_likeness",
             "delta_disclosure",
+            "personalized_leakage",
         ]
     )
     assert model_parameters("recursive_cl_diversity") == (["attribute", "c", "l"], [])

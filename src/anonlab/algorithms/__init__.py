@@ -4,7 +4,13 @@ Families never import one another; the level-based ones share :mod:`anonlab.algo
 Importing this package registers every family in :data:`ALGORITHMS`.
 """
 
-from anonlab.algorithms import full_domain, privacyfrost2  # noqa: F401  (registers them)
+from anonlab.algorithms import (  # noqa: F401  (registers them)
+    full_domain,
+    local_recoding,
+    nonhomogeneous,
+    personalized,
+    privacyfrost2,
+)
 from anonlab.algorithms.base import ALGORITHMS, Anonymizer, Param, build_anonymizer, register
 
 __all__ = ["ALGORITHMS", "Anonymizer", "Param", "build_anonymizer", "register"]

@@ -26,13 +26,14 @@ from rich.table import Table
 import anonlab
 from anonlab import api, report
 from anonlab.api import AnonlabError, ParameterError, PrivacyRiskWarning
-from anonlab.io import CsvOptions, check_input_file
+from anonlab.io import CsvOptions, check_input_file, column_names
 
 app = typer.Typer(
     name="anonlab",
     help="A privacy diagnosis centre and anonymizer for tabular microdata.",
     no_args_is_help=True,
     add_completion=False,
+    rich_markup_mode="markdown",
     pretty_exceptions_enable=False,
 )
 out = Console()
@@ -283,18 +284,8 @@ def diagnose(
             drop_missing=(needed or True) if drop_missing else None,
             columns=needed,
         )
-        named: list[tuple[str, list[str]]] = [
-            ("--hierarchy", list(hierarchies)),
-            ("--level", list(levels)),
-        ]
-        for flag, columns in named:
-            for name in columns:
-                if name not in eng.columns:
-                    raise ParameterError(
-                        f"{flag} {name}=...: unknown column {name!r}."
-                        f"{api.did_you_mean(name, eng.columns)} Available: "
-                        f"{', '.join(map(repr, eng.columns))}."
-                    )
+        if hierarchies or levels:
+            _check_attribute_options(data, csv_options, hierarchies, levels, needed)
         with _progress(not as_json) as progress:
             if find_qis:
                 result: Any = api.find_quasi_identifiers(
@@ -332,6 +323,30 @@ def diagnose(
             sys.stdout.write(json.dumps(result.to_dict(), indent=2) + "\n")
         else:
             render(result)
+
+
+def _check_attribute_options(
+    data: Path,
+    csv_options: CsvOptions,
+    hierarchies: dict[str, str],
+    levels: dict[str, int],
+    asked: list[str] | None,
+) -> None:
+    """--hierarchy and --level name columns of the file, and columns the question uses."""
+    names = column_names(data, csv_options)
+    for flag, columns in (("--hierarchy", list(hierarchies)), ("--level", list(levels))):
+        for name in columns:
+            if name not in names:
+                raise ParameterError(
+                    f"{flag} {name}=...: unknown column {name!r}."
+                    f"{api.did_you_mean(name, names)} Available: "
+                    f"{', '.join(map(repr, names))}."
+                )
+            if asked is not None and name not in asked:
+                raise ParameterError(
+                    f"{flag} {name}=...: column {name!r} is not among the attributes of the "
+                    "question (--qi, --attributes); drop the option or add the column."
+                )
 
 
 def _check_applicable(**given: Any) -> None:
@@ -482,9 +497,12 @@ def anonymize(
     The job file (README, section "Anonymize a table") has these top-level keys:
     quasi_identifiers (column: {hierarchy: FILE | mask | intervals | dates, min_level,
     max_level, weight, priority}), sensitive, identifiers (dropped from the release),
-    models (- k_anonymity: {k: 5}, ...), suppression, metric, algorithm (optimal,
-    incognito, privacyfrost2) with its section, output ({suppressed: remove | mask}), and
-    the CSV options separator, header, quote, encoding, na_values, strip, names.
+    models (- k_anonymity: {k: 5}, ...), suppression, metric, algorithm ({name: ...,
+    params}: optimal, incognito or privacyfrost2 (full-domain generalization); progressive
+    or top_down ((alpha,k) local recoding); wong_nh or murakami_uno (non-homogeneous
+    generalization); personalized (each person's own limit, with the personalized
+    section)), output ({suppressed: remove | mask}), and the CSV options separator, header,
+    quote, encoding, na_values, strip, names.
 
     The output format follows the suffix: .csv, .csv.gz or .parquet. The result is
     re-checked by the privacy models before it is written (atomically); the input, the
@@ -507,15 +525,100 @@ def check(
     job: Annotated[
         Path, typer.Option("--job", help="YAML job file.", show_default=False, readable=False)
     ],
+    release: Annotated[
+        Path | None,
+        typer.Option(
+            "--release",
+            help="A released non-homogeneous table (one row per record of DATA, in order): "
+            "report the largest k of its anonymity graph.",
+            readable=False,
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON for machines.")] = False,
 ) -> None:
-    """Report the privacy models and the metric of a table as it is."""
+    """Report the privacy models and the metric of a table as it is, or of a release of it."""
     with _errors():
-        checked = api.check(data, job)
+        if release is not None:
+            check_input_file(release, "released table")
+        checked = api.check(data, job, release=release)
         if as_json:
             sys.stdout.write(json.dumps(checked.to_dict(), indent=2) + "\n")
             return
         show(report.check_sections(checked))
+
+
+@app.command(name="report")
+def report_command(
+    data: Annotated[
+        Path, typer.Argument(help="CSV or Parquet file.", show_default=False, readable=False)
+    ],
+    output: Annotated[
+        Path,
+        typer.Option("--output", "-o", help="Where to write the report (.html).", readable=False),
+    ],
+    qi: Annotated[
+        str | None,
+        typer.Option("--qi", help="The quasi-identifier set S: a,b,c (default: the job's)."),
+    ] = None,
+    sensitive: Annotated[
+        str | None, typer.Option(help="Sensitive attributes: a,b (default: the job's).")
+    ] = None,
+    job: Annotated[
+        Path | None,
+        typer.Option("--job", help="A YAML job to run and report.", readable=False),
+    ] = None,
+    k: Annotated[
+        int | None,
+        typer.Option("--k", help="k of the subset search Q3 (default: the job's k, else 5)."),
+    ] = None,
+    max_k: Annotated[int | None, typer.Option(help="Largest k of Q11 (default 50).")] = None,
+    drop_missing: Annotated[
+        bool,
+        typer.Option(
+            "--drop-missing", help="Drop rows with a missing value in the attributes used."
+        ),
+    ] = False,
+    title: Annotated[str | None, typer.Option(help="The report's title.")] = None,
+) -> None:
+    """Write a self-contained HTML report: the table's profile, its diagnosis (k, class
+    sizes, k against delta, k of every subset, the sets that single people out, risk) and,
+    with --job, the anonymization before and after. It works offline (figures inline)."""
+    with _errors():
+        check_input_file(data, "data file")
+        with _progress(True, "report") as progress:
+            api.report(
+                data,
+                output=output,
+                quasi_identifiers=_split(qi),
+                sensitive=_split(sensitive),
+                job=job,
+                k=k,
+                max_k=max_k,
+                drop_missing=drop_missing,
+                title=title,
+                progress=progress,
+            )
+        out.print(f"wrote {output}")
+
+
+@app.command()
+def serve(
+    root: Annotated[
+        Path,
+        typer.Option(help="The folder whose files the app may open and write under."),
+    ] = Path("."),
+    host: Annotated[
+        str, typer.Option(help="Address to listen on (loopback unless you mean otherwise).")
+    ] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
+    max_upload_mb: Annotated[float, typer.Option(help="Largest upload, in MB.")] = 100.0,
+) -> None:
+    """Start the Diagnosis Centre in the browser: open a table, ask the twelve questions,
+    run a job, download the release, its job file and the report."""
+    with _errors():
+        from anonlab.web import serve as serve_app  # the launcher; the app needs 'web'
+
+        serve_app(root=root, host=host, port=port, max_upload=int(max_upload_mb * 2**20))
 
 
 def main() -> None:

@@ -24,12 +24,16 @@ class Role(str, Enum):
         The value to protect (diagnosis, salary); judged by l-diversity, t-closeness, ...
     INSENSITIVE
         Released as it is.
+    LIMIT
+        A parameter of each record's own privacy (a personal leakage limit), read by
+        per-record models; never a quasi-identifier, never released unless asked.
     """
 
     IDENTIFIER = "identifier"
     QUASI_IDENTIFIER = "quasi-identifier"
     SENSITIVE = "sensitive"
     INSENSITIVE = "insensitive"
+    LIMIT = "limit"
 
     @classmethod
     def parse(cls, value: str | Role) -> Role:
@@ -69,6 +73,7 @@ class Schema:
         quasi_identifiers: Iterable[str] = (),
         sensitive: Iterable[str] = (),
         insensitive: Iterable[str] = (),
+        limits: Iterable[str] = (),
     ) -> Schema:
         """Build a schema from lists of column names per role; a column may have one role."""
         roles: dict[str, Role] = {}
@@ -77,6 +82,7 @@ class Schema:
             (quasi_identifiers, Role.QUASI_IDENTIFIER),
             (sensitive, Role.SENSITIVE),
             (insensitive, Role.INSENSITIVE),
+            (limits, Role.LIMIT),
         ):
             for name in names:
                 if name in roles and roles[name] is not role:
@@ -108,3 +114,8 @@ class Schema:
     def identifiers(self) -> list[str]:
         """Columns marked identifier."""
         return self.columns_with(Role.IDENTIFIER)
+
+    @property
+    def limits(self) -> list[str]:
+        """Columns holding a per-record privacy limit."""
+        return self.columns_with(Role.LIMIT)

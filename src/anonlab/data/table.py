@@ -290,10 +290,10 @@ class EncodedTable:
         return self.n_rows
 
     def candidate_attributes(self) -> list[str]:
-        """Columns that may be quasi-identifiers: all but identifiers and sensitive ones."""
-        return [
-            n for n in self.names if self.schema.role(n) not in (Role.IDENTIFIER, Role.SENSITIVE)
-        ]
+        """Columns that may be quasi-identifiers: all but identifiers, sensitive ones and
+        per-record limits."""
+        never = (Role.IDENTIFIER, Role.SENSITIVE, Role.LIMIT)
+        return [n for n in self.names if self.schema.role(n) not in never]
 
     @property
     def nested(self) -> list[str]:

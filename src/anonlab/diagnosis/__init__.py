@@ -1,5 +1,14 @@
 """Diagnosis: questions about a table as it is (paper 001, the Diagnosis Centre)."""
 
+from anonlab.diagnosis.profile import (
+    AttributeLoss,
+    ColumnProfile,
+    ReleaseProfile,
+    SensitiveDistribution,
+    TableProfile,
+    profile_release,
+    profile_table,
+)
 from anonlab.diagnosis.questions import (
     SearchAnswer,
     SubsetAnswer,
@@ -11,6 +20,7 @@ from anonlab.diagnosis.questions import (
 from anonlab.diagnosis.risk import (
     QuasiIdentifierReport,
     RiskSummary,
+    class_size_histogram,
     discover_quasi_identifiers,
     risk_summary,
 )
@@ -23,7 +33,15 @@ from anonlab.diagnosis.suppression import (
 )
 
 __all__ = [
+    "AttributeLoss",
+    "ColumnProfile",
     "QuasiIdentifierReport",
+    "ReleaseProfile",
+    "SensitiveDistribution",
+    "TableProfile",
+    "class_size_histogram",
+    "profile_release",
+    "profile_table",
     "RiskSummary",
     "SearchAnswer",
     "SubsetAnswer",

@@ -15,6 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from anonlab._progress import Progress
 from anonlab._validation import check_columns, check_int
 from anonlab.diagnosis.subsets import SubsetEvaluator, minimal_failing
@@ -23,6 +26,7 @@ from anonlab.exceptions import ParameterError, PrivacyRiskWarning
 
 __all__ = [
     "RiskSummary",
+    "class_size_histogram",
     "risk_summary",
     "QuasiIdentifierReport",
     "discover_quasi_identifiers",
@@ -33,6 +37,28 @@ __all__ = [
 _BUCKETS = ((1, 1), (2, 2), (3, 4), (5, 9), (10, 19), (20, None))
 #: Names that say "identifier": id, ID, patient_id, record-id, PersonID, SSN.
 _ID_NAME = re.compile(r"(?i:^(id|ssn|uuid|guid)$|[ _.-](id|ssn|uuid|guid)$)|[a-z]ID$")
+
+
+def class_size_histogram(sizes: npt.ArrayLike) -> list[dict[str, Any]]:
+    """Classes and records per class-size bucket (1, 2, 3-4, 5-9, 10-19, 20+).
+
+    Parameters
+    ----------
+    sizes : array_like of int
+        The size of each class.
+
+    Returns
+    -------
+    list of dict
+        ``{"class_size": "3-4", "classes": ..., "records": ...}`` per bucket, smallest first.
+    """
+    s = np.asarray(sizes, dtype=np.int64)
+    hist = []
+    for lo, hi in _BUCKETS:
+        sel = (s >= lo) if hi is None else ((s >= lo) & (s <= hi))
+        label = f"{lo}+" if hi is None else (str(lo) if lo == hi else f"{lo}-{hi}")
+        hist.append({"class_size": label, "classes": int(sel.sum()), "records": int(s[sel].sum())})
+    return hist
 
 
 def identifying_columns(engine: Engine, exclude: Sequence[str] = ()) -> list[tuple[str, str]]:
@@ -190,13 +216,7 @@ def risk_summary(
     threshold = check_int(threshold, "threshold", low=1)
     used = {a: v for a, v in (levels or {}).items() if a in qi and v}
     sizes = engine.class_sizes(qi, used)
-    hist = []
-    for lo, hi in _BUCKETS:
-        sel = (sizes >= lo) if hi is None else ((sizes >= lo) & (sizes <= hi))
-        label = f"{lo}+" if hi is None else (str(lo) if lo == hi else f"{lo}-{hi}")
-        hist.append(
-            {"class_size": label, "classes": int(sel.sum()), "records": int(sizes[sel].sum())}
-        )
+    hist = class_size_histogram(sizes)
     k = int(sizes.min())
     found = warn_identifying_columns(
         engine,

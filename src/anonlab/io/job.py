@@ -17,6 +17,7 @@ minimise and which algorithm to use::
     suppression: 0.05
     metric: {name: entropy, monotonic: false}
     algorithm: optimal                  # or {name: privacyfrost2, score: log, ...}
+    personalized: {limit_column: pleak, default_limit: 0.25}   # per-record leakage limits
 
 Paths are relative to the job file. A job given from Python as a mapping may also name a
 :class:`~anonlab.data.hierarchy.Hierarchy` already in memory (``{"hierarchy": h}``): it is used
@@ -38,7 +39,7 @@ from anonlab.data.source import DEFAULT_NA_VALUES, CsvOptions
 from anonlab.exceptions import InputError, ParameterError
 from anonlab.io.atomic import check_input_file
 
-__all__ = ["JobSpec", "QuasiIdentifierSpec", "read_job", "parse_job"]
+__all__ = ["JobSpec", "PersonalizedSpec", "QuasiIdentifierSpec", "read_job", "parse_job"]
 
 _TOP_KEYS = {
     "separator",
@@ -58,6 +59,7 @@ _TOP_KEYS = {
     "output",
     "identifiers",
     "insensitive",
+    "personalized",
 }
 _OUTPUT_KEYS = ("suppressed",)
 #: Top-level sections of the older job form, one per algorithm (``privacyfrost2: {...}``).
@@ -73,6 +75,7 @@ _QI_KEYS = {
     "priority",
 }
 _BUILDERS = ("hierarchy", "mask", "intervals", "dates")
+_PERSONALIZED_KEYS = ("limit_column", "default_limit", "release_limits")
 
 
 @dataclass
@@ -103,6 +106,26 @@ class QuasiIdentifierSpec:
 
 
 @dataclass
+class PersonalizedSpec:
+    """Per-record leakage limits (``personalized:``): a column of the table, one default
+    limit for every record, or both (a missing cell takes the default).
+
+    Attributes
+    ----------
+    limit_column : str, optional
+        The column holding each record's limit (a probability in (0, 1]).
+    default_limit : float, optional
+        The limit of every record without one of its own.
+    release_limits : bool
+        Release the limit column (default: it is never released).
+    """
+
+    limit_column: str | None = None
+    default_limit: float | None = None
+    release_limits: bool = False
+
+
+@dataclass
 class JobSpec:
     """A parsed job file (see the module docstring)."""
 
@@ -118,6 +141,7 @@ class JobSpec:
     output: dict[str, Any] = field(default_factory=dict)
     base_dir: Path = field(default_factory=Path.cwd)
     source: str | None = None
+    personalized: PersonalizedSpec | None = None
 
 
 def read_job(path: str | os.PathLike[str]) -> JobSpec:
@@ -244,7 +268,49 @@ def parse_job(data: Any, *, base_dir: Path | None = None, source: str | None = N
         output=dict(output),
         base_dir=base,
         source=source,
+        personalized=_parse_personalized(data.get("personalized"), where),
     )
+
+
+def _parse_personalized(raw: Any, where: str) -> PersonalizedSpec | None:
+    """``personalized: {limit_column: name, default_limit: 0.25, release_limits: false}``."""
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise InputError(
+            f"'personalized' must be a mapping such as {{limit_column: pleak}} or "
+            f"{{default_limit: 0.25}}{where}."
+        )
+    for key in raw:
+        if key not in _PERSONALIZED_KEYS:
+            raise InputError(
+                f"Unknown key {key!r} under 'personalized'{where}."
+                f"{did_you_mean(str(key), _PERSONALIZED_KEYS)} Valid keys: "
+                f"{', '.join(_PERSONALIZED_KEYS)}."
+            )
+    column = raw.get("limit_column")
+    if column is not None and (not isinstance(column, str) or not column):
+        raise ParameterError(
+            f"The 'limit_column' of 'personalized' must be a column name. Got {column!r} "
+            f"instead{where}."
+        )
+    default = raw.get("default_limit")
+    if default is not None:
+        default = check_fraction(
+            default, "default_limit", low_open=True, owner="'personalized' (a leakage limit)"
+        )
+    if column is None and default is None:
+        raise InputError(
+            f"'personalized' needs 'limit_column' (the column of each record's limit) or "
+            f"'default_limit' (one limit for every record){where}."
+        )
+    release = raw.get("release_limits", False)
+    if not isinstance(release, bool):
+        raise InputError(
+            f"'personalized.release_limits' must be true or false (without quotes). Got "
+            f"{release!r}{where}."
+        )
+    return PersonalizedSpec(column, default, release)
 
 
 def _parse_algorithm(data: dict[str, Any], where: str) -> tuple[str, dict[str, Any]]:

@@ -23,7 +23,7 @@ from anonlab.data.table import EncodedColumn, EncodedTable
 from anonlab.exceptions import DataFormatError, InputError
 from anonlab.io.atomic import check_input_file
 
-__all__ = ["read_table", "read_arrow"]
+__all__ = ["column_names", "read_table", "read_arrow"]
 
 
 def read_table(
@@ -101,6 +101,25 @@ def read_table(
     if not enc.names:
         raise DataFormatError("The table has no columns.")
     return enc
+
+
+def column_names(path: str | os.PathLike[str], csv_options: CsvOptions | None = None) -> list[str]:
+    """The column names of a CSV or Parquet file, without reading its rows.
+
+    Raises
+    ------
+    InputError
+        If the file cannot be read (see :func:`read_table`).
+    """
+    p = check_input_file(path, "data file")
+    if infer_format(p) == "parquet":
+        pq = import_optional("pyarrow.parquet")
+        pa = import_optional("pyarrow")
+        try:
+            return [str(n) for n in pq.read_schema(p).names]
+        except (pa.ArrowException, OSError) as exc:
+            raise DataFormatError(f"Cannot read Parquet file {str(p)!r}: {exc}") from None
+    return read_header(p, csv_options or CsvOptions())[0]
 
 
 def _read_file(path: Path, fmt: str, options: CsvOptions) -> Any:

@@ -15,6 +15,8 @@ from anonlab.models.l_diversity import (
     RecursiveCLDiversity,
 )
 from anonlab.models.likeness import BasicBetaLikeness, DeltaDisclosure, EnhancedBetaLikeness
+from anonlab.models.per_record import RecordModel, RecordVerdict
+from anonlab.models.personalized import PersonalizedLeakage
 from anonlab.models.registry import MODELS, build_model, check_feasible, model_parameters
 from anonlab.models.t_closeness import (
     EqualTCloseness,
@@ -34,7 +36,10 @@ __all__ = [
     "HierarchicalTCloseness",
     "KAnonymity",
     "OrderedTCloseness",
+    "PersonalizedLeakage",
     "PrivacyModel",
+    "RecordModel",
+    "RecordVerdict",
     "RecursiveCLDiversity",
     "build_model",
     "check_feasible",

@@ -233,6 +233,37 @@ class AlphaKAnonymity(PrivacyModel):
             return np.asarray(ok & (self._sensitive_count(c) <= cap), dtype=bool)
         return np.asarray(ok & (self.class_frequency(stats) <= self.alpha), dtype=bool)
 
+    def max_count(self, sizes: npt.ArrayLike) -> npt.NDArray[np.int64]:
+        """Return, per class size ``n``, the most rows a class of ``n`` rows may hold.
+
+        The count bounded is that of :meth:`class_ok`: the combined sensitive values
+        (simple variant) or each single value (general, multi-attribute). A class of ``n``
+        rows passes the alpha bound iff its count is at most ``max_count(n)``: with the
+        ceiling ``ceil(alpha n)`` (Definition 5, simple refined), otherwise the largest
+        ``c`` with ``c / n <= alpha`` compared in floating point exactly as :meth:`class_ok`
+        compares (Definitions 4 and 10-14). Search code sizes classes with it (paper 002's
+        trunks, Definition 8) without re-deriving the model's arithmetic.
+
+        Parameters
+        ----------
+        sizes : array_like of int
+            Class sizes (>= 0).
+
+        Returns
+        -------
+        ndarray of int64
+            The largest allowed count per size (0 for an empty class).
+        """
+        n = np.asarray(sizes, dtype=np.int64)
+        nf = n.astype(np.float64)
+        if self.values is not None and self.refined:
+            return ceil_tolerant(self.alpha * nf)
+        c = np.floor(self.alpha * nf).astype(np.int64)
+        safe = np.maximum(nf, 1.0)
+        c = np.where((c + 1) / safe <= self.alpha, c + 1, c)  # floating-point rounding
+        c = np.where(c / safe > self.alpha, c - 1, c)
+        return np.minimum(np.maximum(c, 0), n)
+
     def class_values(self, stats: ClassStats) -> npt.NDArray[np.float64]:
         """Per class, the largest bounded frequency (see :meth:`value`)."""
         return self.class_frequency(stats)

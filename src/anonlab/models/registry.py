@@ -19,6 +19,7 @@ from anonlab.models.l_diversity import (
     RecursiveCLDiversity,
 )
 from anonlab.models.likeness import BasicBetaLikeness, DeltaDisclosure, EnhancedBetaLikeness
+from anonlab.models.personalized import PersonalizedLeakage
 from anonlab.models.t_closeness import (
     EqualTCloseness,
     HierarchicalTCloseness,
@@ -42,6 +43,7 @@ MODELS: dict[str, type[PrivacyModel]] = {
         BasicBetaLikeness,
         EnhancedBetaLikeness,
         DeltaDisclosure,
+        PersonalizedLeakage,
     )
 }
 

@@ -6,6 +6,9 @@ measures its loss on the release; :class:`AnonymizationResult` carries all of it
 ``docs/release-layer.md``.
 """
 
+from anonlab.release.anonymity_graph import AnonymityGraph, ReleaseCheck, check_release
+from anonlab.release.cellcover import CellCover, CoverModel
+from anonlab.release.clusters import Clusters
 from anonlab.release.measure import measure, metric_context, release_cells
 from anonlab.release.problem import Problem
 from anonlab.release.recoding import (
@@ -19,7 +22,13 @@ from anonlab.release.result import AnonymizationResult, SearchStats, stat
 from anonlab.release.verify import VERIFIERS, Release, Verification, model_keys, verify
 
 __all__ = [
+    "AnonymityGraph",
     "AnonymizationResult",
+    "CellCover",
+    "Clusters",
+    "CoverModel",
+    "ReleaseCheck",
+    "check_release",
     "FullDomain",
     "Levels",
     "Problem",

@@ -9,8 +9,9 @@ released. Then the loss is measured on the released table.
 How a release is verified depends on its recoding (``Recoding.verifier``): ``"classes"``
 (every family whose release forms equivalence classes) is here; a cell cover (a record
 covering several records, non-homogeneous generalization) is verified on its anonymity graph
-by max-flow, and per-record models judge each record against its own parameter, each in a
-verifier registered in :data:`VERIFIERS`.
+by max-flow, in a verifier registered in :data:`VERIFIERS`. Per-record models
+(:class:`~anonlab.models.per_record.RecordModel`) judge each released record against its own
+parameter (``Problem.record_parameters``); a class fails when one of its records does.
 """
 
 from __future__ import annotations
@@ -23,11 +24,12 @@ import numpy as np
 import numpy.typing as npt
 
 from anonlab.data.stats import ClassStats
-from anonlab.data.table import LabelColumns
+from anonlab.data.table import EncodedTable, LabelColumns
 from anonlab.engines import get_engine
 from anonlab.exceptions import PrivacyCheckError
 from anonlab.metrics.base import MetricContext
 from anonlab.models.base import PrivacyModel
+from anonlab.models.per_record import RecordModel
 from anonlab.release.measure import measure
 from anonlab.release.problem import Problem
 from anonlab.release.recoding import Recoding
@@ -126,7 +128,7 @@ def _verify_classes(
     ok = stats.sizes >= mcs
     verdicts = []
     for m in problem.models:
-        passed = np.asarray(m.class_ok(stats), dtype=bool)
+        passed = _judge(m, problem, recoding, released, stats)
         verdicts.append(passed)
         ok &= passed
     suppressed_rows = int(stats.sizes[~ok].sum())
@@ -161,6 +163,30 @@ def _verify_classes(
     removed = 0 if recoding.rows is None else problem.n_rows - int(recoding.rows.size)
     verification = Verification(checks, suppressed_rows, removed, int(np.count_nonzero(ok)))
     return Release(columns, verification, loss, problem.metric.name, stats, ~ok)
+
+
+def _judge(
+    model: PrivacyModel,
+    problem: Problem,
+    recoding: Recoding,
+    released: EncodedTable,
+    stats: ClassStats,
+) -> npt.NDArray[np.bool_]:
+    """A model's verdict on each released class; a per-record model judges every record
+    against its own parameter and fails the classes that hold a record over it."""
+    if not isinstance(model, RecordModel):
+        return np.asarray(model.class_ok(stats), dtype=bool)
+    bounds = problem.record_parameters.get(model.record_parameter)
+    if bounds is None:
+        raise PrivacyCheckError(
+            f"Model {model.name!r} judges each record against its own "
+            f"{model.record_parameter!r}, which the problem does not give. Nothing was released."
+        )
+    kept = bounds if recoding.rows is None else np.asarray(bounds)[recoding.rows]
+    assert stats.row_class is not None
+    original = recoding.kept(problem)[model.attribute]
+    verdict = model.judge_records(stats.row_class, original, released[model.attribute], kept)
+    return verdict.class_ok
 
 
 Verifier = Callable[..., Release]

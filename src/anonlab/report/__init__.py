@@ -65,8 +65,21 @@ def _delta(d: float) -> str:
 
 
 # ------------------------------------------------------------------ diagnosis
-def diagnosis_sections(result: Any, title: str | None = None) -> list[Section]:
-    """Sections of a diagnosis answer (Q1-Q12, a risk summary, QI discovery)."""
+def diagnosis_sections(
+    result: Any, title: str | None = None, *, limit: int | None = 60
+) -> list[Section]:
+    """Sections of a diagnosis answer (Q1-Q12, a risk summary, QI discovery).
+
+    Parameters
+    ----------
+    result : answer
+        What :func:`anonlab.diagnose`, :func:`anonlab.risk` or
+        :func:`anonlab.find_quasi_identifiers` returned.
+    title : str, optional
+        The title of the first section.
+    limit : int or None
+        Rows of a table answer (Q4, Q8, Q10-Q12) shown; None shows all.
+    """
     data = result.to_dict()
     q = data.get("question", "")
     if isinstance(result, SubsetAnswer):
@@ -108,7 +121,7 @@ def diagnosis_sections(result: Any, title: str | None = None) -> list[Section]:
             )
         ]
     if isinstance(result, TableAnswer):
-        limit = 60
+        limit = len(result.rows) if limit is None else limit
         rows = [
             [", ".join(r.attributes), str(r.k), _delta(r.delta), f"{r.suppressed_rows:,}"]
             for r in result.rows[:limit]
@@ -155,7 +168,7 @@ def diagnosis_sections(result: Any, title: str | None = None) -> list[Section]:
     if q == "quasi-identifiers":
         rows = [
             [", ".join(s["attributes"]), str(s["k"]), f"{s['records_exposed']:,}"]
-            for s in data["subsets"][:40]
+            for s in data["subsets"][: 40 if limit is not None else None]
         ]
         return [
             Section(
@@ -213,6 +226,7 @@ def anonymization_sections(result: Any) -> list[Section]:
 def check_sections(report: Any) -> list[Section]:
     """Sections of a :class:`~anonlab.anonymization.CheckReport` (models of a table as it is)."""
     rows = []
+    notes = []
     for m in report.models:
         rows.append(
             [
@@ -222,12 +236,34 @@ def check_sections(report: Any) -> list[Section]:
                 f"{m['violating_rows']:,}",
             ]
         )
+        if "violating_records" in m:  # a per-record model: who is over their own limit
+            bad = m["violating_records"]
+            shown = ", ".join(map(str, bad[:20])) + (", ..." if len(bad) > 20 else "")
+            measures = [k[len("highest_") :] for k in m if k.startswith("highest_")]
+            figures = "; ".join(
+                f"highest {x} {m['highest_' + x]:.4g}, average {m['average_' + x]:.4g}"
+                for x in measures
+            )
+            notes.append(
+                f"{m['model']}: {len(bad):,} records over their limit"
+                + (f" (rows {shown})" if bad else "")
+                + (f"; {figures}" if figures else "")
+            )
+    release = getattr(report, "release", None)
+    if release is not None:  # a non-homogeneous release judged on its anonymity graph
+        notes.append(
+            f"largest k = {release['largest_k']} (Definition 1, max-flow); Condition 1 allows "
+            f"{release['condition_1_k']}; {release['edges']:,} edges between "
+            f"{release['distinct_original']:,} original and {release['distinct_released']:,} "
+            f"released tuples, {release['build_s'] + release['flow_s']:.2f} s"
+        )
     return [
         Section(
-            f"{report.n_rows:,} rows in {report.n_classes:,} classes",
+            f"{report.n_rows:,} rows in {report.n_classes:,} "
+            + ("distinct released rows" if release is not None else "classes"),
             header=["model", "holds", "violating classes", "violating rows"],
             rows=rows,
-            notes=[f"{report.metric} = {report.loss:.6g}"],
+            notes=[*notes, f"{report.metric} = {report.loss:.6g}"],
             numeric=[False, False, True, True],
         )
     ]

@@ -1,0 +1,435 @@
+"""Murakami & Uno's two-phase algorithm on one block of sorted records (section 3.2).
+
+Phase 1 (section 3.2.1, the greedy algorithm): the identical perfect matching first, then
+``k - 1`` minimum-weight perfect matchings over the candidate edges, each edge weighing what its
+released record would newly hide (the "dynamic weight"); the edges of each matching join the
+solution ``F`` and leave the graph. Phase 2 (section 3.2.2): negative-cycle canceling. An arc
+``r_i -> r_h`` through released record ``r'_j`` adds edge ``(r_i, r'_j)`` to ``F`` and removes
+``(r_h, r'_j)``; its weight is the change of ``r'_j``'s cost. A directed cycle of such arcs keeps
+``F`` k-regular, and a negative one lowers the loss.
+
+The labeling algorithm of the paper selects one vertex at a time; here every vertex's label is
+corrected at once per round (Bellman-Ford rounds from a virtual root at label 0, vectorised
+over the arcs), and, as in the paper, cycles are found by walking the parent pointers of the
+shortest-path graph (a cycle in it is a negative cycle). The paper's arc weights assume each
+released record appears once in a cycle; a cycle's true change is computed on the released
+records it touches and only cycles that truly lower the loss are reversed, several disjoint
+ones per round, until none is left or ``max_rounds`` passes.
+
+References
+----------
+.. [1] K. Murakami and T. Uno, "Optimization algorithm for k-anonymization of datasets with
+   low information loss", Int. J. Inf. Secur. 17 (2018), sections 3.1-3.2 (the greedy
+   algorithm, Steps 0-5; the negative cycle detection algorithm, Steps 0-6).
+.. [2] A. V. Goldberg and R. E. Tarjan, "Finding minimum-cost circulations by canceling
+   negative cycles", J. ACM 36 (1989).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from anonlab._typing import FloatArray, IntArray
+from anonlab.algorithms.nonhomogeneous.candidates import candidate_edges
+from anonlab.release.cellcover import CoverCosts
+
+__all__ = ["BlockResult", "cancel_cycles", "greedy_matchings", "ring_covers", "solve_chunk"]
+
+_EPS = 1e-9
+
+
+@dataclass
+class BlockResult:
+    """The cover of one block and what each phase did.
+
+    Attributes
+    ----------
+    covers : ndarray of int64, shape (rows, k)
+        Block-local rows each released record covers.
+    phase1_cost, phase2_cost : float
+        The weighted NCP after each phase.
+    cycles : int
+        Negative cycles reversed in phase 2.
+    candidates : int
+        Candidate edges.
+    fallback : bool
+        Whether a round found no perfect matching and the block took the ring of its order.
+    """
+
+    covers: IntArray
+    phase1_cost: float
+    phase2_cost: float
+    cycles: int
+    candidates: int
+    fallback: bool = False
+
+
+def _matching(n: int, orig: IntArray, rel: IntArray, weight: FloatArray) -> IntArray | None:
+    """A minimum-weight perfect matching (edge ids), or None when there is none.
+
+    ``orig`` is sorted (the CSR rows); scipy's LAPJVsp solves it.
+    """
+    from scipy.sparse import csr_array
+    from scipy.sparse.csgraph import min_weight_full_bipartite_matching
+
+    indptr = np.searchsorted(orig, np.arange(n + 1))
+    graph = csr_array((weight + 1.0, rel, indptr), shape=(n, n))  # +1: no explicit zeros
+    try:
+        _, col = min_weight_full_bipartite_matching(graph)
+    except ValueError:
+        return None
+    key = orig * n + rel
+    pos: IntArray = np.searchsorted(key, np.arange(n, dtype=np.int64) * n + col).astype(np.int64)
+    return pos
+
+
+def greedy_matchings(
+    costs: CoverCosts, orig: IntArray, rel: IntArray, contrib: npt.NDArray[np.int32], k: int
+) -> IntArray | None:
+    """Phase 1: the identical perfect matching, then ``k - 1`` minimum-weight ones.
+
+    Parameters
+    ----------
+    costs : CoverCosts
+        The block's sites.
+    orig, rel : ndarray of int64
+        Candidate edges, sorted by ``orig`` then ``rel``.
+    contrib : ndarray of int32, shape (edges, width)
+        What released record ``rel[e]`` needs to cover ``orig[e]``.
+    k : int
+
+    Returns
+    -------
+    ndarray of int64, shape (rows, k), or None
+        ``covers[j]``: the rows released record ``j`` covers; None when a round has no
+        perfect matching on the candidates.
+    """
+    n = costs.codes.shape[0]
+    rows = np.arange(n, dtype=np.int64)
+    covers = np.empty((n, k), dtype=np.int64)
+    covers[:, 0] = rows
+    used = orig == rel
+    state = np.zeros((n, contrib.shape[1]), dtype=np.int32)
+    base = np.zeros(n, dtype=np.float64)
+    for r in range(1, k):
+        free = np.flatnonzero(~used)
+        j = rel[free]
+        weight = costs.cost(np.maximum(state[j], contrib[free]), j) - base[j]
+        chosen = _matching(n, orig[free], j, weight)
+        if chosen is None:
+            return None
+        edges = free[chosen]
+        used[edges] = True
+        target = rel[edges]
+        state[target] = np.maximum(state[target], contrib[edges])
+        covers[target, r] = orig[edges]
+        base = costs.cost(state, rows)
+    return covers
+
+
+def _edge_index(orig: IntArray, rel: IntArray, n: int, a: IntArray, b: IntArray) -> IntArray:
+    """Positions of edges ``(a, b)`` among the sorted candidates (each must be there)."""
+    key = orig * n + rel
+    out: IntArray = np.searchsorted(key, a * n + b).astype(np.int64)
+    return out
+
+
+def _states_without(member: npt.NDArray[np.int32]) -> npt.NDArray[np.int32]:
+    """Per released record and slot, the state of its other covered records (prefix and
+    suffix maxima over the slots)."""
+    n, k, width = member.shape
+    zero = np.zeros((n, 1, width), dtype=np.int32)
+    prefix = np.maximum.accumulate(np.concatenate([zero, member[:, :-1]], axis=1), axis=1)
+    suffix = np.maximum.accumulate(np.concatenate([zero, member[:, :0:-1]], axis=1), axis=1)[
+        :, ::-1
+    ]
+    out: npt.NDArray[np.int32] = np.maximum(prefix, suffix)
+    return out
+
+
+def _cycles(parent: IntArray) -> tuple[IntArray, IntArray]:
+    """The cycles of a parent-pointer graph (``-1``: no parent).
+
+    Returns
+    -------
+    nodes, cycle : ndarray of int64
+        Every node on a cycle and the id of its cycle (its smallest node).
+    """
+    n = parent.size
+    jump = np.append(np.where(parent >= 0, parent, n), n)
+    steps = max(int(np.ceil(np.log2(n + 1))), 1)
+    far = jump.copy()
+    for _ in range(steps):
+        far = far[far]
+    reps = np.unique(far[:n][far[:n] != n])
+    if reps.size == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    nodes = [reps]
+    ids = [reps]
+    cur = jump[reps]
+    alive = cur != reps
+    ident = reps.copy()
+    while alive.any():
+        nodes.append(cur[alive])
+        ids.append(ident[alive])
+        cur = jump[cur]
+        alive &= cur != ident
+    all_nodes = np.concatenate(nodes)
+    all_ids = np.concatenate(ids)
+    # one id per cycle: its smallest node (two representatives may share a cycle)
+    smallest = np.full(n, n, dtype=np.int64)
+    np.minimum.at(smallest, all_ids, all_nodes)
+    cyc = smallest[all_ids]
+    node_first = np.unique(all_nodes, return_index=True)[1]
+    return all_nodes[node_first].astype(np.int64), cyc[node_first].astype(np.int64)
+
+
+def cancel_cycles(
+    costs: CoverCosts,
+    orig: IntArray,
+    rel: IntArray,
+    contrib: npt.NDArray[np.int32],
+    covers: IntArray,
+    *,
+    additions: int,
+    max_rounds: int,
+    label_rounds: int = 64,
+) -> tuple[IntArray, int]:
+    """Phase 2: reverse negative cycles of the exchange graph until none is found.
+
+    Parameters
+    ----------
+    costs, orig, rel, contrib
+        As for :func:`greedy_matchings`.
+    covers : ndarray of int64, shape (rows, k)
+        Phase 1's solution (changed in place).
+    additions : int
+        Per released record, the candidate edges (outside ``F``) that may enter it, the
+        cheapest to add first.
+    max_rounds : int
+        The paper's ``p``: rounds of label correcting and canceling.
+    label_rounds : int
+        Label-correcting rounds per search for cycles.
+
+    Returns
+    -------
+    covers : ndarray of int64
+    cycles : int
+        Cycles reversed.
+    """
+    n, k = covers.shape
+    rows = np.arange(n, dtype=np.int64)
+    canceled = 0
+    banned = np.zeros(0, dtype=np.int64)
+    for _ in range(max_rounds):
+        slot_edge = _edge_index(orig, rel, n, covers.reshape(-1), np.repeat(rows, k))
+        member = contrib[slot_edge].reshape(n, k, -1)
+        state = member.max(axis=1)
+        cost = costs.cost(state, rows)
+        without = _states_without(member)
+        in_f = np.zeros(orig.size, dtype=bool)
+        in_f[slot_edge] = True
+        free = np.flatnonzero(~in_f)
+        j = rel[free]
+        add = costs.cost(np.maximum(state[j], contrib[free]), j) - cost[j]
+        by = np.lexsort((add, j))
+        free, j = free[by], j[by]
+        start = np.searchsorted(j, rows)
+        rank = np.arange(j.size) - start[j]
+        keep = rank < additions
+        free, j = free[keep], j[keep]
+        # arcs: tail orig[free] -> head covers[j, t] through j, for every slot t
+        edge = np.repeat(free, k)
+        rj = np.repeat(j, k)
+        slot = np.tile(np.arange(k, dtype=np.int64), free.size)
+        new_state = np.maximum(without[rj, slot], contrib[edge])
+        weight = costs.cost(new_state, rj) - cost[rj]
+        tail = orig[edge]
+        head = covers[rj, slot]
+        if banned.size:
+            weight[np.isin(edge * n + head, banned)] = np.inf
+        found = _find_cycles(n, tail, head, weight, label_rounds)
+        if found is None:
+            break
+        nodes, cycle_id, arc = found
+        # the arcs of the cycles: into each cycle node through its parent arc
+        a_edge, a_j, a_slot = edge[arc], rj[arc], slot[arc]
+        accepted, rejected = _true_gains(
+            costs, contrib, covers, member, cost, cycle_id, a_edge, a_j, a_slot
+        )
+        if accepted.size == 0 and rejected.size == 0:
+            break
+        # a cycle whose estimate was wrong is not searched again
+        bad = np.isin(cycle_id, rejected)
+        banned = np.union1d(banned, a_edge[bad] * n + head[arc[bad]])
+        take = np.isin(cycle_id, accepted)
+        covers[a_j[take], a_slot[take]] = orig[a_edge[take]]
+        canceled += int(accepted.size)
+    return covers, canceled
+
+
+def _find_cycles(
+    n: int, tail: IntArray, head: IntArray, weight: FloatArray, rounds: int
+) -> tuple[IntArray, IntArray, IntArray] | None:
+    """Label-correcting rounds collecting the cycles of the shortest-path graph.
+
+    Every vertex starts at label 0 (a virtual root). After each round the parent pointers are
+    walked for cycles (each is negative); the vertices of a cycle found are set aside (their
+    arcs leave the graph) and the rounds go on, so one pass collects vertex-disjoint cycles
+    from all over the block. Stops when no label improves or after ``rounds`` rounds.
+
+    Returns the cycle vertices, their cycle ids and the arc into each (its parent arc), or
+    None when no cycle was found.
+    """
+    if tail.size == 0:
+        return None
+    order = np.argsort(head, kind="stable")
+    tail, head, weight = tail[order], head[order], weight[order].copy()
+    heads, starts = np.unique(head, return_index=True)
+    label = np.zeros(n, dtype=np.float64)
+    parent_arc = np.full(n, -1, dtype=np.int64)
+    index = np.arange(tail.size, dtype=np.int64)
+    big = np.int64(tail.size)
+    lengths = np.diff(np.append(starts, tail.size))
+    frozen = np.zeros(n, dtype=bool)
+    found_nodes: list[IntArray] = []
+    found_ids: list[IntArray] = []
+    found_arcs: list[IntArray] = []
+    for _ in range(rounds):
+        reach = label[tail] + weight
+        best = np.minimum.reduceat(reach, starts)
+        better = (best < label[heads] - _EPS) & ~frozen[heads]
+        if not better.any():
+            break
+        at = np.repeat(best, lengths)
+        first = np.minimum.reduceat(np.where(reach <= at, index, big), starts)
+        h = heads[better]
+        label[h] = best[better]
+        parent_arc[h] = first[better]
+        parent = np.where(parent_arc >= 0, tail[np.maximum(parent_arc, 0)], -1)
+        parent[frozen] = -1
+        nodes, cycle = _cycles(parent)
+        if nodes.size:
+            found_nodes.append(nodes)
+            found_ids.append(cycle)
+            found_arcs.append(order[parent_arc[nodes]])
+            frozen[nodes] = True
+            weight[frozen[tail] | frozen[head]] = np.inf
+    if not found_nodes:
+        return None
+    return np.concatenate(found_nodes), np.concatenate(found_ids), np.concatenate(found_arcs)
+
+
+def _true_gains(
+    costs: CoverCosts,
+    contrib: npt.NDArray[np.int32],
+    covers: IntArray,
+    member: npt.NDArray[np.int32],
+    cost: FloatArray,
+    cycle_id: IntArray,
+    a_edge: IntArray,
+    a_j: IntArray,
+    a_slot: IntArray,
+) -> tuple[IntArray, IntArray]:
+    """The cycles that truly lower the loss, no two touching one released record, and the
+    cycles that do not (their estimate counted a released record twice).
+
+    A cycle replaces, in each released record it passes, the covered rows of some slots; its
+    change is the sum over those records of their new cost minus their old.
+    """
+    n, k = covers.shape
+    pairs, pair_of = np.unique(cycle_id * n + a_j, return_inverse=True)
+    pair_of = pair_of.reshape(-1)
+    p_cycle, p_j = np.divmod(pairs, n)
+    new_member = member[p_j].copy()
+    new_member[pair_of, a_slot] = contrib[a_edge]
+    new_cost = costs.cost(new_member.max(axis=1), p_j)
+    delta = new_cost - cost[p_j]
+    cycles, cyc_of = np.unique(p_cycle, return_inverse=True)
+    gain = np.bincount(cyc_of.reshape(-1), weights=delta, minlength=cycles.size)
+    pending = gain < -_EPS
+    # released records shared by two good cycles: the cycle with the larger gain goes first
+    position = np.empty(cycles.size, dtype=np.int64)
+    position[np.lexsort((cycles, gain))] = np.arange(cycles.size)
+    chosen = np.zeros(cycles.size, dtype=bool)
+    blocked = np.zeros(n, dtype=bool)
+    while True:
+        touched = np.zeros(cycles.size, dtype=bool)
+        touched[cyc_of[blocked[p_j]]] = True
+        pending &= ~touched
+        if not pending.any():
+            break
+        live = pending[cyc_of]
+        best = np.full(n, cycles.size, dtype=np.int64)
+        np.minimum.at(best, p_j[live], position[cyc_of[live]])
+        lose = np.zeros(cycles.size, dtype=bool)
+        lose[cyc_of[live & (best[p_j] != position[cyc_of])]] = True
+        new = pending & ~lose  # the best pending cycle always wins every record it touches
+        chosen |= new
+        blocked[p_j[new[cyc_of]]] = True
+        pending &= ~new
+    return cycles[chosen], cycles[gain >= -_EPS]
+
+
+def ring_covers(n: int, k: int) -> IntArray:
+    """The ring of the chunk's order: record ``j`` covers ``j, j+1, ..., j+k-1``."""
+    return (np.arange(n, dtype=np.int64)[:, None] + np.arange(k)) % n
+
+
+def solve_chunk(
+    costs: CoverCosts,
+    k: int,
+    covers: IntArray | None,
+    *,
+    max_distance: int,
+    window: int,
+    per_record: int,
+    additions: int,
+    max_rounds: int,
+) -> BlockResult:
+    """Phase 1 (when ``covers`` is None) and phase 2 on one chunk of sorted records.
+
+    Parameters
+    ----------
+    costs : CoverCosts
+        The chunk's sites (rows in sorted order).
+    k : int
+    covers : ndarray of int64, shape (rows, k), optional
+        A start whose covers stay inside the chunk (chunk-local rows); None runs phase 1.
+    max_distance, window, per_record
+        The candidate edges (:func:`~anonlab.algorithms.nonhomogeneous.candidates.candidate_edges`).
+    additions, max_rounds
+        Phase 2 (:func:`cancel_cycles`); ``max_rounds = 0`` skips it.
+    """
+    n = costs.codes.shape[0]
+    rows = np.arange(n, dtype=np.int64)
+    if covers is not None and (max_rounds == 0 or k < 2):
+        cost = float(costs.cost(costs.states(covers), rows).sum())
+        return BlockResult(covers, cost, cost, 0, 0)
+    orig, rel = candidate_edges(
+        costs.codes, k, max_distance=max_distance, window=window, per_record=per_record
+    )
+    fallback = False
+    if covers is None:
+        contrib = costs.contributions(rel, orig)
+        found = greedy_matchings(costs, orig, rel, contrib, k)
+        fallback = found is None
+        covers = ring_covers(n, k) if found is None else found
+    else:
+        covers = covers.copy()
+        pairs = np.unique(
+            np.concatenate([orig * n + rel, covers.reshape(-1) * n + np.repeat(rows, k)])
+        )
+        orig, rel = np.divmod(pairs, n)
+        contrib = costs.contributions(rel, orig)
+    first = float(costs.cost(costs.states(covers), rows).sum())
+    cycles = 0
+    if max_rounds > 0 and k > 1 and first > 0:
+        covers, cycles = cancel_cycles(
+            costs, orig, rel, contrib, covers, additions=additions, max_rounds=max_rounds
+        )
+    second = float(costs.cost(costs.states(covers), rows).sum())
+    return BlockResult(covers, first, second, cycles, int(orig.size), fallback)

@@ -1,0 +1,544 @@
+"""The anonymity graph of a non-homogeneous release and its k-anonymity (Definition 1).
+
+Murakami & Uno (section 2) join original record ``r_i`` and released record ``r'_j`` by an
+edge when every released cell of ``r'_j`` covers the value of ``r_i``. The release is
+k-anonymous (Definition 1) iff that graph holds ``k`` edge-disjoint perfect matchings, which
+Theorem 1 checks by a maximum flow: source -> every original record (capacity ``k``), every
+edge (capacity 1), every released record -> sink (capacity ``k``); the release is
+k-anonymous iff the flow reaches ``k * n``. Condition 1 (every vertex has degree ``>= k``) is a
+quick necessary test.
+
+Identical records are contracted: the ``m_u`` copies of an original tuple ``u`` and the ``m_v``
+copies of a released tuple ``v`` become one vertex each, with capacities ``k * m_u``,
+``k * m_v`` and ``m_u * m_v`` on the edge. The contracted flow reaches ``k * n`` iff the
+uncontracted one does (spreading a contracted flow evenly over the copies gives a fractional
+flow of the same value, and max-flow has an integral optimum), so 100,000 records with a
+third of them repeated check on a graph of their distinct tuples.
+
+:func:`check_release` reports the largest k a released table has beside its original (binary
+search over max-flows, bounded by Condition 1); the ``graph`` verifier in
+:data:`anonlab.release.verify.VERIFIERS` re-checks every :class:`CellCover` before anything is
+returned or written. It first reads the cover the algorithm claims as a certificate: each of
+its edges re-derived from the released labels, and every record in exactly ``k`` covers, that
+cover *is* a flow of value ``k * n`` in Theorem 1's network (the first half of its proof); only
+when it is not does the verifier build the whole graph and run the max-flow itself.
+
+References
+----------
+.. [1] K. Murakami and T. Uno, "Optimization algorithm for k-anonymization of datasets with
+   low information loss", Int. J. Inf. Secur. 17 (2018), section 2, Condition 1,
+   Definition 1 and Theorem 1.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from anonlab._resources import memory_budget
+from anonlab._typing import IntArray
+from anonlab.data.table import EncodedColumn, EncodedTable, LabelColumns
+from anonlab.engines import get_engine
+from anonlab.exceptions import InputError, ParameterError, PrivacyCheckError
+from anonlab.metrics.base import MetricContext
+from anonlab.release.cellcover import CellCover, ParsedColumn, cell_loss, parse_cells
+from anonlab.release.problem import Problem
+from anonlab.release.recoding import Recoding
+from anonlab.release.verify import VERIFIERS, Release, Verification, model_keys
+
+__all__ = [
+    "AnonymityGraph",
+    "ReleaseCheck",
+    "ReleaseCells",
+    "check_release",
+    "cover_problem",
+]
+
+
+def cover_problem(problem: Problem, owner: str) -> int:
+    """The k a cell cover must honour; refuse models and metrics it cannot.
+
+    Parameters
+    ----------
+    problem : Problem
+    owner : str
+        Who asks (named in the messages).
+
+    Returns
+    -------
+    int
+        The largest ``min_class_size`` of the problem's models.
+
+    Raises
+    ------
+    ParameterError
+        A model other than k-anonymity (a cell cover forms no classes for l-diversity,
+        t-closeness, ... to judge), or a metric other than ``gcp`` / ``ncp``.
+    """
+    other = [m.name for m in problem.models if m.name != "k_anonymity"]
+    if other:
+        raise ParameterError(
+            f"{owner} releases a non-homogeneous generalization, which is k-anonymous on its "
+            f"anonymity graph but forms no equivalence classes; it cannot honour {other[0]!r}. "
+            "Use k_anonymity alone, or a class-forming algorithm."
+        )
+    if problem.metric.name not in ("gcp", "ncp"):
+        raise ParameterError(
+            f"{owner} measures its release with 'gcp' or 'ncp' (Murakami & Uno, equations "
+            f"(1)-(3)); the job asks for {problem.metric.name!r}. Set 'metric: gcp'."
+        )
+    return max([m.min_class_size for m in problem.models] + [1])
+
+
+# --------------------------------------------------------------------------- cells
+@dataclass(frozen=True)
+class ReleaseCells:
+    """A released table read against its original, column by column.
+
+    Attributes
+    ----------
+    original : ndarray of int64, shape (rows, quasi-identifiers)
+        The original value codes.
+    released : ndarray of int64, shape (rows, quasi-identifiers)
+        The released label codes.
+    parsed : tuple of ParsedColumn
+        What each released label covers.
+    """
+
+    original: IntArray
+    released: IntArray
+    parsed: tuple[ParsedColumn, ...]
+
+    @classmethod
+    def read(
+        cls,
+        problem: Problem,
+        released: EncodedTable,
+        *,
+        pseudo: Sequence[str] = (),
+    ) -> ReleaseCells:
+        """Parse the released quasi-identifiers and check every row generalizes its own.
+
+        Raises
+        ------
+        InputError
+            A different row count, a missing column, a label that is not a generalization,
+            or a released cell that does not cover its own record's value (naming the row and
+            the column).
+        """
+        qis = problem.quasi_identifiers
+        if released.n_rows != problem.n_rows:
+            raise InputError(
+                f"The released table has {released.n_rows:,} rows; the original has "
+                f"{problem.n_rows:,}. A non-homogeneous release has one row per record, in the "
+                "original's order."
+            )
+        released.require(list(qis), what="quasi-identifier of the release")
+        parsed = []
+        orig = np.empty((problem.n_rows, len(qis)), dtype=np.int64)
+        rel = np.empty_like(orig)
+        for j, q in enumerate(qis):
+            col: EncodedColumn = problem.table[q]
+            out = released[q]
+            p = parse_cells(col, out, problem.hierarchies[q], pseudo=q in pseudo)
+            orig[:, j] = col.codes
+            rel[:, j] = out.codes
+            own = _covers(p, out.codes, col.codes)
+            if not bool(own.all()):
+                row = int(np.flatnonzero(~own)[0])
+                raise InputError(
+                    f"Row {row}, column {q!r}: the released value {out.categories[out.codes[row]]!r} "
+                    f"does not cover the original value {col.categories[col.codes[row]]!r}; "
+                    "each released record must generalize its own."
+                )
+            parsed.append(p)
+        return cls(orig, rel, tuple(parsed))
+
+    def covers(self, released_rows: IntArray, original_rows: IntArray) -> npt.NDArray[np.bool_]:
+        """Whether released record ``released_rows[e]`` covers original ``original_rows[e]``."""
+        ok = np.ones(released_rows.size, dtype=bool)
+        for j, p in enumerate(self.parsed):
+            ok &= _covers(p, self.released[released_rows, j], self.original[original_rows, j])
+        return ok
+
+
+def _covers(
+    p: ParsedColumn, labels: npt.NDArray[np.integer], values: npt.NDArray[np.integer]
+) -> npt.NDArray[np.bool_]:
+    """Whether each released label covers the paired original value code."""
+    lab = np.asarray(labels, dtype=np.int64)
+    val = np.asarray(values, dtype=np.int64)
+    exact = p.exact[lab]
+    out: npt.NDArray[np.bool_] = np.where(
+        exact >= 0, exact == val, p.cover[lab, val] & (exact == -1)
+    )
+    return out
+
+
+# --------------------------------------------------------------------------- graph
+@dataclass
+class AnonymityGraph:
+    """The anonymity graph with identical records contracted.
+
+    Attributes
+    ----------
+    n_rows : int
+    original_count : ndarray of int64
+        The multiplicity of each distinct original tuple.
+    released_count : ndarray of int64
+        The multiplicity of each distinct released tuple.
+    source, target : ndarray of int64
+        The edges: distinct original tuple ``source[e]`` is covered by distinct released tuple
+        ``target[e]``.
+    build_s : float
+        Seconds to build it.
+    """
+
+    n_rows: int
+    original_count: IntArray
+    released_count: IntArray
+    source: IntArray
+    target: IntArray
+    build_s: float = 0.0
+    flow_s: float = field(default=0.0)
+
+    @classmethod
+    def build(cls, cells: ReleaseCells) -> AnonymityGraph:
+        """Every edge between distinct original and distinct released tuples.
+
+        Released tuples are grouped by which columns hold a label covering several values;
+        the exact columns are joined by sorting and the others filtered by the parsed covers.
+
+        Raises
+        ------
+        InputError
+            If the edges would not fit the memory budget.
+        """
+        start = time.perf_counter()
+        u_tuples, u_count = np.unique(cells.original, axis=0, return_counts=True)
+        v_labels, v_count = np.unique(cells.released, axis=0, return_counts=True)
+        exact = np.stack([p.exact[v_labels[:, j]] for j, p in enumerate(cells.parsed)], axis=1)
+        wide = exact < 0
+        patterns, group = np.unique(wide, axis=0, return_inverse=True)
+        group = group.reshape(-1)
+        budget = max(memory_budget() // 48, 1_000_000)
+        sources: list[IntArray] = []
+        targets: list[IntArray] = []
+        total = 0
+        for g, pattern in enumerate(patterns):
+            vs = np.flatnonzero(group == g)
+            vis = np.flatnonzero(~pattern)
+            ukey, vkey = _joint_keys(u_tuples[:, vis], exact[vs][:, vis])
+            order = np.argsort(ukey, kind="stable")
+            sorted_keys = ukey[order]
+            lo = np.searchsorted(sorted_keys, vkey, side="left")
+            hi = np.searchsorted(sorted_keys, vkey, side="right")
+            sizes = hi - lo
+            total += int(sizes.sum())
+            if total > budget:
+                raise InputError(
+                    f"The anonymity graph has more than {budget:,} candidate edges between "
+                    "distinct records, more than the memory budget allows (set "
+                    "ANONLAB_MEMORY_BUDGET higher). A release that hides this much is better "
+                    "checked on a sample."
+                )
+            rep = np.repeat(np.arange(vs.size), sizes)
+            off = np.arange(rep.size) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+            us = order[lo[rep] + off]
+            vv = vs[rep]
+            for j in np.flatnonzero(pattern):
+                p = cells.parsed[j]
+                lab = v_labels[vv, j]
+                if bool(p.cover[np.unique(lab)].all()):
+                    continue  # '*' everywhere in this column: nothing to filter
+                keep = p.cover[lab, u_tuples[us, j]]
+                us, vv = us[keep], vv[keep]
+            sources.append(us.astype(np.int64))
+            targets.append(vv.astype(np.int64))
+        src = np.concatenate(sources) if sources else np.zeros(0, np.int64)
+        dst = np.concatenate(targets) if targets else np.zeros(0, np.int64)
+        return cls(
+            int(cells.original.shape[0]),
+            u_count.astype(np.int64),
+            v_count.astype(np.int64),
+            src,
+            dst,
+            time.perf_counter() - start,
+        )
+
+    @property
+    def n_edges(self) -> int:
+        """Edges between distinct tuples."""
+        return int(self.source.size)
+
+    def degrees(self) -> tuple[IntArray, IntArray]:
+        """The degree (in records) of every original and every released record's tuple."""
+        du = np.bincount(
+            self.source,
+            weights=self.released_count[self.target],
+            minlength=self.original_count.size,
+        )
+        dv = np.bincount(
+            self.target,
+            weights=self.original_count[self.source],
+            minlength=self.released_count.size,
+        )
+        return du.astype(np.int64), dv.astype(np.int64)
+
+    def condition_1(self) -> int:
+        """The largest k for which every vertex has degree ``>= k`` (Condition 1)."""
+        du, dv = self.degrees()
+        if du.size == 0 or dv.size == 0:
+            return 0
+        return int(min(du.min(), dv.min()))
+
+    def max_flow(self, k: int) -> int:
+        """The maximum flow of Theorem 1's network with capacities ``k`` (contracted)."""
+        from scipy.sparse import csr_array
+        from scipy.sparse.csgraph import maximum_flow
+
+        start = time.perf_counter()
+        nu, nv = self.original_count.size, self.released_count.size
+        sink = nu + nv + 1
+        mu = self.original_count[self.source]
+        mv = self.released_count[self.target]
+        edge_cap = np.minimum(mu * mv, k * np.minimum(mu, mv))
+        rows = np.concatenate([np.zeros(nu, np.int64), 1 + self.source, 1 + nu + np.arange(nv)])
+        cols = np.concatenate([1 + np.arange(nu), 1 + nu + self.target, np.full(nv, sink)])
+        caps = np.concatenate([k * self.original_count, edge_cap, k * self.released_count])
+        if int(caps.max(initial=0)) >= 2**31 or k * self.n_rows >= 2**31:
+            raise InputError("The release is too large for a 32-bit max-flow (k * rows >= 2^31).")
+        graph = csr_array(
+            (caps.astype(np.int32), (rows.astype(np.int32), cols.astype(np.int32))),
+            shape=(sink + 1, sink + 1),
+        )
+        value = int(maximum_flow(graph, 0, sink, method="dinic").flow_value)
+        self.flow_s += time.perf_counter() - start
+        return value
+
+    def holds(self, k: int) -> bool:
+        """Whether the release is k-anonymous under Definition 1 (Theorem 1)."""
+        if k <= 1:
+            return True  # every record covers itself: the identical perfect matching
+        if self.condition_1() < k:
+            return False
+        return self.max_flow(k) == k * self.n_rows
+
+    def largest_k(self) -> int:
+        """The largest k under Definition 1: a binary search bounded by Condition 1."""
+        lo, hi = 1, max(self.condition_1(), 1)
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if self.max_flow(mid) == mid * self.n_rows:
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo
+
+
+def _joint_keys(a: IntArray, b: IntArray) -> tuple[IntArray, IntArray]:
+    """One int64 key per row of ``a`` and of ``b`` (same columns), equal iff the rows are."""
+    if a.shape[1] == 0:
+        return np.zeros(a.shape[0], np.int64), np.zeros(b.shape[0], np.int64)
+    both = np.concatenate([a, b], axis=0).astype(np.int64)
+    radix = both.max(axis=0) + 1
+    if float(np.prod(radix.astype(np.float64))) < 2.0**62:
+        key = np.zeros(both.shape[0], dtype=np.int64)
+        for j in range(both.shape[1]):
+            key = key * radix[j] + both[:, j]
+    else:
+        key = np.unique(both, axis=0, return_inverse=True)[1].reshape(-1).astype(np.int64)
+    return key[: a.shape[0]], key[a.shape[0] :]
+
+
+def certified(cells: ReleaseCells, covers: npt.NDArray[np.integer], k: int) -> bool:
+    """Whether ``covers`` is a k-regular cover re-derived from the released labels.
+
+    Every released record ``j`` names ``k`` distinct rows, every row is named exactly ``k``
+    times and every named row is covered by ``j``'s released cells: a flow of value ``k * n``
+    in Theorem 1's network, so ``k`` edge-disjoint perfect matchings exist.
+    """
+    c = np.asarray(covers, dtype=np.int64)
+    n = cells.original.shape[0]
+    if c.shape != (n, k) or k < 1:
+        return False
+    if c.size and (int(c.min()) < 0 or int(c.max()) >= n):
+        return False
+    srt = np.sort(c, axis=1)
+    if k > 1 and bool((srt[:, 1:] == srt[:, :-1]).any()):
+        return False
+    if not bool((np.bincount(c.reshape(-1), minlength=n) == k).all()):
+        return False
+    released_rows = np.repeat(np.arange(n, dtype=np.int64), k)
+    return bool(cells.covers(released_rows, c.reshape(-1)).all())
+
+
+# --------------------------------------------------------------------------- verification
+def _weights(problem: Problem) -> list[float]:
+    top = max(problem.weights.values(), default=1.0) if problem.weights else 1.0
+    return [
+        float(problem.weights.get(q, 1.0)) / top if top > 0 else 1.0
+        for q in problem.quasi_identifiers
+    ]
+
+
+def _loss(problem: Problem, cells: ReleaseCells, metric: str) -> tuple[float, float]:
+    """The metric (``ncp`` or ``gcp``) and the share of hidden sites, from the labels."""
+    codes = [cells.released[:, j] for j in range(cells.released.shape[1])]
+    ncp, sites, hidden = cell_loss(cells.parsed, codes, _weights(problem))
+    n = problem.n_rows
+    count = sum(p.sites for p in cells.parsed)
+    share = hidden / (n * count) if n and count else 0.0
+    if metric == "ncp":
+        return ncp, share
+    return (ncp / (n * sites) if n and sites else 0.0), share
+
+
+def _verify_graph(
+    problem: Problem,
+    recoding: Recoding,
+    *,
+    mask_suppressed: bool,
+    context: MetricContext | None,
+) -> Release:
+    """Verify a cell cover on its anonymity graph (Theorem 1) and measure it on its labels."""
+    del mask_suppressed, context  # a cell cover suppresses nothing; its loss is cell by cell
+    k = cover_problem(problem, "The graph verification")
+    released = recoding.apply(problem)
+    pseudo = recoding.pseudo_qids if isinstance(recoding, CellCover) else ()
+    start = time.perf_counter()
+    cells = ReleaseCells.read(problem, released, pseudo=pseudo)
+    covers = recoding.covers if isinstance(recoding, CellCover) else None
+    if covers is not None and certified(cells, covers, k):
+        method = (
+            f"anonymity graph (Murakami & Uno, Definition 1): the algorithm's {k}-regular cover, "
+            "every edge re-derived from the released labels, is a flow of value k*n (Theorem 1)"
+        )
+    else:
+        graph = AnonymityGraph.build(cells)
+        if not graph.holds(k):
+            cond = graph.condition_1()
+            why = (
+                f"Condition 1 fails (a record has degree {cond} < {k})"
+                if cond < k
+                else f"the maximum flow is below {k} * {problem.n_rows} (Theorem 1)"
+            )
+            raise PrivacyCheckError(
+                f"Re-check failed: the release of {type(recoding).__name__} is not "
+                f"{k}-anonymous on its anonymity graph: {why}. Nothing was released."
+            )
+        method = (
+            f"anonymity graph (Murakami & Uno, Definition 1): max-flow {k}*n on "
+            f"{graph.n_edges:,} edges between distinct tuples (Theorem 1)"
+        )
+    elapsed = time.perf_counter() - start
+    loss, _ = _loss(problem, cells, problem.metric.name)
+    hidden = set(problem.identifiers)
+    columns = LabelColumns(
+        [col for col in released.columns if col.name not in hidden],
+        None,
+        typed={n: a for n, a in released.typed.items() if n not in hidden},
+        order=[n for n in released.order if n not in hidden],
+    )
+    stats = get_engine("numpy", released).class_stats(list(problem.quasi_identifiers))
+    checks = {key: True for key in model_keys(problem.models)}
+    verification = Verification(checks, 0, 0, stats.n_classes, f"{method} in {elapsed:.3f} s")
+    return Release(
+        columns,
+        verification,
+        loss,
+        problem.metric.name,
+        stats,
+        np.zeros(stats.n_classes, dtype=bool),
+    )
+
+
+VERIFIERS["graph"] = _verify_graph
+
+
+# --------------------------------------------------------------------------- check
+@dataclass
+class ReleaseCheck:
+    """What ``anonlab check --release`` reports of a non-homogeneous release.
+
+    Attributes
+    ----------
+    largest_k : int
+        The largest k under Definition 1.
+    condition_1_k : int
+        The largest k Condition 1 allows (an upper bound of ``largest_k``).
+    gcp, ncp : float
+        Equations (1)-(3) on the released cells (each attribute one quasi-identifier).
+    hidden_share : float
+        The share of cells released as ``*`` (Definition 2 on a concealing release).
+    distinct_original, distinct_released, edges : int
+        The contracted anonymity graph.
+    build_s, flow_s : float
+        Seconds to build the graph and to run the max-flows.
+    """
+
+    largest_k: int
+    condition_1_k: int
+    gcp: float
+    ncp: float
+    hidden_share: float
+    distinct_original: int
+    distinct_released: int
+    edges: int
+    build_s: float
+    flow_s: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form."""
+        return {
+            "largest_k": self.largest_k,
+            "condition_1_k": self.condition_1_k,
+            "gcp": self.gcp,
+            "ncp": self.ncp,
+            "hidden_share": self.hidden_share,
+            "distinct_original": self.distinct_original,
+            "distinct_released": self.distinct_released,
+            "edges": self.edges,
+            "build_s": self.build_s,
+            "flow_s": self.flow_s,
+            "method": "max-flow on the anonymity graph (Murakami & Uno, Theorem 1)",
+        }
+
+
+def check_release(problem: Problem, released: EncodedTable) -> ReleaseCheck:
+    """The largest k of a released non-homogeneous table beside its original.
+
+    Parameters
+    ----------
+    problem : Problem
+        The original table, its quasi-identifiers and hierarchies.
+    released : EncodedTable
+        The release: one row per original record, in the same order.
+
+    Raises
+    ------
+    InputError
+        A release that does not fit its original (rows, columns, cells; naming them).
+    """
+    cells = ReleaseCells.read(problem, released)
+    graph = AnonymityGraph.build(cells)
+    largest = graph.largest_k()
+    ncp, share = _loss(problem, cells, "ncp")
+    gcp, _ = _loss(problem, cells, "gcp")
+    return ReleaseCheck(
+        largest,
+        graph.condition_1(),
+        gcp,
+        ncp,
+        share,
+        int(graph.original_count.size),
+        int(graph.released_count.size),
+        graph.n_edges,
+        graph.build_s,
+        graph.flow_s,
+    )

@@ -1,0 +1,100 @@
+"""The cluster recoding: rows in clusters, each cluster's quasi-identifiers generalized on
+their hierarchies, and each record's sensitive value generalized on the sensitive tree.
+
+Personalized privacy (Song et al. 2015) releases such a table: a cluster's members share one
+label per quasi-identifier (the lowest level at which they agree), and a record whose leakage
+is too high has its own or another record's sensitive value raised towards the root. Clusters
+whose labels coincide are one released class; the release layer groups the released labels
+again, as for every recoding.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from anonlab.data.hierarchy import Hierarchy
+from anonlab.data.table import EncodedTable
+from anonlab.exceptions import ParameterError
+from anonlab.release.problem import Problem
+from anonlab.release.recoding import Levels, generalize_cells
+
+__all__ = ["Clusters"]
+
+
+@dataclass
+class Clusters(Levels):
+    """Rows grouped in clusters; quasi-identifiers per cluster, sensitive values per record.
+
+    Parameters
+    ----------
+    levels : ndarray of int64, shape (clusters, quasi-identifiers)
+        The level of each cluster's label on each quasi-identifier (problem order).
+    group : ndarray of int64, shape (table rows,)
+        The cluster of each row.
+    rows : ndarray of int64, optional
+        The rows kept (None: every row).
+    sensitive : str, optional
+        The sensitive attribute whose values are generalized (None: none is).
+    sensitive_hierarchy : Hierarchy, optional
+        Its tree.
+    sensitive_levels : ndarray of int64, shape (table rows,), optional
+        The level each row's sensitive value is released at (0: as it is).
+    """
+
+    sensitive: str | None = None
+    sensitive_hierarchy: Hierarchy | None = None
+    sensitive_levels: npt.NDArray[np.int64] | None = None
+
+    def __post_init__(self) -> None:
+        if self.sensitive is not None and (
+            self.sensitive_hierarchy is None or self.sensitive_levels is None
+        ):
+            raise ParameterError(
+                f"A cluster recoding that generalizes {self.sensitive!r} needs its tree and "
+                "a level per row."
+            )
+
+    def _sensitive_levels(self) -> npt.NDArray[np.int64]:
+        assert self.sensitive_levels is not None
+        lv = np.asarray(self.sensitive_levels, dtype=np.int64)
+        return lv if self.rows is None else lv[self.rows]
+
+    def apply(self, problem: Problem) -> EncodedTable:
+        """Each quasi-identifier at its cluster's level, each sensitive value at its row's."""
+        released = super().apply(problem)
+        if self.sensitive is None:
+            return released
+        assert self.sensitive_hierarchy is not None
+        lv = self._sensitive_levels()
+        if not lv.any():
+            return released
+        col = generalize_cells(released[self.sensitive], self.sensitive_hierarchy, lv)
+        return released.with_columns({self.sensitive: col})
+
+    def summary(self, problem: Problem) -> dict[str, Any]:
+        """The clusters, their distinct level vectors, the rows on each level of each
+        quasi-identifier, and the records whose sensitive value is generalized (per level)."""
+        g = self.group if self.rows is None else self.group[self.rows]
+        used, rows_in = np.unique(g, return_counts=True)
+        levels = np.asarray(self.levels, dtype=np.int64)[used]  # one vector per cluster
+        self.row_levels(problem)  # validates the levels against the problem
+        per: dict[str, dict[int, int]] = {}
+        for j, q in enumerate(problem.quasi_identifiers):
+            counts = np.bincount(levels[:, j], weights=rows_in, minlength=1).astype(np.int64)
+            per[q] = {int(x): int(counts[x]) for x in np.flatnonzero(counts)}
+        vectors = int(np.unique(levels, axis=0).shape[0]) if levels.size else 0
+        out: dict[str, Any] = {
+            "level_vectors": vectors,
+            "rows_per_level": per,
+            "clusters": int(used.size),
+        }
+        if self.sensitive is not None:
+            counts = np.bincount(self._sensitive_levels(), minlength=1)
+            out["sensitive_rows_per_level"] = {
+                self.sensitive: {int(x): int(counts[x]) for x in np.flatnonzero(counts)}
+            }
+        return out

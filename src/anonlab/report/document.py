@@ -1,0 +1,103 @@
+"""What a report shows: the answers and results it renders, gathered before rendering.
+
+:func:`anonlab.api.report_data` asks every question a report needs through the API and puts
+the answers here; :func:`anonlab.report.html.render` lays them out. Nothing in this module
+computes a figure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from anonlab.diagnosis import (
+    QuasiIdentifierReport,
+    ReleaseProfile,
+    RiskSummary,
+    SearchAnswer,
+    SubsetAnswer,
+    TableAnswer,
+    TableProfile,
+)
+
+__all__ = ["JobFigures", "ReportData"]
+
+
+@dataclass
+class JobFigures:
+    """An anonymization job and what it did.
+
+    Attributes
+    ----------
+    job_text : str
+        The job as YAML (what ``--job`` reads).
+    job_source : str or None
+        The job file, if the job came from one.
+    before : CheckReport
+        The models and the metric of the table as it is (:func:`anonlab.check`).
+    before_risk : RiskSummary
+        The classes of the table as it is under the job's quasi-identifiers.
+    result : AnonymizationResult
+        The verified release (:func:`anonlab.anonymize`).
+    release : ReleaseProfile
+        Its classes, sensitive distributions and loss per attribute.
+    """
+
+    job_text: str
+    job_source: str | None
+    before: Any
+    before_risk: RiskSummary
+    result: Any
+    release: ReleaseProfile
+
+
+@dataclass
+class ReportData:
+    """Every answer a diagnosis report shows.
+
+    Attributes
+    ----------
+    title : str
+    data_argument : str or None
+        The data as the command line names it (a path), or None for a table from Python.
+    options : list of str
+        Command-line options that shape the data (``--drop-missing``).
+    profile : TableProfile
+    quasi_identifiers : list of str
+        The set S diagnosed.
+    k : int
+        The k of the subset search (Q3).
+    q2 : SubsetAnswer
+        For which k (Q2).
+    risk : RiskSummary
+        Prosecutor risk and the class-size histogram.
+    q11 : TableAnswer
+        The smallest delta for k = 1..max_k (Q11).
+    q4 : TableAnswer
+        k of every subset of S (Q4).
+    q3 : SearchAnswer
+        The largest k-anonymous subsets of S (Q3).
+    singling_out : QuasiIdentifierReport
+        The minimal attribute sets that single people out.
+    job : JobFigures or None
+    warnings : list of str
+        Warnings raised while answering (identifying columns, ...).
+    version : str
+        The anonlab version that made the report.
+    """
+
+    title: str
+    data_argument: str | None
+    options: list[str]
+    profile: TableProfile
+    quasi_identifiers: list[str]
+    k: int
+    q2: SubsetAnswer
+    risk: RiskSummary
+    q11: TableAnswer
+    q4: TableAnswer
+    q3: SearchAnswer
+    singling_out: QuasiIdentifierReport
+    job: JobFigures | None = None
+    warnings: list[str] = field(default_factory=list)
+    version: str = ""

@@ -1,0 +1,750 @@
+"""The HTML report and the pieces the web app shares with it: one self-contained page.
+
+Everything a page needs is inside it: the style sheet, the figures as inline SVG (with a
+tooltip on every bar and point), no script and no address outside the page; a
+Content-Security-Policy forbids the browser to fetch anything. Every figure has its numbers
+beside it (a table) and the command that reproduces it.
+
+This module renders results; it never computes them. :func:`render` lays out a
+:class:`~anonlab.report.document.ReportData` that :func:`anonlab.api.report_data` filled with
+answers of the API; :func:`answer_html` lays out one answer (the web app's pages).
+"""
+
+from __future__ import annotations
+
+import datetime
+import html
+import shlex
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from anonlab.diagnosis import (
+    QuasiIdentifierReport,
+    RiskSummary,
+    SearchAnswer,
+    SensitiveDistribution,
+    TableAnswer,
+    TableProfile,
+)
+from anonlab.report import (
+    Section,
+    _delta,
+    _fmt,
+    anonymization_sections,
+    check_sections,
+    diagnosis_sections,
+)
+from anonlab.report import _plots as plots
+from anonlab.report.document import JobFigures, ReportData
+
+__all__ = [
+    "CSS",
+    "answer_html",
+    "cli_command",
+    "job_html",
+    "page",
+    "profile_html",
+    "render",
+    "sections_html",
+]
+
+#: The style sheet of the report and of the web app.
+CSS = """
+:root { --ink: #1d2733; --muted: #5b6673; --line: #d9dee5; --accent: #3b6ea8; --bad: #b3261e;
+        --good: #2e7d32; --bg: #f6f8fa; }
+* { box-sizing: border-box; }
+body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink);
+       margin: 0; background: #fff; }
+header.top { background: var(--ink); color: #fff; padding: 14px 28px; }
+header.top a { color: #fff; }
+header.top h1 { margin: 0; font-size: 22px; }
+header.top .meta { color: #c8d1db; font-size: 13px; }
+main { max-width: 1180px; margin: 0 auto; padding: 10px 28px 40px; }
+h2 { border-bottom: 2px solid var(--line); padding-bottom: 4px; margin-top: 34px; }
+h3 { margin: 22px 0 8px; }
+nav.toc a { margin-right: 14px; }
+table { border-collapse: collapse; font-size: 13px; }
+th, td { border-bottom: 1px solid var(--line); padding: 3px 9px; text-align: left;
+         vertical-align: top; }
+th { background: var(--bg); }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+table.kv th { background: none; font-weight: 600; }
+.numbers { max-height: 360px; overflow: auto; }
+figure.fig { display: grid; grid-template-columns: minmax(0, 3fr) minmax(240px, 2fr); gap: 18px;
+             margin: 8px 0 26px; align-items: start; }
+figure.fig .plot svg { width: 100%; height: auto; }
+figure.fig figcaption { grid-column: 1 / -1; color: var(--muted); font-size: 13px; }
+@media (max-width: 900px) { figure.fig { grid-template-columns: 1fr; } }
+pre { background: var(--bg); border: 1px solid var(--line); padding: 8px 10px; overflow: auto;
+      font-size: 12.5px; }
+pre.cmd::before { content: "$ "; color: var(--muted); }
+.cards { display: flex; flex-wrap: wrap; gap: 10px; margin: 10px 0 16px; }
+.card { border: 1px solid var(--line); border-radius: 6px; padding: 8px 14px; min-width: 140px; }
+.card .value { display: block; font-size: 22px; font-weight: 650; }
+.card .label { color: var(--muted); font-size: 12.5px; }
+.yes { color: var(--good); font-weight: 600; }
+.no { color: var(--bad); font-weight: 600; }
+.error { border-left: 4px solid var(--bad); background: #fdecea; padding: 8px 12px; margin: 10px 0; }
+.warning { border-left: 4px solid #c77700; background: #fff4e0; padding: 8px 12px; margin: 10px 0; }
+.note { color: var(--muted); font-size: 13px; }
+form.panel { border: 1px solid var(--line); border-radius: 6px; padding: 12px 16px; margin: 12px 0; }
+form.panel fieldset { border: none; padding: 0; margin: 0 0 10px; }
+form.panel legend { font-weight: 600; padding: 0; margin-bottom: 4px; }
+form.panel label { margin-right: 14px; white-space: nowrap; display: inline-block; }
+input[type=number] { width: 6em; }
+button { background: var(--accent); color: #fff; border: 0; border-radius: 4px; padding: 6px 14px;
+         font-size: 14px; cursor: pointer; margin: 4px 6px 4px 0; }
+textarea { width: 100%; font: 12.5px monospace; }
+progress { width: 420px; height: 18px; }
+"""
+
+# A report fetches nothing: inline style sheet and images only, no script.
+_REPORT_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
+
+
+def escape(value: Any) -> str:
+    """``value`` as HTML text."""
+    return html.escape(str(value), quote=True)
+
+
+def page(title: str, body: str, *, head: str = "", csp: str | None = _REPORT_CSP) -> str:
+    """A whole HTML document with the style sheet inline.
+
+    Parameters
+    ----------
+    title : str
+        The document's title (escaped here).
+    body : str
+        HTML of the body.
+    head : str
+        Extra HTML for the head (e.g. a refresh).
+    csp : str or None
+        A Content-Security-Policy as a meta element (None: none).
+
+    Returns
+    -------
+    str
+    """
+    policy = f'<meta http-equiv="Content-Security-Policy" content="{escape(csp)}">' if csp else ""
+    return (
+        "<!doctype html>\n"
+        f'<html lang="en"><head><meta charset="utf-8">{policy}'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<title>{escape(title)}</title><style>{CSS}</style>{head}</head>\n"
+        f"<body>{body}</body></html>\n"
+    )
+
+
+def _cell(text: str, numeric: bool, header: bool = False) -> str:
+    tag = "th" if header else "td"
+    cls = ' class="num"' if numeric else ""
+    return f"<{tag}{cls}>{escape(text)}</{tag}>"
+
+
+def sections_html(sections: Iterable[Section]) -> str:
+    """Report sections (the command line's tables) as HTML tables, with the same text.
+
+    Returns
+    -------
+    str
+    """
+    out = []
+    for sec in sections:
+        out.append(f"<h3>{escape(sec.title)}</h3>")
+        if sec.header is None:
+            rows = "".join(
+                f"<tr><th>{escape(r[0])}</th><td>{escape(r[1] if len(r) > 1 else '')}</td></tr>"
+                for r in sec.rows
+            )
+            out.append(f'<table class="kv" data-section="{escape(sec.title)}">{rows}</table>')
+        else:
+            numeric = [i < len(sec.numeric) and sec.numeric[i] for i in range(len(sec.header))]
+            head = "".join(_cell(h, numeric[i], True) for i, h in enumerate(sec.header))
+            body = "".join(
+                "<tr>" + "".join(_cell(v, numeric[i]) for i, v in enumerate(r)) + "</tr>"
+                for r in sec.rows
+            )
+            out.append(
+                f'<div class="numbers"><table class="grid" data-section="{escape(sec.title)}">'
+                f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>"
+            )
+        out.extend(f'<p class="note">{escape(n)}</p>' for n in sec.notes)
+    return "\n".join(out)
+
+
+def _table(header: Sequence[str], rows: Iterable[Sequence[Any]], numeric: Sequence[bool]) -> str:
+    head = "".join(_cell(h, numeric[i], True) for i, h in enumerate(header))
+    body = "".join(
+        "<tr>" + "".join(_cell(_text(v), numeric[i]) for i, v in enumerate(r)) + "</tr>"
+        for r in rows
+    )
+    return (
+        f'<div class="numbers"><table class="grid"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{body}</tbody></table></div>"
+    )
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else _fmt(value)
+
+
+def _figure(
+    name: str, title: str, svg: str, numbers: str, caption: str = "", commands: Sequence[str] = ()
+) -> str:
+    cmds = "".join(f'<pre class="cmd">{escape(c)}</pre>' for c in commands)
+    return (
+        f'<h3 id="{escape(name)}">{escape(title)}</h3>'
+        f'<figure class="fig" data-figure="{escape(name)}"><div class="plot">{svg}</div>'
+        f"<div>{numbers}</div>"
+        f"<figcaption>{escape(caption)}{cmds}</figcaption></figure>"
+    )
+
+
+def _cards(items: Sequence[tuple[str, str, Any]]) -> str:
+    return (
+        '<div class="cards">'
+        + "".join(
+            f'<div class="card" data-card="{escape(key)}" data-value="{escape(raw)}">'
+            f'<span class="value">{escape(_text(raw))}</span>'
+            f'<span class="label">{escape(label)}</span></div>'
+            for key, label, raw in items
+        )
+        + "</div>"
+    )
+
+
+def cli_command(data: str | None, command: str, *args: str, options: Sequence[str] = ()) -> str:
+    """An ``anonlab`` command line, quoted for a POSIX shell.
+
+    Parameters
+    ----------
+    data : str or None
+        The data file (``DATA`` when the table came from Python).
+    command : str
+        ``diagnose``, ``anonymize``, ...
+    *args : str
+        The options of the command.
+    options : sequence of str
+        Options that shape the data (``--drop-missing``); ``diagnose`` takes them.
+    """
+    extra = list(options) if command in ("diagnose", "report") else []
+    parts = ["anonlab", command, data or "DATA", *args, *extra]
+    return " ".join(p if p == "DATA" else shlex.quote(p) for p in parts)
+
+
+# ----------------------------------------------------------------------- diagnosis figures
+def profile_html(profile: TableProfile) -> str:
+    """The table's profile: rows, columns, roles, missing and distinct values.
+
+    Returns
+    -------
+    str
+    """
+    cards = _cards(
+        [
+            ("rows", "rows", profile.n_rows),
+            ("columns", "columns", profile.n_columns),
+            ("missing", "missing values", sum(c.missing for c in profile.columns)),
+        ]
+    )
+    rows = [
+        [
+            c.name,
+            c.role,
+            c.distinct,
+            c.missing,
+            "" if c.top_value is None else f"{c.top_value} ({c.top_count:,})",
+        ]
+        for c in profile.columns
+    ]
+    rows += [[n, "nested (carried through)", "", "", ""] for n in profile.nested]
+    table = _table(
+        ["column", "role", "distinct values", "missing", "most frequent (rows)"],
+        rows,
+        [False, False, True, True, False],
+    )
+    return cards + f'<div data-figure="profile">{table}</div>'
+
+
+def _histogram(risk: RiskSummary, commands: Sequence[str]) -> str:
+    hist = risk.class_size_histogram
+    labels = [b["class_size"] for b in hist]
+    svg = plots.bar_chart(
+        labels,
+        [b["records"] for b in hist],
+        tips=[
+            f"class size {b['class_size']}: {b['classes']:,} classes, {b['records']:,} records"
+            for b in hist
+        ],
+        xlabel="class size",
+        ylabel="records",
+        annotations=[f"{b['classes']:,} cl." for b in hist],
+    )
+    numbers = _table(
+        ["class size", "classes", "records"],
+        [[b["class_size"], b["classes"], b["records"]] for b in hist],
+        [False, True, True],
+    )
+    return _figure(
+        "class-sizes",
+        f"Class sizes under S (k = {risk.k})",
+        svg,
+        numbers,
+        f"{risk.n_classes:,} classes over {risk.n_rows:,} rows; a record in a class of size f "
+        "is re-identified with probability 1/f (prosecutor model).",
+        commands,
+    )
+
+
+def _k_delta(q11: TableAnswer, commands: Sequence[str]) -> str:
+    rows = q11.rows
+    svg = plots.k_delta_curve(
+        [r.delta for r in rows],
+        [r.k for r in rows],
+        tips=[f"k = {r.k}: δ = {_delta(r.delta)} ({r.suppressed_rows:,} rows)" for r in rows],
+    )
+    numbers = _table(
+        ["k", "delta", "suppressed rows"],
+        [[r.k, _delta(r.delta), r.suppressed_rows] for r in rows],
+        [True, True, True],
+    )
+    return _figure(
+        "k-delta",
+        "k against the suppression threshold δ (Q11)",
+        svg,
+        numbers,
+        "The smallest δ that makes the table k-anonymous for each k, suppressing the smallest "
+        "classes first (the paper's Figures 7 and 15).",
+        commands,
+    )
+
+
+def _lattice(q4: TableAnswer, q3: SearchAnswer | None, commands: Sequence[str]) -> str:
+    best = {tuple(s) for s in q3.subsets} if q3 is not None else set()
+    rows = q4.rows
+    n_attr = max((len(r.attributes) for r in rows), default=1)
+    svg = plots.lattice(
+        [len(r.attributes) for r in rows],
+        [r.k for r in rows],
+        [tuple(r.attributes) in best for r in rows],
+        tips=[
+            f"{', '.join(r.attributes)}: k = {r.k}"
+            + ("" if r.evaluated else " (contains a subset with k = 1)")
+            for r in rows
+        ],
+        n_attributes=n_attr,
+    )
+    numbers = _table(
+        ["attributes", "k", "Q3"],
+        [
+            [", ".join(r.attributes), str(r.k), "largest" if tuple(r.attributes) in best else ""]
+            for r in rows
+        ],
+        [False, True, False],
+    )
+    caption = (
+        f"k of each of the {len(rows):,} subsets of S (Q4, {q4.evaluations} evaluated; a subset "
+        "that contains one with k = 1 has k = 1)."
+    )
+    if q3 is not None:
+        caption += (
+            f" Ringed: the {len(q3.subsets)} largest {q3.k}-anonymous subsets (Q3, "
+            f"{q3.evaluations} evaluations)."
+        )
+    return _figure(
+        "lattice", "k of every attribute subset (Q4, Q3)", svg, numbers, caption, commands
+    )
+
+
+def _singling_out(report: QuasiIdentifierReport, commands: Sequence[str]) -> str:
+    shown = report.subsets[:25]
+    svg = plots.bar_chart(
+        [", ".join(s["attributes"]) for s in shown],
+        [s["records_exposed"] for s in shown],
+        tips=[
+            f"{', '.join(s['attributes'])}: {s['records_exposed']:,} records in classes smaller "
+            f"than {report.threshold} (k = {s['k']})"
+            for s in shown
+        ],
+        xlabel="records singled out",
+        horizontal=True,
+    )
+    numbers = _table(
+        ["attributes", "k", "records exposed"],
+        [[", ".join(s["attributes"]), s["k"], s["records_exposed"]] for s in report.subsets],
+        [False, True, True],
+    )
+    return _figure(
+        "singling-out",
+        "Minimal attribute sets that single people out",
+        svg,
+        numbers,
+        f"{len(report.subsets)} minimal sets put records in classes smaller than "
+        f"{report.threshold} ({report.evaluations} evaluations); anyone who knows one of them "
+        "about a person can find that person's row.",
+        commands,
+    )
+
+
+def answer_html(answer: Any, *, commands: Sequence[str] = ()) -> str:
+    """One answer of the API as the web app shows it: its tables and, where its data has
+    one, its figure.
+
+    Parameters
+    ----------
+    answer : SubsetAnswer, SearchAnswer, TableAnswer, RiskSummary, QuasiIdentifierReport or
+        TableProfile
+    commands : sequence of str
+        Commands that give the same answer.
+
+    Returns
+    -------
+    str
+    """
+    if isinstance(answer, TableProfile):
+        return profile_html(answer)
+    parts = [f'<div class="answer" data-question="{escape(answer.to_dict().get("question"))}">']
+    figure = ""
+    if isinstance(answer, TableAnswer) and answer.question == "Q11":
+        figure = _k_delta(answer, commands)
+    elif isinstance(answer, TableAnswer) and answer.question in ("Q4", "Q8"):
+        figure = _lattice(answer, None, commands)
+    elif isinstance(answer, RiskSummary):
+        figure = _histogram(answer, commands)
+    elif isinstance(answer, QuasiIdentifierReport) and answer.subsets:
+        figure = _singling_out(answer, commands)
+    sections = diagnosis_sections(answer, limit=None)
+    parts.append(sections_html(sections))
+    parts.append(figure)
+    if not figure:
+        parts.extend(f'<pre class="cmd">{escape(c)}</pre>' for c in commands)
+    parts.append("</div>")
+    return "\n".join(parts)
+
+
+# ----------------------------------------------------------------------- job figures
+def _verdicts(job: JobFigures) -> str:
+    after = job.result.checks
+    rows = []
+    for m in job.before.models:
+        params = ", ".join(f"{k}={v}" for k, v in m["params"].items())
+        rows.append(
+            "<tr>"
+            f"<td>{escape(m['model'])}</td><td>{escape(params)}</td>"
+            f"{_verdict(m['holds'])}"
+            f'<td class="num">{m["violating_classes"]:,}</td>'
+            f'<td class="num">{m["violating_rows"]:,}</td>'
+            f"{_verdict(after.get(m['model']))}</tr>"
+        )
+    return (
+        '<div class="numbers"><table class="grid" data-figure="verdicts"><thead><tr>'
+        "<th>model</th><th>parameters</th><th>holds before</th>"
+        '<th class="num">violating classes</th><th class="num">violating rows</th>'
+        "<th>holds after</th></tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table></div>"
+    )
+
+
+def _verdict(holds: bool | None) -> str:
+    if holds is None:
+        return "<td></td>"
+    return f'<td class="{"yes" if holds else "no"}">{"yes" if holds else "no"}</td>'
+
+
+def _transformation(job: JobFigures) -> str:
+    summary = job.result.summary
+    rel = job.release
+    qis = list(rel.heights)
+    if "levels" in summary:
+        levels = summary["levels"]
+        svg = plots.bar_chart(
+            qis,
+            [levels[q] for q in qis],
+            tips=[f"{q}: level {levels[q]} of {rel.heights[q]}" for q in qis],
+            xlabel="hierarchy level (0 = the values as they are)",
+            horizontal=True,
+            annotations=[f"{levels[q]} / {rel.heights[q]}" for q in qis],
+            limit=[rel.heights[q] for q in qis],
+        )
+        numbers = _table(
+            ["attribute", "level", "height", "highest allowed"],
+            [[q, levels[q], rel.heights[q], rel.max_levels[q]] for q in qis],
+            [False, True, True, True],
+        )
+        caption = "One level per quasi-identifier (full-domain generalization)."
+    else:
+        per = summary.get("rows_per_level", {})
+        top = max(rel.heights.values(), default=0)
+        parts = [f"level {lv}" for lv in range(top + 1)]
+        matrix = [[per.get(q, {}).get(lv, 0) for lv in range(top + 1)] for q in qis]
+        svg = plots.stacked_bars(
+            qis,
+            parts,
+            matrix,
+            tips=[
+                [f"{q}, level {lv}: {row[lv]:,} rows" for lv in range(top + 1)]
+                for q, row in zip(qis, matrix)
+            ],  # fmt: skip
+            xlabel="rows",
+        )
+        numbers = _table(
+            ["attribute", *parts],
+            [[q, *row] for q, row in zip(qis, matrix)],
+            [False, *([True] * len(parts))],
+        )
+        caption = (
+            f"Cells of one column on different levels: {summary.get('level_vectors', 0):,} "
+            "distinct level vectors; the rows on each level per attribute."
+        )
+    return _figure("transformation", "The released transformation", svg, numbers, caption)
+
+
+def _attribute_loss(job: JobFigures) -> str:
+    loss = job.release.attribute_loss
+    result = job.result
+    total = f"{result.metric} = {result.loss:.6g} on the whole release"
+    if loss is None:
+        return (
+            f'<h3 id="loss">Information loss</h3><p data-figure="loss">{escape(total)}; the '
+            "metric has no value per attribute for this release.</p>"
+        )
+    names = list(loss.values)
+    svg = plots.bar_chart(
+        names,
+        [loss.values[a] for a in names],
+        tips=[f"{a}: {loss.metric} {loss.values[a]:.6g}" for a in names],
+        xlabel=f"{loss.metric} per attribute",
+        horizontal=True,
+        annotations=[f"{loss.values[a]:.4g}" for a in names],
+    )
+    numbers = _table(
+        ["attribute", loss.metric],
+        [[a, f"{loss.values[a]:.6g}"] for a in names] + [["total (" + result.metric + ")",
+                                                          f"{result.loss:.6g}"]],
+        [False, True],
+    )  # fmt: skip
+    return _figure(
+        "loss",
+        "Information loss per attribute and in total",
+        svg,
+        numbers,
+        f"{total}; {loss.note}.",
+    )
+
+
+def _classes(job: JobFigures) -> str:
+    before = job.before_risk.class_size_histogram
+    after = job.release.class_size_histogram
+    labels = [b["class_size"] for b in before]
+    svg = plots.grouped_bars(
+        labels,
+        {"before": [b["records"] for b in before], "after": [b["records"] for b in after]},
+        tips={
+            "before": [
+                f"before, size {b['class_size']}: {b['records']:,} records in "
+                f"{b['classes']:,} classes"
+                for b in before
+            ],
+            "after": [
+                f"after, size {b['class_size']}: {b['records']:,} records in "
+                f"{b['classes']:,} classes"
+                for b in after
+            ],
+        },  # fmt: skip
+        xlabel="class size",
+        ylabel="records",
+    )
+    numbers = _table(
+        ["class size", "classes before", "records before", "classes after", "records after"],
+        [
+            [b["class_size"], b["classes"], b["records"], a["classes"], a["records"]]
+            for b, a in zip(before, after)
+        ],
+        [False, True, True, True, True],
+    )
+    rel = job.release
+    caption = (
+        f"Before: {job.before_risk.n_classes:,} classes, k = {job.before_risk.k}. After: "
+        f"{rel.released_classes:,} released classes, k = {rel.k}; {rel.suppressed_rows:,} rows "
+        f"in {rel.suppressed_classes:,} classes suppressed."
+    )
+    return _figure("classes", "Class sizes before and after", svg, numbers, caption)
+
+
+def _sensitive(dist: SensitiveDistribution) -> str:
+    rows = ["whole table"] + [f"class {c['class']} ({c['size']:,})" for c in dist.classes]
+    matrix = [dist.table_counts] + [c["counts"] for c in dist.classes]
+    tips = []
+    for name, counts in zip(rows, matrix):
+        total = sum(counts) or 1
+        tips.append([f"{name}: {v} {n:,} ({n / total:.1%})" for v, n in zip(dist.values, counts)])
+    svg = plots.stacked_bars(
+        rows, dist.values, matrix, tips=tips, xlabel="share of the class", normalize=True
+    )
+    numbers = _table(
+        ["class", "labels", "size", "distance", *dist.values],
+        [["whole table", "", sum(dist.table_counts), "", *dist.table_counts]]
+        + [
+            [c["class"], ", ".join(c["key"]), c["size"], f"{c['distance']:.3f}", *c["counts"]]
+            for c in dist.classes
+        ],
+        [True, False, True, True, *([True] * len(dist.values))],
+    )
+    caption = (
+        f"The {len(dist.classes)} released classes (of {dist.released_classes:,}) whose "
+        f"distribution of {dist.attribute} is farthest from the whole table's (total variation "
+        f"distance: largest {dist.max_distance:.3f}, mean {dist.mean_distance:.3f} weighted by "
+        "class size)."
+    )
+    return _figure(
+        f"sensitive-{dist.attribute}",
+        f"Sensitive attribute {dist.attribute}: per class against the whole table",
+        svg,
+        numbers,
+        caption,
+    )
+
+
+def job_html(job: JobFigures, *, data: str | None = None, options: Sequence[str] = ()) -> str:
+    """An anonymization job: verdicts before and after, the transformation, loss, classes,
+    sensitive distributions, the algorithm's figures and the commands.
+
+    Parameters
+    ----------
+    job : JobFigures
+    data : str, optional
+        The data file, for the commands.
+    options : sequence of str
+        Options that shaped the data (``--drop-missing``): the job's commands read the file
+        as it is, which the page then says.
+
+    Returns
+    -------
+    str
+    """
+    result = job.result
+    cards = _cards(
+        [
+            ("loss", f"loss ({result.metric})", round(float(result.loss), 6)),
+            ("suppressed", "suppressed rows", result.suppressed_rows),
+            ("classes", "released classes", job.release.released_classes),
+            ("k-after", "k after", job.release.k),
+        ]
+    )
+    jobfile = job.job_source or "job.yaml"
+    commands = [
+        cli_command(data, "check", "--job", jobfile),
+        cli_command(data, "anonymize", "--job", jobfile, "--output", "released.csv"),
+    ]
+    parts = [
+        cards,
+        '<h3 id="verdicts">Privacy models before and after</h3>',
+        _verdicts(job),
+        _transformation(job),
+        _attribute_loss(job),
+        _classes(job),
+        *[_sensitive(d) for d in job.release.sensitive],
+        sections_html(anonymization_sections(result)),
+        sections_html(check_sections(job.before)),
+        '<h3 id="job">The job</h3>',
+        f'<pre class="job">{escape(job.job_text)}</pre>',
+        *[f'<pre class="cmd">{escape(c)}</pre>' for c in commands],
+    ]
+    if options:
+        parts.append(
+            f'<p class="note">These figures are of the data read with {escape(" ".join(options))}'
+            "; anonymize and check read the file as the job says.</p>"
+        )
+    return "\n".join(parts)
+
+
+# ----------------------------------------------------------------------- the report
+def render(data: ReportData) -> str:
+    """The whole report as one HTML document that works offline.
+
+    Parameters
+    ----------
+    data : ReportData
+        The answers, gathered by :func:`anonlab.api.report_data`.
+
+    Returns
+    -------
+    str
+    """
+    qi = ",".join(data.quasi_identifiers)
+    opts = data.options
+    arg = data.data_argument
+
+    def diag(*args: str) -> list[str]:
+        return [cli_command(arg, "diagnose", "--qi", qi, *args, options=opts)]
+
+    risk = data.risk
+    cards = _cards(
+        [
+            ("k", "k (Q2)", data.q2.k),
+            ("classes", "classes", risk.n_classes),
+            ("unique", "unique records", risk.unique_records),
+            ("highest-risk", "highest risk (1/k)", round(risk.highest_risk, 4)),
+            ("average-risk", "average risk", round(risk.average_risk, 4)),
+            ("at-risk", f"records in classes < {risk.threshold}", risk.records_at_risk),
+        ]
+    )
+    s_text = ", ".join(data.quasi_identifiers)
+    body = [
+        '<header class="top">',
+        f"<h1>{escape(data.title)}</h1>",
+        f'<div class="meta">{escape(data.profile.source or "a table given from Python")} · '
+        f"{data.profile.n_rows:,} rows · made by anonlab {escape(data.version)} on "
+        f"{datetime.date.today().isoformat()}</div></header><main>",
+        '<nav class="toc"><a href="#sec-profile">Table</a><a href="#sec-diagnosis">Diagnosis</a>'
+        + ('<a href="#sec-job">Anonymization</a>' if data.job else "")
+        + '<a href="#sec-reproduce">Reproduce</a></nav>',
+    ]
+    body += [f'<div class="warning">warning: {escape(w)}</div>' for w in data.warnings]
+    body += [
+        '<h2 id="sec-profile">The table</h2>',
+        profile_html(data.profile),
+        f'<h2 id="sec-diagnosis">Diagnosis of S = {{{escape(s_text)}}}</h2>',
+        cards,
+        _histogram(risk, diag("--risk")),
+        _k_delta(data.q11, diag("--find-delta", "--max-k", str(len(data.q11.rows)))),
+        _lattice(
+            data.q4,
+            data.q3,
+            [
+                cli_command(arg, "diagnose", "--attributes", qi, options=opts),
+                cli_command(arg, "diagnose", "--attributes", qi, "--k", str(data.k), options=opts),
+            ],
+        ),
+        _singling_out(
+            data.singling_out,
+            [cli_command(arg, "diagnose", "--find-qis", "--attributes", qi, options=opts)],
+        )
+        if data.singling_out.subsets
+        else "<h3>Minimal attribute sets that single people out</h3><p>None: no attribute set "
+        "puts a record alone in its class.</p>",
+        sections_html(diagnosis_sections(risk)[:1]),
+    ]
+    if risk.identifying_columns:
+        body.append(
+            "<p>Columns that identify rows on their own: "
+            + escape("; ".join(f"{c['column']} ({c['reason']})" for c in risk.identifying_columns))
+            + "</p>"
+        )
+    if data.job is not None:
+        body += [
+            '<h2 id="sec-job">Anonymization</h2>',
+            job_html(data.job, data=arg, options=opts),
+        ]
+    whole = ["--qi", qi]
+    if data.job is not None:
+        whole += ["--job", data.job.job_source or "job.yaml"]
+    body += [
+        '<h2 id="sec-reproduce">Reproduce this report</h2>',
+        f'<pre class="cmd">{escape(cli_command(arg, "report", *whole, "--k", str(data.k), "--output", "report.html", options=opts))}</pre>',
+        '<p class="note">DATA stands for the table when it was given from Python.</p>'
+        if arg is None
+        else "",
+        "</main>",
+    ]
+    return page(data.title, "\n".join(body))

@@ -1,0 +1,267 @@
+"""The Diagnosis Centre in a real browser: headless Chromium (the distribution's) driven by
+Playwright against ``anonlab serve`` on a free port, and the HTML report opened from disk.
+
+Marked ``browser``: skipped where Chromium or Playwright is missing, unless
+``ANONLAB_REQUIRE_BROWSER=1`` (CI sets it) turns that into a failure. Screenshots of every
+page go to ``$ANONLAB_ARTIFACTS`` (default: a temporary folder, named in the test output).
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+import anonlab
+from anonlab import api
+from tests.support.web import adult_k5_job
+
+pytestmark = pytest.mark.browser
+
+QI = list(api.ADULT_QUASI_IDENTIFIERS)
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
+
+
+def _chromium() -> str:
+    path = os.environ.get("ANONLAB_CHROMIUM") or shutil.which("chromium")
+    path = path or shutil.which("chromium-browser")
+    reason = ""
+    if path is None:
+        reason = "no Chromium (apt-get install chromium chromium-driver, or set ANONLAB_CHROMIUM)"
+    else:
+        try:
+            import playwright.sync_api  # noqa: F401
+        except ImportError:
+            reason = "Playwright is not installed (pip install 'anonlab[test]')"
+    if reason:
+        if os.environ.get("ANONLAB_REQUIRE_BROWSER") == "1":
+            pytest.fail(f"browser tests required but {reason}")
+        pytest.skip(reason)
+    assert path is not None
+    return path
+
+
+@pytest.fixture(scope="module")
+def artifacts(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = os.environ.get("ANONLAB_ARTIFACTS")
+    path = Path(folder) if folder else tmp_path_factory.mktemp("screenshots")
+    path.mkdir(parents=True, exist_ok=True)
+    print(f"screenshots in {path}")
+    return path
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    executable = _chromium()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=executable, args=CHROMIUM_FLAGS)
+        yield b
+        b.close()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    root = tmp_path_factory.mktemp("served")
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "anonlab", "serve", "--root", str(root), "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            break
+        except OSError:
+            if proc.poll() is not None:
+                raise AssertionError(f"anonlab serve exited: {proc.stdout.read()}") from None
+            time.sleep(0.1)
+    else:
+        proc.kill()
+        raise AssertionError("anonlab serve did not start")
+    yield url, root
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+class Page:
+    """A browser page that records every request that leaves it."""
+
+    def __init__(self, browser: object) -> None:
+        self.context = browser.new_context(  # type: ignore[attr-defined]
+            viewport={"width": 1280, "height": 900}, accept_downloads=True
+        )
+        self.page = self.context.new_page()
+        self.requests: list[str] = []
+        self.page.on("request", lambda r: self.requests.append(r.url))
+
+    def foreign(self) -> list[str]:
+        """Requests to anything but this machine's app, a file or the page itself."""
+        out = []
+        for url in self.requests:
+            parts = urlsplit(url)
+            local = parts.scheme in ("file", "data", "about") or parts.hostname == "127.0.0.1"
+            if not local:
+                out.append(url)
+        return out
+
+
+@pytest.fixture
+def page(browser: object) -> Iterator[Page]:
+    p = Page(browser)
+    yield p
+    p.context.close()
+
+
+def _kv(page: object, label: str) -> str:
+    return str(page.locator(f'table.kv tr:has(th:text-is("{label}")) td').first.inner_text())  # type: ignore[attr-defined]
+
+
+def test_open_adult_and_ask_q2_q4_q11(server, page, artifacts):
+    url, _ = server
+    p = page.page
+    p.goto(url + "/")
+    p.screenshot(path=artifacts / "app-home.png", full_page=True)
+    p.click("#open-adult")
+    p.wait_for_url("**/d/*")
+    assert "30,162" in p.locator('[data-card="rows"]').inner_text()
+    p.screenshot(path=artifacts / "app-table.png", full_page=True)
+    eng = anonlab.open_engine(anonlab.load_adult())
+
+    # Q2: the Adult data marks its 8 quasi-identifiers; they are checked already
+    for q in QI:
+        assert p.locator(f'input[name="attr"][value="{q}"]').is_checked()
+    p.click("#ask-question")
+    p.wait_for_selector('.answer[data-question="Q2"]')
+    assert _kv(p, "k") == str(anonlab.diagnose(eng, quasi_identifiers=QI).k)
+    p.screenshot(path=artifacts / "app-q2.png", full_page=True)
+
+    # Q4: every subset
+    p.check('input[name="scope"][value="subsets"]')
+    p.click("#ask-question")
+    p.wait_for_selector('.answer[data-question="Q4"]')
+    q4 = anonlab.diagnose(eng, attributes=QI)
+    cells = p.locator('table[data-section="Q4: k for every subset"] tbody tr').all_inner_texts()
+    shown = [(r.split("\t")[0], int(r.split("\t")[1].replace(",", ""))) for r in cells]
+    assert shown == [(", ".join(r.attributes), r.k) for r in q4.rows]
+    assert p.locator('[data-figure="lattice"] svg').count() == 1
+    p.screenshot(path=artifacts / "app-q4.png", full_page=True)
+
+    # Q11: the smallest delta for k = 1..50
+    p.check('input[name="scope"][value="set"]')
+    p.check('input[name="find_delta"]')
+    p.click("#ask-question")
+    p.wait_for_selector('.answer[data-question="Q11"]')
+    q11 = anonlab.diagnose(eng, quasi_identifiers=QI, find_delta=True)
+    rows = p.locator('[data-figure="k-delta"] table tbody tr').all_inner_texts()
+    assert [r.split("\t")[1] for r in rows] == [f"{r.delta:.4f}" for r in q11.rows]
+    assert p.locator('[data-figure="k-delta"] svg title').count() == len(q11.rows)
+    p.locator('[data-figure="k-delta"]').screenshot(path=artifacts / "app-q11-figure.png")
+    p.screenshot(path=artifacts / "app-q11.png", full_page=True)
+    assert page.foreign() == []
+
+
+def test_run_a_job_download_the_release_and_open_the_report(server, page, artifacts, browser):
+    url, root = server
+    p = page.page
+    p.goto(url + "/")
+    p.click("#open-adult")
+    p.wait_for_url("**/d/*")
+    p.click("#to-job")
+    p.fill('input[name="k"]', "5")
+    p.fill('input[name="suppression"]', "0.05")
+    p.select_option('select[name="metric"]', "loss")
+    p.select_option('select[name="algorithm"]', "optimal")
+    p.screenshot(path=artifacts / "app-job-form.png", full_page=True)
+    p.click("#run-job")
+    p.wait_for_selector('#status[data-status="done"]', timeout=120_000)
+    table = anonlab.load_adult()
+    job = adult_k5_job(table)
+    reference = anonlab.anonymize(table, job)
+    card = p.locator('[data-card="suppressed"] .value').inner_text()
+    assert card == f"{reference.suppressed_rows:,}"
+    assert p.locator('[data-card="loss"]').get_attribute("data-value") == str(
+        round(reference.loss, 6)
+    )
+    verdicts = p.locator('[data-figure="verdicts"] tbody tr').first.inner_text().split("\t")
+    assert verdicts[0] == "k_anonymity" and verdicts[2] == "no" and verdicts[-1] == "yes"
+    p.screenshot(path=artifacts / "app-job.png", full_page=True)
+
+    with p.expect_download() as got:
+        p.click("#download-release")
+    release = Path(got.value.path())
+    with release.open(newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    assert len(rows) - 1 == table.n_rows - reference.suppressed_rows
+    assert rows[0] == table.names
+    with p.expect_download() as got:
+        p.click("#download-report")
+    report = artifacts / "report.html"
+    shutil.copy(got.value.path(), report)
+    assert page.foreign() == []
+
+    # the report on its own, from disk: its figures, its numbers, no request
+    offline = Page(browser)
+    try:
+        offline.page.goto(report.as_uri())
+        for name in ("class-sizes", "k-delta", "lattice", "transformation", "loss", "classes"):
+            assert offline.page.locator(f'[data-figure="{name}"] svg').count() == 1, name
+        assert offline.page.locator('[data-card="k"]').get_attribute("data-value") == "1"
+        assert offline.page.locator('[data-card="suppressed"]').get_attribute("data-value") == str(
+            reference.suppressed_rows
+        )
+        offline.page.screenshot(path=artifacts / "report.png", full_page=True)
+        offline.page.locator('[data-figure="lattice"]').screenshot(
+            path=artifacts / "report-lattice.png"
+        )
+        assert offline.requests == [report.as_uri()]
+        assert offline.foreign() == []
+    finally:
+        offline.context.close()
+    outputs = list((root / "anonlab-output").iterdir())
+    assert outputs and all((o / "released.csv").exists() for o in outputs)
+
+
+def test_a_bad_upload_is_one_line_in_the_page(server, page, artifacts, tmp_path):
+    url, root = server
+    empty = tmp_path / "empty.csv"
+    empty.write_bytes(b"")
+    p = page.page
+    p.goto(url + "/")
+    p.set_input_files('input[name="file"]', str(empty))
+    p.click("#upload")
+    error = p.locator(".error").inner_text()
+    assert error == "error: The upload 'empty.csv' is empty."
+    assert "Traceback" not in p.content()
+    p.screenshot(path=artifacts / "app-bad-upload.png", full_page=True)
+    assert not (root / "anonlab-uploads" / "empty.csv").exists()

@@ -1,0 +1,145 @@
+"""Properties of the anonymity graph and of the non-homogeneous algorithms (Murakami & Uno).
+
+* Theorem 1: the max-flow says k-anonymous iff a brute-force search finds k edge-disjoint
+  perfect matchings (small random bipartite graphs).
+* Contracting identical records changes no answer.
+* Every output of ``wong_nh`` and ``murakami_uno`` is k-anonymous under Definition 1, phase 2
+  never raises the loss of the first phase, and the lower bound is never above the GCP.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from anonlab.anonymization import anonymize, build_problem, load_job
+from anonlab.data.table import EncodedTable
+from anonlab.release import AnonymityGraph, check_release
+from anonlab.release.anonymity_graph import ReleaseCells
+
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _disjoint_perfect_matchings(adj: np.ndarray, k: int) -> bool:
+    """Brute force: k pairwise edge-disjoint perfect matchings of the bipartite graph."""
+    n = adj.shape[0]
+    matchings = [p for p in itertools.permutations(range(n)) if all(adj[i, p[i]] for i in range(n))]
+
+    def search(start: int, used: set[tuple[int, int]], left: int) -> bool:
+        if left == 0:
+            return True
+        for idx in range(start, len(matchings)):
+            edges = {(i, matchings[idx][i]) for i in range(n)}
+            if edges & used:
+                continue
+            if search(idx + 1, used | edges, left - 1):
+                return True
+        return False
+
+    return search(0, set(), k)
+
+
+@st.composite
+def bipartite(draw):
+    n = draw(st.integers(2, 5))
+    bits = draw(st.lists(st.booleans(), min_size=n * n, max_size=n * n))
+    adj = np.array(bits, dtype=bool).reshape(n, n)
+    return adj
+
+
+@SETTINGS
+@given(adj=bipartite(), k=st.integers(1, 4))
+def test_theorem_1_max_flow_equals_k_disjoint_perfect_matchings(adj, k):
+    n = adj.shape[0]
+    assume(k <= n)
+    src, dst = np.nonzero(adj)
+    graph = AnonymityGraph(n, np.ones(n, np.int64), np.ones(n, np.int64), src, dst)
+    expected = _disjoint_perfect_matchings(adj, k)
+    assert (graph.max_flow(k) == k * n) == expected
+    if expected:
+        assert graph.condition_1() >= k  # Condition 1 is necessary
+
+
+@st.composite
+def release_pair(draw):
+    """A small original table and a concealing release of it (rows generalize their own)."""
+    n = draw(st.integers(2, 9))
+    values = st.sampled_from(["a", "b", "c"])
+    rows = [tuple(draw(values) for _ in range(3)) for _ in range(n)]
+    hidden = [tuple(draw(st.booleans()) for _ in range(3)) for _ in range(n)]
+    released = [tuple("*" if h else v for v, h in zip(r, hs)) for r, hs in zip(rows, hidden)]
+    return rows, released
+
+
+@SETTINGS
+@given(pair=release_pair())
+def test_contracting_identical_records_changes_no_answer(pair):
+    rows, released = pair
+    n = len(rows)
+    job = load_job(
+        {
+            "quasi_identifiers": ["x", "y", "z"],
+            "models": [{"k_anonymity": {"k": 1}}],
+            "metric": "gcp",
+        }
+    )
+    problem = build_problem(EncodedTable.from_rows(rows, ["x", "y", "z"]), job)
+    cells = ReleaseCells.read(problem, EncodedTable.from_rows(released, ["x", "y", "z"]))
+    contracted = AnonymityGraph.build(cells)
+    # the same graph with every record a vertex of its own
+    i, j = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
+    edges = cells.covers(j.reshape(-1), i.reshape(-1)).reshape(n, n)
+    src, dst = np.nonzero(edges)
+    plain = AnonymityGraph(n, np.ones(n, np.int64), np.ones(n, np.int64), src, dst)
+    for k in range(1, n + 1):
+        assert contracted.holds(k) == plain.holds(k)
+    assert contracted.condition_1() == plain.condition_1()
+
+
+@st.composite
+def tables(draw):
+    n = draw(st.integers(6, 40))
+    k = draw(st.integers(2, min(5, n // 2)))
+    cards = draw(st.lists(st.integers(1, 4), min_size=2, max_size=4))
+    seed = draw(st.integers(0, 2**16))
+    rng = np.random.default_rng(seed)
+    data = {f"q{j}": rng.integers(0, c, size=n).astype(str) for j, c in enumerate(cards)}
+    return EncodedTable.from_columns(data), k
+
+
+def _job(table: EncodedTable, k: int, algorithm: dict) -> dict:
+    return {
+        "quasi_identifiers": list(table.names),
+        "models": [{"k_anonymity": {"k": k}}],
+        "metric": "gcp",
+        "algorithm": algorithm,
+    }
+
+
+@SETTINGS
+@given(case=tables(), initial=st.sampled_from(["pattern_rings", "matchings"]))
+def test_murakami_uno_outputs_are_k_anonymous_and_phase_2_never_worse(case, initial):
+    table, k = case
+    algorithm = {"name": "murakami_uno", "initial": initial, "n_jobs": 1, "phase2_rounds": 6}
+    job = _job(table, k, algorithm)
+    result = anonymize(table, job)
+    stats = result.search
+    assert stats.gcp <= stats.phase1_gcp + 1e-12  # phase 2 never raises the loss
+    assert stats.lower_bound is not None and stats.lower_bound <= stats.gcp + 1e-12
+    assert result.loss == np.float64(stats.gcp) or abs(result.loss - stats.gcp) < 1e-12
+    released = EncodedTable.from_columns({c: result.columns[c] for c in table.names})
+    problem = build_problem(table, load_job(job))
+    assert check_release(problem, released).largest_k >= k  # Definition 1
+
+
+@SETTINGS
+@given(case=tables(), seed=st.integers(0, 100))
+def test_wong_outputs_are_k_anonymous(case, seed):
+    table, k = case
+    job = _job(table, k, {"name": "wong_nh", "seed": seed})
+    result = anonymize(table, job)
+    released = EncodedTable.from_columns({c: result.columns[c] for c in table.names})
+    assert check_release(build_problem(table, load_job(job)), released).largest_k >= k

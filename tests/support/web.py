@@ -1,0 +1,20 @@
+"""What the web tests compare the app with: the job its form builds for the bundled Adult."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anonlab
+
+
+def adult_k5_job(table: anonlab.EncodedTable) -> dict[str, Any]:
+    """The job the app's form runs on Adult with k = 5, 5 % suppression and the loss metric."""
+    return {
+        "quasi_identifiers": {
+            q: {"hierarchy": h} for q, h in anonlab.adult_hierarchies(table).items()
+        },
+        "sensitive": ["income"],
+        "models": [{"k_anonymity": {"k": 5}}],
+        "suppression": 0.05,
+        "metric": "loss",
+    }

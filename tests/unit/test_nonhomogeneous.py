@@ -1,0 +1,218 @@
+"""The non-homogeneous family: release format, loss on the labels, bad input, the CLI check."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from anonlab.anonymization import anonymize, build_problem, check, load_job
+from anonlab.cli.app import app
+from anonlab.data.table import EncodedTable
+from anonlab.exceptions import InputError, ParameterError
+from anonlab.release import CellCover, check_release
+
+AGES = ["21", "23", "25", "31", "34", "38", "41", "47", "52", "58", "63", "66"]
+JOBS = ["nurse", "nurse", "cook", "cook", "clerk", "clerk"] * 2
+ZIPS = ["4350", "4351", "4352", "4360", "4361", "4362"] * 2
+
+
+def _table() -> EncodedTable:
+    return EncodedTable.from_columns({"age": AGES, "job": JOBS, "zip": ZIPS})
+
+
+def _job(k: int = 3, **algorithm: object) -> dict[str, object]:
+    return {
+        "quasi_identifiers": {
+            "age": {"intervals": {"widths": [10, 20]}},
+            "job": {},
+            "zip": {"mask": {"width": 4}},
+        },
+        "models": [{"k_anonymity": {"k": k}}],
+        "metric": "gcp",
+        "algorithm": {"name": "murakami_uno", "n_jobs": 1, **algorithm},
+    }
+
+
+@pytest.mark.parametrize("kind", ["concealing", "hierarchy", "interval", "set"])
+def test_release_format_and_loss_on_the_labels(kind):
+    """Cells read as the issue's format, and the loss measured on the labels (the
+    verification's own parsing) equals the cost the algorithm weighed."""
+    generalization = {"age": kind, "job": kind if kind != "interval" else "set", "zip": "hierarchy"}
+    if kind == "concealing":
+        generalization = "concealing"
+    job = _job(generalization=generalization)
+    result = anonymize(_table(), job)
+    problem = build_problem(_table(), load_job(job))
+    assert isinstance(result.recoding, CellCover)
+    model_cost = result.recoding.cost(problem) / (problem.n_rows * 3)
+    assert result.loss == pytest.approx(model_cost)
+    ages = [str(v) for v in result.columns["age"]]
+    jobs = [str(v) for v in result.columns["job"]]
+    pattern = {
+        "concealing": r"^(\d+|\*)$",
+        "hierarchy": r"^(\d+|\[\d+, \d+\)|\*)$",
+        "interval": r"^(\d+|\[\d+,\d+\]|\*)$",
+        "set": r"^(\d+|\{\d+(;\d+)+\}|\*)$",
+    }[kind]
+    assert all(re.match(pattern, a) for a in ages), ages
+    if kind in ("set", "interval"):
+        assert all(re.match(r"^(\w+|\{\w+(;\w+)+\}|\*)$", j) for j in jobs), jobs
+    released = EncodedTable.from_columns({c: result.columns[c] for c in ("age", "job", "zip")})
+    assert check_release(problem, released).largest_k >= 3
+
+
+def test_interval_cells_cover_their_records():
+    job = _job(generalization={"age": "interval"})
+    result = anonymize(_table(), job)
+    for i, cell in enumerate(result.columns["age"]):
+        if str(cell).startswith("["):
+            lo, hi = map(float, str(cell)[1:-1].split(","))
+            assert lo <= float(AGES[i]) <= hi
+
+
+def test_wong_and_murakami_uno_report_their_figures():
+    result = anonymize(_table(), _job())
+    data = result.to_dict()
+    assert data["recoding"]["kind"] == "CellCover"
+    assert data["recoding"]["k"] == 3
+    assert data["search"]["lower_bound"] <= data["search"]["gcp"]
+    assert "anonymity graph" in data["verification"]["method"]
+    wong = anonymize(_table(), {**_job(), "algorithm": {"name": "wong_nh", "seed": 3}})
+    assert wong.to_dict()["search"]["groups"] == 4
+
+
+@pytest.mark.parametrize(
+    ("change", "words"),
+    [
+        ({"models": [{"k_anonymity": {"k": 1}}]}, "needs k >= 2"),
+        ({"models": [{"k_anonymity": {"k": 13}}]}, "at least 13 rows"),
+        (
+            {"models": [{"distinct_l_diversity": {"attribute": "s", "l": 2}}]},
+            "cannot honour 'distinct_l_diversity'",
+        ),
+        ({"metric": "loss"}, "Set 'metric: gcp'"),
+    ],
+)
+def test_bad_problems_are_refused(change, words):
+    table = EncodedTable.from_columns({"age": AGES, "job": JOBS, "zip": ZIPS, "s": JOBS})
+    with pytest.raises((InputError, ParameterError), match=re.escape(words)):
+        anonymize(table, {**_job(), **change})
+
+
+@pytest.mark.parametrize(
+    ("algorithm", "words"),
+    [
+        ({"generalization": "blur"}, "must be one of 'concealing'"),
+        ({"generalization": {"height": "set"}}, "names 'height'"),
+        ({"generalization": {"job": "interval"}}, "value 'clerk'"),
+        ({"pseudo_qids": ["age"]}, "row 0 has '9' (1 characters)"),
+        ({"pseudo_qids": ["nope"]}, "names 'nope'"),
+        ({"block_size": 3}, "'block_size' parameter of murakami_uno must be an int >= 2k"),
+    ],
+)
+def test_bad_parameters_name_the_culprit(algorithm, words, tmp_path):
+    ages = list(AGES)
+    ages[0] = "9"  # one character shorter than the others
+    table = EncodedTable.from_columns({"age": ages, "job": JOBS, "zip": ZIPS})
+    out = tmp_path / "out.csv"
+    with pytest.raises(ParameterError, match=re.escape(words)):
+        anonymize(table, _job(**algorithm), output=out)
+    assert not out.exists()  # nothing written
+
+
+def test_a_release_that_does_not_fit_its_original(tmp_path):
+    problem = build_problem(_table(), load_job(_job()))
+    short = EncodedTable.from_columns({"age": AGES[:-1], "job": JOBS[:-1], "zip": ZIPS[:-1]})
+    with pytest.raises(InputError, match="has 11 rows; the original has 12"):
+        check_release(problem, short)
+    wrong = EncodedTable.from_columns({"age": ["23"] + AGES[1:], "job": JOBS, "zip": ZIPS})
+    with pytest.raises(InputError, match="Row 0, column 'age': the released value '23' does not"):
+        check_release(problem, wrong)
+    unknown = EncodedTable.from_columns(
+        {"age": AGES[:3] + ["22"] + AGES[4:], "job": JOBS, "zip": ZIPS}
+    )
+    with pytest.raises(InputError, match="Row 3, column 'age': the released value '22' is not"):
+        check_release(problem, unknown)
+    garbage = EncodedTable.from_columns({"age": ["{x;y}"] + AGES[1:], "job": JOBS, "zip": ZIPS})
+    with pytest.raises(InputError, match="holding 'x'"):
+        check_release(problem, garbage)
+    odd = EncodedTable.from_columns({"age": ["2?"] + AGES[1:], "job": JOBS, "zip": ZIPS})
+    with pytest.raises(InputError, match="is not a generalization"):
+        check_release(problem, odd)
+    missing = EncodedTable.from_columns({"age": AGES, "job": JOBS})
+    with pytest.raises(InputError, match="zip"):
+        check_release(problem, missing)
+
+
+def test_check_reports_the_largest_k_of_a_written_release(tmp_path):
+    data = tmp_path / "data.csv"
+    lines = ["age,job,zip"] + [f"{a},{j},{z}" for a, j, z in zip(AGES, JOBS, ZIPS)]
+    data.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "release.csv"
+    anonymize(data, _job(k=3), output=out)
+    report = check(data, _job(k=3), release=out)
+    assert report.models[0]["holds"]
+    assert report.release is not None and report.release["largest_k"] >= 3
+    assert report.loss == pytest.approx(anonymize(data, _job(k=3)).loss)
+    assert not check(data, _job(k=12), release=out).models[0]["holds"]  # k = 12: no
+
+    job = tmp_path / "job.yaml"
+    job.write_text(
+        "quasi_identifiers: [age, job, zip]\nmodels:\n  - k_anonymity: {k: 3}\nmetric: gcp\n"
+    )
+    runner = CliRunner()
+    res = runner.invoke(
+        app, ["check", str(data), "--job", str(job), "--release", str(out), "--json"]
+    )
+    assert res.exit_code == 0, res.output
+    payload = json.loads(res.output)
+    assert payload["release"]["largest_k"] >= 3
+    assert payload["models"][0]["holds"] is True
+    res = runner.invoke(app, ["check", str(data), "--job", str(job), "--release", str(out)])
+    assert res.exit_code == 0 and "largest k" in res.output
+    res = runner.invoke(
+        app, ["check", str(data), "--job", str(job), "--release", str(tmp_path / "none.csv")]
+    )
+    assert res.exit_code == 2 and "error" in res.output
+
+
+def test_results_do_not_depend_on_worker_processes():
+    rng = np.random.default_rng(5)
+    table = EncodedTable.from_columns(
+        {f"q{j}": rng.integers(0, 4, size=400).astype(str) for j in range(4)}
+    )
+    job = {
+        "quasi_identifiers": list(table.names),
+        "models": [{"k_anonymity": {"k": 4}}],
+        "metric": "gcp",
+        "algorithm": {"name": "murakami_uno", "block_size": 100, "phase2_rounds": 2},
+    }
+    one = anonymize(table, {**job, "algorithm": {**job["algorithm"], "n_jobs": 1}})
+    two = anonymize(table, {**job, "algorithm": {**job["algorithm"], "n_jobs": 2}})
+    assert one.loss == two.loss
+    assert np.array_equal(one.recoding.covers, two.recoding.covers)
+    assert one.search.blocks == 4
+
+
+def test_example_job_and_check_on_the_bundled_data(tmp_path):
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    adult = root / "src" / "anonlab" / "datasets" / "adult.csv.gz"
+    job = root / "examples" / "adult_nonhomogeneous.yaml"
+    out = tmp_path / "adult_nh.csv"
+    runner = CliRunner()
+    res = runner.invoke(app, ["anonymize", str(adult), "--job", str(job), "-o", str(out), "--json"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.output)
+    assert doc["checks"] == {"k_anonymity": True}
+    assert doc["search"]["lower_bound"] <= doc["loss"]["value"]
+    res = runner.invoke(
+        app, ["check", str(adult), "--job", str(job), "--release", str(out), "--json"]
+    )
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["release"]["largest_k"] >= 5

@@ -1,0 +1,184 @@
+"""The HTML report: self-contained, offline, every figure with its numbers, numbers = the API's."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import pytest
+
+import anonlab
+from anonlab import api
+from anonlab.anonymization import build_problem, load_job
+from anonlab.diagnosis import profile_release, profile_table
+from anonlab.release import metric_context
+from anonlab.report.html import render
+
+pytest.importorskip("matplotlib")
+
+QI = list(api.ADULT_QUASI_IDENTIFIERS)
+JOB = {
+    "quasi_identifiers": {
+        "age": {"intervals": {"widths": [5, 10, 20]}},
+        "sex": {},
+        "race": {},
+        "marital-status": {},
+        "native-country": {},
+    },
+    "sensitive": ["income"],
+    "models": [{"k_anonymity": {"k": 5}}],
+    "suppression": 0.02,
+    "metric": "loss",
+}
+
+
+@pytest.fixture(scope="module")
+def adult() -> anonlab.EncodedTable:
+    return anonlab.load_adult()
+
+
+@pytest.fixture(scope="module")
+def gathered(adult):
+    return api.report_data(adult, quasi_identifiers=QI, job=JOB)
+
+
+@pytest.fixture(scope="module")
+def html(gathered) -> str:
+    return render(gathered)
+
+
+def test_report_is_one_offline_document(html):
+    assert html.startswith("<!doctype html>")
+    assert 'http-equiv="Content-Security-Policy" content="default-src &#x27;none&#x27;' in html
+    assert "<script" not in html
+    # nothing to fetch: no external addresses in attributes (only in-page references)
+    refs = re.findall(r'(?:src|href)="([^"#][^"]*)"', html)
+    assert all(r.startswith("data:") for r in refs), refs
+    assert not re.search(r"url\((?!#)", html)
+
+
+def test_every_figure_has_an_svg_and_its_numbers(html):
+    for name in ("class-sizes", "k-delta", "lattice", "singling-out", "transformation", "loss"):
+        block = html.split(f'data-figure="{name}"', 1)[1].split("</figure>", 1)[0]
+        assert "<svg" in block and "<table" in block, name
+        assert "<title>" in block, f"{name} has no tooltips"
+    assert 'data-figure="sensitive-income"' in html
+    assert 'data-figure="verdicts"' in html
+    # ids stay unique although every figure is inlined
+    ids = re.findall(r'\bid="([^"]+)"', html)
+    assert len(ids) == len(set(ids))
+
+
+def test_numbers_shown_are_the_answers_of_the_api(adult, gathered, html):
+    eng = anonlab.open_engine(adult)
+    q2 = anonlab.diagnose(eng, quasi_identifiers=QI)
+    assert f'data-card="k" data-value="{q2.k}"' in html
+    q11 = anonlab.diagnose(eng, quasi_identifiers=QI, find_delta=True)
+    k_delta = html.split('data-figure="k-delta"', 1)[1].split("</figure>", 1)[0]
+    for row in q11.rows:
+        assert f'<td class="num">{row.delta:.4f}</td>' in k_delta
+    q4 = anonlab.diagnose(eng, attributes=QI)
+    lattice = html.split('data-figure="lattice"', 1)[1].split("</figure>", 1)[0]
+    for row in q4.rows[:20]:
+        assert f'<td>{", ".join(row.attributes)}</td><td class="num">{row.k}</td>' in lattice
+    result = gathered.job.result
+    reference = anonlab.anonymize(adult, JOB)
+    assert result.loss == reference.loss and result.suppressed_rows == reference.suppressed_rows
+    assert f'data-card="suppressed" data-value="{reference.suppressed_rows}"' in html
+
+
+def test_report_data_gathers_answers_of_the_api(adult, gathered):
+    eng = anonlab.open_engine(adult)
+    assert gathered.q2.to_dict() == anonlab.diagnose(eng, quasi_identifiers=QI).to_dict()
+    assert gathered.q3.to_dict() == anonlab.diagnose(eng, attributes=QI, k=5).to_dict()
+    risk = anonlab.risk(eng, QI).to_dict()
+    assert gathered.risk.to_dict() == risk
+    assert gathered.profile.n_rows == 30162 and gathered.k == 5
+    assert [c.name for c in gathered.profile.columns] == adult.names
+
+
+def test_the_report_module_is_callable_and_still_a_package(tmp_path, adult):
+    out = tmp_path / "r.html"
+    text = anonlab.report(adult, quasi_identifiers=["age", "sex"], output=out)
+    assert out.read_text(encoding="utf-8") == text
+    from anonlab import report
+
+    assert report.Section is anonlab.report.Section and callable(report)
+
+
+def test_profile_release_per_attribute_loss_aggregates_to_the_loss(adult):
+    result = anonlab.anonymize(adult, JOB)
+    problem = build_problem(adult, load_job(JOB))
+    profile = profile_release(problem, result, ["income"])
+    assert profile.attribute_loss is not None
+    values = [profile.attribute_loss.values[q] for q in problem.quasi_identifiers]
+    context = metric_context(problem)
+    total = problem.metric.combine(problem.quasi_identifiers, values, context)
+    assert total == pytest.approx(result.loss)
+    income = profile.sensitive[0]
+    assert income.attribute == "income" and sum(income.table_counts) == adult.n_rows
+    assert profile.released_rows + profile.suppressed_rows == adult.n_rows
+    assert profile.suppressed_rows == result.suppressed_rows
+    assert sum(b["records"] for b in profile.class_size_histogram) == profile.released_rows
+    for c in income.classes:
+        assert sum(c["counts"]) == c["size"] and 0.0 <= c["distance"] <= 1.0
+
+
+def test_profile_table_counts_missing_and_distinct():
+    table = anonlab.EncodedTable.from_columns(
+        {"a": ["x", "y", None, "x"], "b": ["1", "1", "1", "2"]}
+    )
+    prof = profile_table(table)
+    a, b = prof.columns
+    assert (a.distinct, a.missing, a.top_value, a.top_count) == (2, 1, "x", 2)
+    assert (b.distinct, b.missing, b.top_value) == (2, 0, "1")
+
+
+def test_bad_input_is_one_error_and_nothing_is_written(tmp_path, adult):
+    data = tmp_path / "d.csv"
+    data.write_text("a,b\n1,2\n3,4\n")
+    with pytest.raises(anonlab.AnonlabError, match="Unknown quasi-identifier 'c'"):
+        anonlab.report(data, quasi_identifiers=["c"], output=tmp_path / "r.html")
+    with pytest.raises(anonlab.AnonlabError, match="end it with .html"):
+        anonlab.report(data, quasi_identifiers=["a"], output=tmp_path / "r.pdf")
+    page = tmp_path / "d.html"  # a CSV file whose name ends like a report
+    page.write_text("a,b\n1,2\n3,4\n")
+    with pytest.raises(anonlab.AnonlabError, match="Refusing to overwrite the input"):
+        anonlab.report(page, quasi_identifiers=["a"], output=page)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d.csv", "d.html"]
+    assert page.read_text() == "a,b\n1,2\n3,4\n"
+    assert data.read_text() == "a,b\n1,2\n3,4\n"
+
+
+def test_the_command_writes_the_report_and_fails_in_one_line(tmp_path):
+    adult = str(api.adult_path())
+    out = tmp_path / "report.html"
+    cmd = [sys.executable, "-m", "anonlab", "report", adult, "--qi", ",".join(QI)]
+    ok = subprocess.run(
+        [*cmd, "--drop-missing", "--output", str(out)], capture_output=True, text=True
+    )
+    assert ok.returncode == 0, ok.stderr
+    text = out.read_text(encoding="utf-8")
+    assert "30,162" in text and 'data-figure="lattice"' in text
+    bad = subprocess.run(
+        [sys.executable, "-m", "anonlab", "report", adult, "--qi", "agee", "--output",
+         str(tmp_path / "x.html")],
+        capture_output=True,
+        text=True,
+    )  # fmt: skip
+    assert bad.returncode == 2
+    assert bad.stderr.strip().startswith("error: Unknown quasi-identifier 'agee'")
+    assert len(bad.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "x.html").exists()
+
+
+def test_svg_ids_are_prefixed_per_figure():
+    from anonlab.report import _plots
+
+    a = _plots.bar_chart(["x"], [1], tips=["t"])
+    b = _plots.bar_chart(["x"], [1], tips=["t"])
+    ids_a = set(re.findall(r'\bid="([^"]+)"', a))
+    ids_b = set(re.findall(r'\bid="([^"]+)"', b))
+    assert ids_a and not ids_a & ids_b
+    assert a.count("url(#f") == a.count("url(#")
