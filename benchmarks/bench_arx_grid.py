@@ -16,6 +16,15 @@ against the reference one; the ratio to ARX is given both raw and scaled by that
         [--datasets cup] [--quick]
 
 Writes benchmarks/results/arx_grid.json (``arx_grid_quick.json`` with ``--quick``: one run).
+
+The reference file's ARX times come from another machine. To compare on this one, run this
+script once at the reference commit (``git worktree add /tmp/a864 a864f67``, copy this script
+into its ``benchmarks/``, ``PYTHONPATH=/tmp/a864/src python /tmp/a864/benchmarks/bench_arx_grid.py
+--quick``) and pass its JSON as ``--baseline``: per job, ``a864f67 here / a864f67 in the file``
+is this machine's speed factor, and the scaled ratio is ``now / (ARX * factor)`` (the file's
+same-run ARX-to-anonlab ratio, carried over by anonlab's own speed-up measured here). The
+baseline also shows whether the optimum (levels, loss, suppressed rows) is unchanged.
+``--from-results FILE`` prints the tables of an earlier run without running the jobs.
 """
 
 from __future__ import annotations
@@ -99,54 +108,15 @@ def run(table: Any, job: dict[str, Any], repeat: int) -> dict[str, Any]:
     }
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--metrics", default=",".join(METRICS))
-    ap.add_argument("--datasets", default=",".join(QIS))
-    ap.add_argument("--quick", action="store_true", help="one run per job")
-    args = ap.parse_args()
-    repeat = 1 if args.quick else args.repeat
-    wanted_m = args.metrics.split(",")
-    wanted_d = args.datasets.split(",")
-    reference = json.loads(REFERENCE.read_text(encoding="utf-8"))
-    tables: dict[str, Any] = {}
-    rows, out = [], []
-    for ref in reference["rows"]:
-        ds, metric = ref["dataset"], ref["metric"]
-        if metric not in wanted_m or ds not in wanted_d:
-            continue
-        if ds not in tables:
-            path = common.shared_dir() / "datasets" / "arx" / f"{ds}.csv"
-            tables[ds] = read_table(path, csv_options=CsvOptions(separator=";"))
-        got = run(tables[ds], job_for(ds, ref["k"], ref["suppression"], metric), repeat)
-        rec = {**ref, "now": got}
-        out.append(rec)
-        rows.append(
-            [
-                ds, ref["k"], f"{ref['suppression']:g}", metric,
-                f"{got['wall_ms']:.1f}", f"{got['cpu_ms']:.1f}", f"{ref['arx_ms']:.1f}",
-                f"{ref['anonlab_ms']:.1f}", f"{got['wall_ms'] / ref['arx_ms']:.2f}",
-                got["nodes"], ref["arx_nodes_checked"], ref["anonlab_nodes"],
-            ]
-        )  # fmt: skip
-        print(" | ".join(map(str, rows[-1])), flush=True)
-    print_table(
-        ["data", "k", "supp", "metric", "ms", "cpu ms", "ARX ms", "a864f67 ms", "ratio",
-         "nodes", "ARX nodes", "a864f67 nodes"],
-        rows,
-        title="anonlab now vs ARX 3.9.2 and anonlab a864f67 (reference file)",
-    )  # fmt: skip
-    summary = {}
-    for metric in wanted_m:
+def summarize(out: list[dict[str, Any]], baseline: dict[Any, Any] | None) -> dict[str, Any]:
+    """Per metric: median and worst ratio to ARX (raw, at a864f67 in the file, and scaled by
+    this machine's speed when a baseline run is given), nodes over ARX's, CPU over wall."""
+    summary: dict[str, Any] = {}
+    for metric in dict.fromkeys(r["metric"] for r in out):
         recs = [r for r in out if r["metric"] == metric]
-        if not recs:
-            continue
         ratios = [r["now"]["wall_ms"] / r["arx_ms"] for r in recs]
         before = [r["anonlab_ms"] / r["arx_ms"] for r in recs]
-        summary[metric] = {
+        entry = {
             "median_ratio": statistics.median(ratios),
             "worst_ratio": max(ratios),
             "median_ratio_a864f67": statistics.median(before),
@@ -156,19 +126,125 @@ def main() -> None:
                 r["now"]["cpu_ms"] / r["now"]["wall_ms"] for r in recs
             ),
         }
-    print_table(
-        ["metric", "median ratio", "worst", "a864f67 median", "a864f67 worst",
-         "jobs with more nodes than ARX", "cpu/wall"],
+        if baseline is not None:
+            scaled = [r["scaled_ratio"] for r in recs]
+            entry |= {
+                "machine_factor_median": statistics.median(r["machine_factor"] for r in recs),
+                "median_scaled_ratio": statistics.median(scaled),
+                "worst_scaled_ratio": max(scaled),
+                "scaled_over_arx": sum(x > 1 for x in scaled),
+                "optimum_changed": sum(not r["same_optimum"] for r in recs),
+            }
+        summary[metric] = entry
+    return summary
+
+
+def _key(r: dict[str, Any]) -> tuple[Any, ...]:
+    return (r["dataset"], r["k"], r["suppression"], r["metric"])
+
+
+def with_baseline(out: list[dict[str, Any]], baseline: dict[Any, Any]) -> None:
+    """Add each job's machine factor, scaled ratio and whether its optimum is unchanged."""
+    for r in out:
+        b = baseline[_key(r)]["now"]
+        now = r["now"]
+        r["machine_factor"] = b["wall_ms"] / r["anonlab_ms"]
+        r["scaled_ratio"] = now["wall_ms"] / (r["arx_ms"] * r["machine_factor"])
+        r["same_optimum"] = (
+            now["levels"] == b["levels"]
+            and now["suppressed_rows"] == b["suppressed_rows"]
+            and abs(now["loss"] - b["loss"]) <= 1e-9 * max(1.0, abs(b["loss"]))
+        )
+
+
+def report(out: list[dict[str, Any]], summary: dict[str, Any]) -> None:
+    """Print the job table and the per-metric table."""
+    scaled = "scaled_ratio" in out[0]
+    rows = [
         [
-            [m, f"{v['median_ratio']:.2f}", f"{v['worst_ratio']:.2f}",
-             f"{v['median_ratio_a864f67']:.2f}", f"{v['worst_ratio_a864f67']:.2f}",
-             v["nodes_over_arx"], f"{v['cpu_over_wall']:.2f}"]
-            for m, v in summary.items()
-        ],
-        title="per metric: anonlab / ARX wall time",
+            r["dataset"], r["k"], f"{r['suppression']:g}", r["metric"],
+            f"{r['now']['wall_ms']:.1f}", f"{r['now']['cpu_ms']:.1f}", f"{r['arx_ms']:.1f}",
+            f"{r['anonlab_ms']:.1f}", f"{r['now']['wall_ms'] / r['arx_ms']:.2f}",
+            *([f"{r['scaled_ratio']:.2f}"] if scaled else []),
+            r["now"]["nodes"], r["arx_nodes_checked"], r["anonlab_nodes"],
+        ]
+        for r in out
+    ]  # fmt: skip
+    print_table(
+        ["data", "k", "supp", "metric", "ms", "cpu ms", "ARX ms", "a864f67 ms", "ratio",
+         *(["scaled"] if scaled else []), "nodes", "ARX nodes", "a864f67 nodes"],
+        rows,
+        title="anonlab now vs ARX 3.9.2 and anonlab a864f67 (reference file)",
     )  # fmt: skip
+    head = ["metric", "median ratio", "worst", "a864f67 median", "a864f67 worst"]
+    if scaled:
+        head += ["machine factor", "scaled median", "scaled worst", "scaled > 1", "optimum changed"]
+    head += ["jobs with more nodes than ARX", "cpu/wall"]
+    table = []
+    for m, v in summary.items():
+        row = [m, f"{v['median_ratio']:.2f}", f"{v['worst_ratio']:.2f}",
+               f"{v['median_ratio_a864f67']:.2f}", f"{v['worst_ratio_a864f67']:.2f}"]  # fmt: skip
+        if scaled:
+            row += [f"{v['machine_factor_median']:.2f}", f"{v['median_scaled_ratio']:.2f}",
+                    f"{v['worst_scaled_ratio']:.2f}", v["scaled_over_arx"],
+                    v["optimum_changed"]]  # fmt: skip
+        row += [v["nodes_over_arx"], f"{v['cpu_over_wall']:.2f}"]
+        table.append(row)
+    print_table(head, table, title="per metric: anonlab / ARX wall time")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--metrics", default=",".join(METRICS))
+    ap.add_argument("--datasets", default=",".join(QIS))
+    ap.add_argument("--quick", action="store_true", help="one run per job")
+    ap.add_argument("--baseline", type=Path, help="this script's JSON, run at a864f67 here")
+    ap.add_argument("--from-results", type=Path, help="report an earlier run's JSON")
+    args = ap.parse_args()
+    repeat = 1 if args.quick else args.repeat
+    wanted_m = args.metrics.split(",")
+    wanted_d = args.datasets.split(",")
+    baseline = None
+    if args.baseline is not None:
+        jobs = json.loads(args.baseline.read_text(encoding="utf-8"))["jobs"]
+        baseline = {_key(r): r for r in jobs}
+    if args.from_results is not None:
+        earlier = json.loads(args.from_results.read_text(encoding="utf-8"))
+        out = [r for r in earlier["jobs"] if r["metric"] in wanted_m and r["dataset"] in wanted_d]
+        repeat = earlier["repeat"]
+    else:
+        out = []
+        reference = json.loads(REFERENCE.read_text(encoding="utf-8"))
+        tables: dict[str, Any] = {}
+        for ref in reference["rows"]:
+            ds, metric = ref["dataset"], ref["metric"]
+            if metric not in wanted_m or ds not in wanted_d:
+                continue
+            if ds not in tables:
+                path = common.shared_dir() / "datasets" / "arx" / f"{ds}.csv"
+                tables[ds] = read_table(path, csv_options=CsvOptions(separator=";"))
+            got = run(tables[ds], job_for(ds, ref["k"], ref["suppression"], metric), repeat)
+            out.append({**ref, "now": got})
+            print(ds, ref["k"], ref["suppression"], metric, f"{got['wall_ms']:.1f} ms", flush=True)
+    if baseline is not None:
+        with_baseline(out, baseline)
+    summary = summarize(out, baseline)
+    report(out, summary)
+    if args.from_results is not None:  # the earlier run's file, its machine block kept
+        if baseline is not None:
+            earlier |= {"baseline": str(args.baseline), "jobs": out, "summary": summary}
+            args.from_results.write_text(json.dumps(earlier, indent=2) + "\n", encoding="utf-8")
+            print(f"\nupdated {args.from_results}")
+        return
     name = "arx_grid_quick" if args.quick else "arx_grid"
-    path = common.write_results(name, {"repeat": repeat, "jobs": out, "summary": summary})
+    path = common.write_results(
+        name,
+        {"repeat": repeat, "baseline": str(args.baseline) if args.baseline else None,
+         "jobs": out, "summary": summary},
+    )  # fmt: skip
     print(f"\nwrote {path}")
 
 

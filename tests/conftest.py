@@ -47,3 +47,21 @@ def figure2() -> EncodedTable:
 def shared() -> Path:
     """Path of ../shared (tests using it are marked ``shared``)."""
     return SHARED
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """A local SparkSession shared by every Spark test (local[2]; started once, ~5 s).
+
+    Skipped, with the reason, where pyspark or Java 17+ is missing.
+    """
+    pytest.importorskip("pyspark", reason="pyspark is not installed: pip install 'anonlab[spark]'")
+    from anonlab.engines.spark_engine import spark_session
+    from anonlab.exceptions import OptionalDependencyError
+
+    try:
+        session = spark_session()
+    except OptionalDependencyError as exc:  # no Java, or one too old to start Spark
+        pytest.skip(str(exc))
+    yield session
+    session.stop()

@@ -124,11 +124,16 @@ def open_engine(
     if isinstance(data, Engine):
         return data
     hier = load_hierarchies(hierarchies)
-    if engine == "duckdb" and not isinstance(data, EncodedTable):
-        if isinstance(data, (str, os.PathLike)):
+    if engine in ("duckdb", "spark") and not isinstance(data, EncodedTable):
+        if isinstance(data, (str, os.PathLike)) and "://" not in str(data):
             data = FileSource(Path(data), csv=csv_options or CsvOptions())
         return get_engine(
-            "duckdb", data, hierarchies=hier, drop_nulls=drop_missing or None, **engine_options
+            engine,
+            data,
+            hierarchies=hier,
+            csv_options=csv_options,
+            drop_nulls=drop_missing or None,
+            **engine_options,
         )
     table = read_table(data, csv_options=csv_options, schema=schema, columns=columns)
     if drop_missing:

@@ -170,6 +170,7 @@ class Anonymizer(ABC):
             ``self``, with ``recoding_`` and ``search_`` set.
         """
         self._validate_params()
+        self._check_frequency_set(problem)
         self._check_problem(problem)
         self._fit(problem, progress)
         return self
@@ -177,6 +178,33 @@ class Anonymizer(ABC):
     def _check_problem(self, problem: Problem) -> None:
         """Refuse, before any work, a problem the algorithm cannot solve (default: accept)."""
         del problem
+
+    def accepts_frequency_set(self) -> bool:
+        """Whether the algorithm, with its parameters, runs on a frequency set.
+
+        A frequency set (a :class:`~anonlab.release.problem.Problem` whose table has row
+        weights: the distinct combinations of the quasi-identifiers and sensitive attributes
+        with their counts, as an out-of-core engine computes them) holds class statistics
+        but no individual rows. Searches that judge classes only (full-domain
+        generalization) accept it; algorithms that place rows one by one do not (the
+        default).
+
+        Returns
+        -------
+        bool
+        """
+        return False
+
+    def _check_frequency_set(self, problem: Problem) -> None:
+        """Refuse a frequency set when the algorithm needs the individual rows."""
+        if problem.weighted and not self.accepts_frequency_set():
+            raise ParameterError(
+                f"Algorithm {self.name!r} places individual rows, and this table was read "
+                "out of core as the counts of its distinct combinations (the DuckDB engine), "
+                f"which it cannot use. {FREQUENCY_SET_ALGORITHMS} run on any engine; or run "
+                f"{self.name!r} on a table that fits in memory (--engine numpy). Nothing "
+                "was written."
+            )
 
     @abstractmethod
     def _fit(self, problem: Problem, progress: Progress | None) -> None:
@@ -186,6 +214,12 @@ class Anonymizer(ABC):
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
         return f"{type(self).__name__}({args})"
 
+
+#: The algorithms that run on a frequency set, in words (for messages).
+FREQUENCY_SET_ALGORITHMS = (
+    "The full-domain searches (optimal, incognito, and privacyfrost2 without "
+    "partial_domain and presampling)"
+)
 
 #: Every algorithm by its job-file name (filled by :func:`register`).
 ALGORITHMS: dict[str, type[Anonymizer]] = {}

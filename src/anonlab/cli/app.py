@@ -13,6 +13,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -45,6 +46,7 @@ class EngineName(str, Enum):
 
     numpy = "numpy"
     duckdb = "duckdb"
+    spark = "spark"
 
 
 def _version(value: bool) -> None:
@@ -87,7 +89,7 @@ def _show_warning(
     file: Any = None,
     line: str | None = None,
 ) -> None:
-    err.print(f"[bold yellow]warning:[/] {message}", highlight=False, soft_wrap=True)
+    err.print(f"[bold yellow]warning:[/] {escape(str(message))}", highlight=False, soft_wrap=True)
 
 
 @contextmanager
@@ -99,7 +101,8 @@ def _errors() -> Iterator[None]:
         try:
             yield
         except AnonlabError as exc:
-            err.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+            # escaped: a message may hold brackets ("pip install 'anonlab[duckdb]'")
+            err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
             raise typer.Exit(2) from None
         except OSError as exc:  # a file the checks could not foresee (a disk full, ...)
             where = f" ({exc.filename})" if exc.filename else ""
@@ -151,6 +154,17 @@ def _progress(enabled: bool, label: str = "subsets") -> Iterator[_Bar | None]:
         yield _Bar(bar, label)
 
 
+#: ``--spark-master``, the same option on every command that takes ``--engine spark``.
+SparkMaster = Annotated[
+    str | None,
+    typer.Option(
+        "--spark-master",
+        help="With --engine spark: where Spark runs (spark://host:7077, yarn, local[4]); "
+        "default local[2].",
+    ),
+]
+
+
 @app.command()
 def diagnose(
     data: Annotated[
@@ -172,6 +186,7 @@ def diagnose(
         int | None, typer.Option(help="Largest k of the delta tables (Q11, Q12); default 50.")
     ] = None,
     engine: Annotated[EngineName, typer.Option(help="Engine.")] = EngineName.numpy,
+    spark_master: SparkMaster = None,
     separator: Annotated[str, typer.Option("--separator", "-s", help="CSV field separator.")] = ",",
     no_header: Annotated[
         bool, typer.Option("--no-header", help="The CSV has no header row.")
@@ -276,6 +291,9 @@ def diagnose(
         needed = None  # --risk reads every column: it looks for identifying ones too
         if (qi_list is not None or attr_list is not None) and not risk:
             needed = list(dict.fromkeys((qi_list or []) + (attr_list or [])))
+        if spark_master is not None and engine is not EngineName.spark:
+            raise ParameterError("--spark-master applies to --engine spark only.")
+        engine_options: dict[str, Any] = {"master": spark_master} if spark_master else {}
         eng = api.open_engine(
             data,
             engine=engine.value,
@@ -283,6 +301,7 @@ def diagnose(
             csv_options=csv_options,
             drop_missing=(needed or True) if drop_missing else None,
             columns=needed,
+            **engine_options,
         )
         if hierarchies or levels:
             _check_attribute_options(data, csv_options, hierarchies, levels, needed)
@@ -491,6 +510,15 @@ def anonymize(
         ),
     ],
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON for machines.")] = False,
+    engine: Annotated[
+        str,
+        typer.Option(
+            "--engine",
+            help="auto (by the data's size), numpy (in memory), duckdb (out of core: the "
+            "search on the frequency set, the release streamed by DuckDB) or spark.",
+        ),
+    ] = "auto",
+    spark_master: SparkMaster = None,
 ) -> None:
     """Anonymize a table as a YAML job file says, with the least information loss.
 
@@ -510,11 +538,27 @@ def anonymize(
     """
     with _errors():
         with _progress(not as_json, "nodes") as progress:
-            result = api.anonymize(data, job, output=output, progress=progress)
+            result = api.anonymize(
+                data,
+                job,
+                output=output,
+                progress=progress,
+                engine=engine,
+                engine_options=_spark_options(engine, spark_master),
+            )
         if as_json:
             sys.stdout.write(json.dumps(result.to_dict(), indent=2) + "\n")
             return
         show(report.anonymization_sections(result))
+
+
+def _spark_options(engine: str, master: str | None) -> dict[str, Any]:
+    """The engine options of ``--spark-master`` (refused with any other engine)."""
+    if master is None:
+        return {}
+    if engine != "spark":
+        raise ParameterError("--spark-master applies to --engine spark only.")
+    return {"master": master}
 
 
 @app.command()
@@ -535,12 +579,27 @@ def check(
         ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON for machines.")] = False,
+    engine: Annotated[
+        str,
+        typer.Option(
+            "--engine",
+            help="auto (by the data's size), numpy (in memory), duckdb (one GROUP BY over "
+            "the file) or spark.",
+        ),
+    ] = "auto",
+    spark_master: SparkMaster = None,
 ) -> None:
     """Report the privacy models and the metric of a table as it is, or of a release of it."""
     with _errors():
         if release is not None:
             check_input_file(release, "released table")
-        checked = api.check(data, job, release=release)
+        checked = api.check(
+            data,
+            job,
+            release=release,
+            engine=engine,
+            engine_options=_spark_options(engine, spark_master),
+        )
         if as_json:
             sys.stdout.write(json.dumps(checked.to_dict(), indent=2) + "\n")
             return

@@ -199,6 +199,13 @@ class EncodedTable:
         carried through to the output but never used as an attribute.
     order : tuple of str, optional
         The order of every column, nested ones included (default: ``columns``).
+    weights : ndarray of int64, optional
+        The multiplicity of each row: how many records of the data it stands for (a
+        *frequency set*: the distinct combinations of some columns and their counts, as an
+        out-of-core engine computes them with one ``GROUP BY``). Engines and searches count
+        a row ``weights[r]`` times, so class sizes, sensitive histograms, suppression and
+        losses are those of the full data; :attr:`n_records` is their sum. None (the
+        default): every row is one record.
     """
 
     columns: tuple[EncodedColumn, ...]
@@ -206,6 +213,7 @@ class EncodedTable:
     source: str | None = None
     typed: Mapping[str, Any] = field(default_factory=dict)
     order: tuple[str, ...] = ()
+    weights: npt.NDArray[np.int64] | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         cols = tuple(self.columns)
@@ -222,6 +230,15 @@ class EncodedTable:
             raise InputError(f"Duplicate column names: {', '.join(map(repr, dup))}.")
         check_columns(list(self.schema.roles), list(self.order))
         object.__setattr__(self, "_index", {c.name: c for c in cols})
+        if self.weights is not None:
+            w = np.ascontiguousarray(self.weights, dtype=np.int64).reshape(-1)
+            if w.size != self.n_rows:
+                raise InputError(
+                    f"A table of {self.n_rows} rows got {w.size} row weights; give one per row."
+                )
+            if w.size and int(w.min()) < 1:
+                raise InputError("Row weights (multiplicities) must be integers >= 1.")
+            object.__setattr__(self, "weights", w)
 
     # ----------------------------------------------------------------- construction
     @classmethod
@@ -270,6 +287,17 @@ class EncodedTable:
     def n_rows(self) -> int:
         """Number of rows."""
         return int(self.columns[0].codes.size) if self.columns else 0
+
+    @property
+    def n_records(self) -> int:
+        """Number of records the rows stand for: the sum of :attr:`weights` (the rows
+        themselves when the table has no weights)."""
+        return self.n_rows if self.weights is None else int(self.weights.sum())
+
+    @property
+    def weighted(self) -> bool:
+        """Whether rows carry a multiplicity (:attr:`weights`): a frequency set."""
+        return self.weights is not None
 
     @property
     def names(self) -> list[str]:
@@ -324,7 +352,9 @@ class EncodedTable:
 
     def with_schema(self, schema: Schema) -> EncodedTable:
         """Return the same data with other attribute roles."""
-        return EncodedTable(self.columns, schema, self.source, self.typed, self.order)
+        return EncodedTable(
+            self.columns, schema, self.source, self.typed, self.order, weights=self.weights
+        )
 
     def with_columns(self, replace: Mapping[str, EncodedColumn]) -> EncodedTable:
         """Return the table with some encoded columns replaced (same rows, same order).
@@ -333,7 +363,7 @@ class EncodedTable:
         """
         cols = tuple(replace.get(c.name, c) for c in self.columns)
         typed = {n: a for n, a in self.typed.items() if n not in replace}
-        return EncodedTable(cols, self.schema, self.source, typed, self.order)
+        return EncodedTable(cols, self.schema, self.source, typed, self.order, weights=self.weights)
 
     # ------------------------------------------------------------------- row subsets
     def take(self, rows: npt.ArrayLike) -> EncodedTable:
@@ -343,7 +373,12 @@ class EncodedTable:
             idx = np.flatnonzero(idx)
         typed = {n: a.take(idx) for n, a in self.typed.items()}
         return EncodedTable(
-            tuple(c.take(idx) for c in self.columns), self.schema, self.source, typed, self.order
+            tuple(c.take(idx) for c in self.columns),
+            self.schema,
+            self.source,
+            typed,
+            self.order,
+            weights=None if self.weights is None else self.weights[idx],
         )
 
     def null_mask(self, columns: Sequence[str] | None = None) -> npt.NDArray[np.bool_]:
@@ -372,6 +407,7 @@ class EncodedTable:
             self.source,
             typed,
             tuple(n for n in names if n in encoded or n in typed),
+            weights=self.weights,
         )
 
     def to_dict(self) -> dict[str, npt.NDArray[np.object_]]:

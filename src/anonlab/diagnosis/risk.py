@@ -78,10 +78,10 @@ def identifying_columns(engine: Engine, exclude: Sequence[str] = ()) -> list[tup
     n = engine.n_rows
     skip = set(exclude)
     found = []
-    for column in engine.columns:
-        if column in skip:
-            continue
-        if n > 1 and engine.class_sizes([column], {}).size == n:
+    undeclared = [c for c in engine.columns if c not in skip]
+    distinct = engine.distinct_counts(undeclared) if n > 1 else {}
+    for column in undeclared:
+        if n > 1 and distinct[column] == n:
             found.append((column, f"it holds a different value in each of the {n:,} rows"))
         elif _ID_NAME.search(column):
             found.append((column, "its name says it is an identifier"))

@@ -15,6 +15,7 @@ __all__ = ["Engine", "Levels", "get_engine", "ENGINES"]
 ENGINES = {
     "numpy": "anonlab.engines.numpy_engine",
     "duckdb": "anonlab.engines.duckdb_engine",
+    "spark": "anonlab.engines.spark_engine",
 }
 
 

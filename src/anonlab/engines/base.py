@@ -7,7 +7,9 @@ a cluster (Spark). Diagnosis and algorithms only talk to this interface.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
@@ -16,11 +18,70 @@ import numpy.typing as npt
 from anonlab._validation import check_columns, check_int
 from anonlab.data.hierarchy import Hierarchy
 from anonlab.data.stats import ClassStats
-from anonlab.exceptions import HierarchyError
+from anonlab.data.table import EncodedTable
+from anonlab.exceptions import HierarchyError, ParameterError
 
-__all__ = ["Engine", "Levels"]
+__all__ = ["Engine", "Levels", "ReleasePlan"]
 
 Levels = Mapping[str, int]
+
+
+@dataclass(frozen=True)
+class ReleasePlan:
+    """A full-domain release as an engine writes it, without the rows passing through Python.
+
+    The release is one pass over the data: every quasi-identifier mapped to its label at its
+    level (a join with the hierarchy's level table), the rows of suppressed classes removed
+    or their quasi-identifiers masked with ``*``, identifiers dropped, every other column as
+    it is.
+
+    Parameters
+    ----------
+    columns : tuple of str
+        The released columns, in order (identifiers already left out).
+    quasi_identifiers : tuple of str
+        The generalized columns.
+    levels : tuple of int
+        The level of each quasi-identifier (0: its values as they are, as text).
+    hierarchies : Mapping[str, Hierarchy]
+        The hierarchy of each quasi-identifier.
+    suppressed : tuple of tuple
+        The released keys of the suppressed classes: per class, its label in each
+        quasi-identifier (a null as None), in ``quasi_identifiers`` order.
+    mask_suppressed : bool
+        Mask the quasi-identifiers of suppressed rows with ``*`` instead of removing them.
+    """
+
+    columns: tuple[str, ...]
+    quasi_identifiers: tuple[str, ...]
+    levels: tuple[int, ...]
+    hierarchies: Mapping[str, Hierarchy]
+    suppressed: tuple[tuple[str | None, ...], ...] = ()
+    mask_suppressed: bool = False
+
+    def __post_init__(self) -> None:
+        if len(self.levels) != len(self.quasi_identifiers):
+            raise ParameterError(
+                f"A release plan needs one level per quasi-identifier; got {len(self.levels)} "
+                f"levels for {len(self.quasi_identifiers)}."
+            )
+        m = len(self.quasi_identifiers)
+        for key in self.suppressed:
+            if len(key) != m:
+                raise ParameterError(
+                    f"A suppressed key has {len(key)} labels; the plan has {m} quasi-identifiers."
+                )
+
+    def root_label(self, j: int) -> str | None:
+        """The label a null of quasi-identifier ``j`` takes at its level: the root when the
+        level is the top of a hierarchy with one root, else None (a null stays a null)."""
+        h = self.hierarchies[self.quasi_identifiers[j]]
+        lv = self.levels[j]
+        if lv == h.height and lv > 0:
+            top = h.level_labels(lv)
+            if top.size == 1:
+                return str(top[0])
+        return None
 
 
 class Engine:
@@ -106,6 +167,118 @@ class Engine:
     ) -> npt.NDArray[np.int64]:
         """Return the positions of the rows whose class has fewer than ``k`` rows, ascending."""
         raise NotImplementedError
+
+    # ------------------------------------------------------------- out of core
+    def frequency_set(self, columns: Sequence[str]) -> EncodedTable:
+        """Return the distinct combinations of ``columns`` and their counts.
+
+        The table a search needs when the rows do not fit in memory: one row per distinct
+        combination (a null is a value of its own), each with its number of records as its
+        weight (:attr:`EncodedTable.weights`). Class statistics of any of these columns at
+        any levels are then those of the whole data.
+
+        Parameters
+        ----------
+        columns : sequence of str
+            The quasi-identifiers and the attributes the models read.
+
+        Returns
+        -------
+        EncodedTable
+            With ``weights`` (its ``n_records`` is the engine's :attr:`n_rows`).
+        """
+        raise self._no_release("compute frequency sets")
+
+    def write_release(
+        self,
+        plan: ReleasePlan,
+        path: str | os.PathLike[str],
+        *,
+        fmt: str,
+        separator: str = ",",
+    ) -> int:
+        """Write the release ``plan`` describes to ``path``, streaming the rows.
+
+        Parameters
+        ----------
+        plan : ReleasePlan
+            What to release.
+        path : path-like
+            The file to write (a temporary file the caller renames: its name says nothing
+            of its format).
+        fmt : str
+            ``"csv"``, ``"csv.gz"`` or ``"parquet"``.
+        separator : str
+            The CSV separator.
+
+        Returns
+        -------
+        int
+            The rows written.
+        """
+        raise self._no_release("write releases")
+
+    def release_stats(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        fmt: str,
+        quasi_identifiers: Sequence[str],
+        sensitive: Sequence[str] = (),
+        separator: str = ",",
+    ) -> ClassStats:
+        """Return the classes of a written release, read back from the file.
+
+        The independent re-check of an out-of-core release: the released labels of
+        ``path`` grouped again (with keys, and the histograms of ``sensitive``), for the
+        privacy models to judge before the file is renamed into place.
+
+        Parameters
+        ----------
+        path : path-like
+            The written release (as :meth:`write_release` wrote it).
+        fmt : str
+            Its format: ``"csv"``, ``"csv.gz"`` or ``"parquet"``.
+        quasi_identifiers : sequence of str
+            The columns to group on.
+        sensitive : sequence of str
+            The sensitive attributes whose value counts per class are wanted.
+        separator : str
+            The CSV separator.
+
+        Returns
+        -------
+        ClassStats
+        """
+        raise self._no_release("read releases back")
+
+    @property
+    def writes_releases(self) -> bool:
+        """Whether the engine implements the release protocol (:meth:`frequency_set`,
+        :meth:`write_release`, :meth:`release_stats`): ``anonymize`` can run on it."""
+        cls = type(self)
+        return (
+            cls.frequency_set is not Engine.frequency_set
+            and cls.write_release is not Engine.write_release
+            and cls.release_stats is not Engine.release_stats
+        )
+
+    def _no_release(self, what: str) -> ParameterError:
+        return ParameterError(
+            f"The {self.name} engine cannot {what} yet, so it cannot anonymize; use "
+            "--engine duckdb (out of core) or --engine numpy (in memory)."
+        )
+
+    def distinct_counts(self, columns: Sequence[str]) -> dict[str, int]:
+        """Return the number of distinct values (a null counts as one) of each column.
+
+        Engines that scan files answer in one pass; the default counts the classes of each
+        column on its own.
+        """
+        return {c: int(self.class_sizes([c]).size) for c in columns}
+
+    def close(self) -> None:
+        """Release what the engine holds (connections, temporary files); default: nothing."""
 
     # ------------------------------------------------------------- shared
     def class_sizes_many(

@@ -23,7 +23,7 @@ from anonlab.data.table import EncodedColumn, EncodedTable
 from anonlab.exceptions import DataFormatError, InputError
 from anonlab.io.atomic import check_input_file
 
-__all__ = ["column_names", "read_table", "read_arrow"]
+__all__ = ["column_names", "memory_estimate", "read_table", "read_arrow"]
 
 
 def read_table(
@@ -120,6 +120,54 @@ def column_names(path: str | os.PathLike[str], csv_options: CsvOptions | None = 
         except (pa.ArrowException, OSError) as exc:
             raise DataFormatError(f"Cannot read Parquet file {str(p)!r}: {exc}") from None
     return read_header(p, csv_options or CsvOptions())[0]
+
+
+#: Bytes the in-memory (numpy) engine needs per cell of a table while ``anonymize`` reads,
+#: encodes, searches and writes it (Adult-like data, 10 million rows of 15 columns from
+#: Parquet: a peak of 3.2 GiB, 23 bytes a cell; benchmarks/bench_scale.py).
+MEMORY_PER_CELL = 24
+#: Bytes in memory per byte of a CSV file on disk (text ~8 bytes per cell), and of gzip.
+MEMORY_PER_CSV_BYTE = 3
+MEMORY_PER_GZIP_BYTE = 27
+
+
+def memory_estimate(
+    path: str | os.PathLike[str], csv_options: CsvOptions | None = None
+) -> tuple[int, int]:
+    """The size of a data file on disk and what reading it whole into memory would need.
+
+    A Parquet file's rows and columns are read from its footer (:data:`MEMORY_PER_CELL`
+    bytes a cell); a CSV file's size is scaled (:data:`MEMORY_PER_CSV_BYTE`, or
+    :data:`MEMORY_PER_GZIP_BYTE` when gzipped). An estimate, to choose an engine and refuse
+    what cannot fit, not a promise.
+
+    Parameters
+    ----------
+    path : path-like
+        The data file.
+    csv_options : CsvOptions, optional
+        Unused but for symmetry with :func:`read_table` (the estimate reads no text).
+
+    Returns
+    -------
+    on_disk, in_memory : int
+        Bytes.
+    """
+    del csv_options
+    p = check_input_file(path, "data file")
+    on_disk = int(p.stat().st_size)
+    if infer_format(p) == "parquet":
+        pq = import_optional("pyarrow.parquet")
+        pa = import_optional("pyarrow")
+        try:
+            md = pq.ParquetFile(p).metadata
+        except (pa.ArrowException, OSError) as exc:
+            raise DataFormatError(f"Cannot read Parquet file {str(p)!r}: {exc}") from None
+        return on_disk, int(md.num_rows) * max(int(md.num_columns), 1) * MEMORY_PER_CELL
+    with p.open("rb") as fh:
+        gzipped = fh.read(2) == b"\x1f\x8b"
+    factor = MEMORY_PER_GZIP_BYTE if gzipped else MEMORY_PER_CSV_BYTE
+    return on_disk, on_disk * factor
 
 
 def _read_file(path: Path, fmt: str, options: CsvOptions) -> Any:

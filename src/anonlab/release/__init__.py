@@ -19,7 +19,14 @@ from anonlab.release.recoding import (
     generalize_column,
 )
 from anonlab.release.result import AnonymizationResult, SearchStats, stat
-from anonlab.release.verify import VERIFIERS, Release, Verification, model_keys, verify
+from anonlab.release.verify import (
+    VERIFIERS,
+    Release,
+    Verification,
+    model_keys,
+    recheck_written,
+    verify,
+)
 
 __all__ = [
     "AnonymityGraph",
@@ -42,6 +49,7 @@ __all__ = [
     "measure",
     "metric_context",
     "model_keys",
+    "recheck_written",
     "release_cells",
     "stat",
     "verify",

@@ -30,7 +30,7 @@ def metric_context(problem: Problem, table: EncodedTable | None = None) -> Metri
     engine = get_engine("numpy", t, hierarchies=dict(problem.hierarchies))
     base = engine.class_stats(list(problem.quasi_identifiers))
     return MetricContext(
-        problem.quasi_identifiers, problem.hierarchies, base, t.n_rows, dict(problem.weights)
+        problem.quasi_identifiers, problem.hierarchies, base, t.n_records, dict(problem.weights)
     )
 
 

@@ -34,7 +34,10 @@ class Problem:
     Parameters
     ----------
     table : EncodedTable
-        The data, one row per person.
+        The data, one row per person; or a frequency set (a table with row weights,
+        :attr:`EncodedTable.weights`: each row stands for that many people), which the
+        full-domain searches accept (``Anonymizer.accepts_frequency_set``) and the other
+        families refuse.
     quasi_identifiers : sequence of str
         The quasi-identifier columns (kept in table order).
     hierarchies : Mapping[str, Hierarchy]
@@ -44,7 +47,7 @@ class Problem:
     metric : Metric
         The information loss to minimise.
     max_suppressed : int
-        The most rows that may be suppressed.
+        The most records (rows, each counted by its weight) that may be suppressed.
     level_bounds : Mapping[str, tuple[int, int]], optional
         Per quasi-identifier, the lowest and highest level a release may use (default: 0 and
         the hierarchy's height).
@@ -110,16 +113,16 @@ class Problem:
                     f"Column {sorted(both)[0]!r} is both a quasi-identifier and the sensitive "
                     f"attribute of model {m.name!r}; a column has one role."
                 )
-            if m.min_class_size > table.n_rows:
+            if m.min_class_size > table.n_records:
                 raise ParameterError(
                     f"Model {m.name!r} needs classes of at least {m.min_class_size} rows, but "
-                    f"the table has only {table.n_rows} rows. Nothing was written."
+                    f"the table has only {table.n_records} rows. Nothing was written."
                 )
         if isinstance(self.max_suppressed, bool) or not 0 <= int(self.max_suppressed):
             raise ParameterError(
                 f"The suppression limit must be a number of rows >= 0. Got {self.max_suppressed!r}."
             )
-        object.__setattr__(self, "max_suppressed", min(int(self.max_suppressed), table.n_rows))
+        object.__setattr__(self, "max_suppressed", min(int(self.max_suppressed), table.n_records))
         bounds: dict[str, tuple[int, int]] = {}
         for q in qis:
             h = self.hierarchies[q].height
@@ -142,8 +145,19 @@ class Problem:
     # ----------------------------------------------------------------- derived
     @property
     def n_rows(self) -> int:
-        """Rows of the table."""
+        """Rows of the table (of a frequency set: its distinct combinations)."""
         return self.table.n_rows
+
+    @property
+    def n_records(self) -> int:
+        """Records the table stands for: its rows, each counted by its weight (N of the
+        metrics, the base of the suppression limit)."""
+        return self.table.n_records
+
+    @property
+    def weighted(self) -> bool:
+        """Whether the table is a frequency set (rows with a multiplicity)."""
+        return self.table.weighted
 
     @property
     def sensitive(self) -> tuple[str, ...]:

@@ -34,7 +34,7 @@ from anonlab.release.measure import measure
 from anonlab.release.problem import Problem
 from anonlab.release.recoding import Recoding
 
-__all__ = ["Release", "Verification", "VERIFIERS", "model_keys", "verify"]
+__all__ = ["Release", "Verification", "VERIFIERS", "model_keys", "recheck_written", "verify"]
 
 
 @dataclass
@@ -230,3 +230,79 @@ def verify(
             f"No verifier for releases of kind {recoding.verifier!r}; nothing was released."
         )
     return verifier(problem, recoding, mask_suppressed=mask_suppressed, context=context)
+
+
+def recheck_written(
+    problem: Problem,
+    written: ClassStats,
+    verification: Verification,
+    *,
+    mask_suppressed: bool = False,
+) -> None:
+    """Judge a release written out of core, from the classes of the written file.
+
+    The second, independent check of a release an engine streamed to a file
+    (:meth:`~anonlab.engines.base.Engine.write_release`): the file's labels grouped again
+    (:meth:`~anonlab.engines.base.Engine.release_stats`), every model judges every class,
+    and the file must hold what :func:`verify` decided on the frequency set: no failing
+    class (suppressed rows are gone, or masked to ``*`` in every quasi-identifier: that
+    one class may fail), as many rows and as many classes.
+
+    Parameters
+    ----------
+    problem : Problem
+        The problem (its models and suppression limit).
+    written : ClassStats
+        The classes of the written file (with keys and the sensitive histograms).
+    verification : Verification
+        What :func:`verify` found on the frequency set.
+    mask_suppressed : bool
+        Whether suppressed rows were masked instead of removed.
+
+    Raises
+    ------
+    PrivacyCheckError
+        If a class fails a model, or the file's rows or classes are not those verified:
+        the caller must not release the file.
+    """
+    for m in problem.models:
+        if isinstance(m, RecordModel):
+            raise PrivacyCheckError(
+                f"Model {m.name!r} judges each record, which a written release cannot be "
+                "re-checked for. Nothing was released."
+            )
+    mcs = max([m.min_class_size for m in problem.models] + [1])
+    ok = written.sizes >= mcs
+    for m in problem.models:
+        ok &= np.asarray(m.class_ok(written), dtype=bool)
+    masked = np.zeros(written.n_classes, dtype=bool)
+    if mask_suppressed and verification.suppressed_rows and written.n_classes:
+        labels = written.key_labels()
+        masked = np.array([all(x == "*" for x in key) for key in labels], dtype=bool)
+    failing = ~ok & ~masked
+    rows = int(written.sizes.sum())
+    expected = problem.n_records - (0 if mask_suppressed else verification.suppressed_rows)
+    problems = []
+    if failing.any():
+        problems.append(
+            f"{int(failing.sum())} classes ({int(written.sizes[failing].sum())} rows) fail "
+            "the models"
+        )
+    if rows != expected:
+        problems.append(f"it holds {rows} rows, not the {expected} verified")
+    if not mask_suppressed and written.n_classes != verification.classes:
+        problems.append(
+            f"it holds {written.n_classes} classes, not the {verification.classes} verified"
+        )
+    if mask_suppressed and verification.suppressed_rows:
+        in_masked = int(written.sizes[masked].sum())
+        if in_masked < verification.suppressed_rows:
+            problems.append(
+                f"{in_masked} rows are masked, fewer than the {verification.suppressed_rows} "
+                "suppressed"
+            )
+    if problems:
+        raise PrivacyCheckError(
+            "Re-check of the written release failed: " + "; ".join(problems) + ". Nothing "
+            "was released."
+        )

@@ -59,7 +59,7 @@ def build_evaluator(problem: Problem, *, with_rows: bool = False) -> LatticeEval
         problem.quasi_identifiers,
         problem.hierarchies,
         base,
-        problem.n_rows,
+        problem.n_records,
         dict(problem.weights),
         min_class_size=max([m.min_class_size for m in problem.models] + [1]),
     )

@@ -43,6 +43,10 @@ class _LatticeSearch(Anonymizer):
     def _check_problem(self, problem: Problem) -> None:
         check_lattice(problem, self.name)
 
+    def accepts_frequency_set(self) -> bool:
+        """True: the search judges class statistics only (see :class:`Anonymizer`)."""
+        return True
+
     def _search(
         self,
         evaluator: LatticeEvaluator,
@@ -63,7 +67,7 @@ class _LatticeSearch(Anonymizer):
                 "No transformation satisfies the models within the suppression limit, even "
                 f"the most general one {dict(zip(problem.quasi_identifiers, lattice.top))}: "
                 f"{top.suppressed_rows} rows would be suppressed, the limit is "
-                f"{problem.max_suppressed} of {problem.n_rows}. Raise 'suppression', relax "
+                f"{problem.max_suppressed} of {problem.n_records}. Raise 'suppression', relax "
                 "the models or allow higher levels. Nothing was written."
             )
         evaluator.reset_evaluations()

@@ -128,6 +128,12 @@ class PrivacyFrost2(Anonymizer):
         self.partial_domain = partial_domain
         self.presampling = presampling
 
+    def accepts_frequency_set(self) -> bool:
+        """Whether the search runs on class counts alone: its full-domain part does; the
+        partial-domain step and pre-sampling release per class or drop rows, so they need
+        the table's rows (see :class:`~anonlab.algorithms.base.Anonymizer`)."""
+        return not self.partial_domain and self.presampling is None
+
     def _check_problem(self, problem: Problem) -> None:
         if self.d is not None and self.score != "eta":
             raise ParameterError(f"'d' belongs to the 'eta' score only, not to {self.score!r}.")

@@ -10,10 +10,21 @@ each ``GROUP BY`` made subset searches 20-60 times slower than the numpy engine 
 The Parquet file is written in streaming fashion and lives on disk, so memory stays bounded for
 files larger than memory; it and DuckDB's spill files are deleted by :meth:`DuckDBEngine.close`
 (or when the engine is garbage collected).
+
+Anonymization out of core uses three more questions (the release protocol of
+:class:`~anonlab.engines.base.Engine`): the *frequency set* (one ``GROUP BY`` on the
+quasi-identifiers and sensitive attributes, the search's whole input), the *release* (one
+``COPY (SELECT ...)`` that streams every row from the source to the output file, each
+quasi-identifier mapped to its label through its hierarchy: the value cast to an ``ENUM`` of
+the hierarchy's values gives its position, which indexes a list of labels; suppressed classes
+are found the same way, by their class number in a list of flags; a pure projection, so the
+rows keep their order), and the *re-check* (the written file grouped again).
 """
 
 from __future__ import annotations
 
+import itertools
+import math
 import os
 import shutil
 import tempfile
@@ -30,12 +41,17 @@ from anonlab.data.hierarchy import Hierarchy
 from anonlab.data.labels import factorize
 from anonlab.data.source import CsvOptions, FileSource, header_names
 from anonlab.data.stats import ClassStats, SensitiveHistogram
-from anonlab.engines.base import Engine, Levels
-from anonlab.exceptions import DataFormatError, HierarchyError, InputError
+from anonlab.data.table import EncodedColumn, EncodedTable
+from anonlab.engines.base import Engine, Levels, ReleasePlan
+from anonlab.exceptions import DataFormatError, HierarchyError, InputError, ParameterError
 
 __all__ = ["DuckDBEngine"]
 
 _NEVER = "\x1e\x1f"  # a null marker that never occurs: NULLs are decided by na_values
+#: The most suppressed classes a release looks up in a hash table held in a list (DuckDB
+#: copies a constant list for every chunk of 2,048 rows, so its size costs per row); with
+#: more, a hash join finds them, and the rows' order is not kept.
+_BUCKETED = 1 << 16
 #: Rows per row group of the Parquet copy of a CSV. The writer buffers a row group per thread;
 #: a quarter of DuckDB's default (122,880) lowered the peak RSS on Census-Income (42 columns)
 #: from ~470 to ~350 MiB for ~10% slower questions (benchmarks/bench_duckdb_gz.py).
@@ -125,11 +141,16 @@ class DuckDBEngine(Engine):
         self._names = names
         casts = ", ".join(f"{self._clean(n, source)} AS {_q(n)}" for n in names)
         where = ""
+        self._drop_nulls: list[str] = []
         if drop_nulls:
             drop_nulls = list(names) if drop_nulls is True else list(drop_nulls)
             self.validate(drop_nulls, None)
+            self._drop_nulls = list(drop_nulls)
             where = " WHERE " + " AND ".join(f"{_q(c)} IS NOT NULL" for c in drop_nulls)
         select = f"SELECT * FROM (SELECT {casts} FROM {scan}){where}"
+        #: What a release reads: the source with its columns' own types (a CSV's cleaned
+        #: text), so columns a release does not generalize keep their type.
+        self._raw = scan
         #: The Parquet copy of a CSV source that every question reads (None: the source itself).
         self._materialized: Path | None = None
         try:
@@ -141,11 +162,16 @@ class DuckDBEngine(Engine):
                     f"(FORMAT parquet, ROW_GROUP_SIZE {_ROW_GROUP_ROWS})"
                 )
                 select = f"SELECT * FROM read_parquet({_lit(str(self._materialized))})"
+                self._raw = f"read_parquet({_lit(str(self._materialized))})"
+                self._drop_nulls = []  # the copy holds only the rows kept
             self.con.execute(f"CREATE TEMP VIEW src AS {select}")
             self._n_rows = int(self.con.execute("SELECT count(*) FROM src").fetchall()[0][0])
         except duckdb.Error as exc:
             raise DataFormatError(f"Cannot read {self._label()}: {_summary(exc)}") from None
         self._levels_registered: set[tuple[str, int]] = set()
+        #: ENUM types made for releases: (column, id of its hierarchy) -> (type, hierarchy).
+        self._enums: dict[tuple[str, int], tuple[str, Hierarchy]] = {}
+        self._serial = itertools.count()  # names of the types and tables releases make
         self._sizes: dict[tuple[tuple[str, int], ...], npt.NDArray[np.int64]] = {}
         for col, h in self.hierarchies.items():
             if col in self._names:
@@ -244,21 +270,25 @@ class DuckDBEngine(Engine):
 
     # ------------------------------------------------------------------ sql
     def _base(
-        self, columns: Sequence[str], levels: tuple[int, ...], extra: Sequence[str] = ()
+        self,
+        columns: Sequence[str],
+        levels: tuple[int, ...],
+        extra: Sequence[str] = (),
+        view: str = "src",
     ) -> str:
-        """SELECT of generalized columns g0..gm (and extra raw columns) from src."""
+        """SELECT of generalized columns g0..gm (and extra raw columns) from ``view``."""
         sel, joins = [], []
         for j, (col, lv) in enumerate(zip(columns, levels)):
             if lv == 0:
-                sel.append(f"src.{_q(col)} AS g{j}")
+                sel.append(f"{view}.{_q(col)} AS g{j}")
             else:
                 t = self._level_table(col, lv)
-                joins.append(f"LEFT JOIN {t} AS t{j} ON src.{_q(col)} = t{j}.leaf")
+                joins.append(f"LEFT JOIN {t} AS t{j} ON {view}.{_q(col)} = t{j}.leaf")
                 sel.append(f"t{j}.label AS g{j}")
-        sel.extend(f"src.{_q(c)} AS x{i}" for i, c in enumerate(extra))
+        sel.extend(f"{view}.{_q(c)} AS x{i}" for i, c in enumerate(extra))
         if not sel:
             sel = ["1 AS one"]
-        return f"SELECT {', '.join(sel)} FROM src {' '.join(joins)}"
+        return f"SELECT {', '.join(sel)} FROM {view} {' '.join(joins)}"
 
     @property
     def n_rows(self) -> int:
@@ -309,9 +339,24 @@ class DuckDBEngine(Engine):
         cols = list(columns)
         lv = self.validate(cols, levels)
         self.validate(list(sensitive), None)
+        return self._class_stats(
+            cols, lv, sensitive, with_rows=with_rows, with_keys=with_keys, view="src"
+        )
+
+    def _class_stats(
+        self,
+        cols: list[str],
+        lv: tuple[int, ...],
+        sensitive: Sequence[str],
+        *,
+        with_rows: bool,
+        with_keys: bool,
+        view: str,
+    ) -> ClassStats:
+        """:meth:`class_stats` of the (validated) columns of ``view``."""
         m = len(cols)
         groups = ", ".join(f"g{j}" for j in range(m)) or "1"
-        base = self._base(cols, lv, list(sensitive))
+        base = self._base(cols, lv, list(sensitive), view)
         order = ", ".join(f"g{j} NULLS LAST" for j in range(m)) or "1"
         self._run(
             f"CREATE OR REPLACE TEMP TABLE cls AS SELECT {groups if m else '1 AS one'}, count(*) AS n, "
@@ -353,11 +398,12 @@ class DuckDBEngine(Engine):
                 f"JOIN cls c ON {on} ORDER BY b.rn"
             ).fetchnumpy()
             row_class = np.asarray(res["cid"], dtype=np.int64)
+        n_rows = self._n_rows if view == "src" else int(sizes.sum())
         return ClassStats(
             columns=tuple(cols),
             levels=lv,
             sizes=sizes,
-            n_rows=self._n_rows,
+            n_rows=n_rows,
             keys=keys,
             domains=domains,
             row_class=row_class,
@@ -377,6 +423,292 @@ class DuckDBEngine(Engine):
             f"WHERE c < {int(k)} ORDER BY rn"
         ).fetchnumpy()
         return np.asarray(res["rn"], dtype=np.int64)
+
+    # ------------------------------------------------------------------ out of core
+    def distinct_counts(self, columns: Sequence[str]) -> dict[str, int]:
+        """Return the distinct values of each column (a null counts as one), in one scan."""
+        cols = list(columns)
+        self.validate(cols, None)
+        if not cols:
+            return {}
+        parts = ", ".join(
+            f"count(DISTINCT {_q(c)}) + (count(*) > count({_q(c)}))::BIGINT" for c in cols
+        )
+        row = self._run(f"SELECT {parts} FROM src").fetchall()[0]
+        return {c: int(v) for c, v in zip(cols, row)}
+
+    def frequency_set(self, columns: Sequence[str]) -> EncodedTable:
+        """Return the distinct combinations of ``columns`` with their counts (one
+        ``GROUP BY``); see :meth:`Engine.frequency_set`."""
+        cols = list(dict.fromkeys(columns))
+        self.validate(cols, None)
+        if not cols:
+            raise InputError("A frequency set needs at least one column.")
+        names = ", ".join(f"{_q(c)} AS f{j}" for j, c in enumerate(cols))
+        groups = ", ".join(f"f{j}" for j in range(len(cols)))
+        try:
+            res = self.con.sql(
+                f"SELECT {groups}, count(*) AS n FROM (SELECT {names} FROM src) GROUP BY {groups}"
+            ).to_arrow_table()
+        except self._duckdb.Error as exc:
+            raise DataFormatError(f"Cannot read {self._label()}: {_summary(exc)}") from None
+        # each column dictionary-encoded by Arrow: the distinct labels become Python
+        # objects, the combinations stay integer codes
+        encoded = [_encode_arrow(c, res.column(f"f{j}")) for j, c in enumerate(cols)]
+        weights = np.asarray(res.column("n").to_numpy(), dtype=np.int64)
+        source = str(self.source.path) if isinstance(self.source, FileSource) else None
+        return EncodedTable(tuple(encoded), source=source, weights=weights)
+
+    def write_release(
+        self,
+        plan: ReleasePlan,
+        path: str | os.PathLike[str],
+        *,
+        fmt: str,
+        separator: str = ",",
+    ) -> int:
+        """Stream the release ``plan`` describes from the source into ``path`` with one
+        ``COPY (SELECT ...)``; rows keep the source's order (see :meth:`Engine.write_release`).
+
+        Each quasi-identifier's value is cast to an ENUM of its hierarchy's values; the
+        position indexes the list of its labels at the plan's level and the list of its
+        codes. The lists sit in a one-row table joined to every row (DuckDB copies a
+        constant list of the query for every chunk of rows). A row is suppressed when its
+        class number (the codes in mixed radix; each attribute's codes count only the
+        labels that occur in a suppressed class, the others are one code) is in a hash
+        table held in a list, or, when more than :data:`_BUCKETED` classes are suppressed,
+        found by a hash join (the rows' order is then not kept).
+        """
+        self.validate(list(plan.columns), None)
+        self.validate(list(plan.quasi_identifiers), None)
+        options = {
+            "parquet": "FORMAT parquet",
+            "csv": f"FORMAT csv, HEADER true, DELIMITER {_lit(separator)}",
+            "csv.gz": f"FORMAT csv, HEADER true, DELIMITER {_lit(separator)}, COMPRESSION gzip",
+        }
+        if fmt not in options:
+            raise ParameterError(f"Unknown release format {fmt!r}; use {', '.join(options)}.")
+        pa = import_optional("pyarrow")
+        lists: dict[str, Any] = {}  # the one-row table's columns
+        labels: dict[str, str] = {}  # quasi-identifier -> SQL of its released label
+        codes: list[str] = []  # per quasi-identifier: SQL of its class code
+        cards: list[int] = []
+        # per quasi-identifier, the code of each label that occurs in a suppressed class
+        compact = [
+            {
+                lab: i + 1
+                for i, lab in enumerate(sorted({k[j] for k in plan.suppressed}, key=_nulls_last))
+            }
+            for j in range(len(plan.quasi_identifiers))
+        ]
+        for j, q in enumerate(plan.quasi_identifiers):
+            label, code = self._mapping(plan, j, compact[j], lists)
+            labels[q] = label
+            codes.append(code)
+            cards.append(len(compact[j]) + 1)
+        flag = self._suppressed_flag(plan, compact, codes, cards, lists)
+        select = []
+        for c in plan.columns:
+            if c in labels:
+                expr = labels[c]
+                if flag is not None and plan.mask_suppressed:
+                    expr = f"CASE WHEN {flag} THEN '*' ELSE {expr} END"
+                select.append(f"{expr} AS {_q(c)}")
+            else:
+                select.append(f"s.{_q(c)} AS {_q(c)}")
+        where = [f"s.{_q(c)} IS NOT NULL" for c in self._drop_nulls]
+        if flag is not None and not plan.mask_suppressed:
+            where.append(f"NOT {flag}")
+        view = f"release_lists_{next(self._serial)}"
+        if lists:  # a DuckDB table: joined from an Arrow view, each chunk copied the lists
+            arrow = pa.table(
+                {
+                    k: pa.ListArray.from_arrays(pa.array([0, len(v)], pa.int32()), pa.array(v))
+                    for k, v in lists.items()
+                }
+            )
+            self.con.register(f"{view}_arrow", arrow)
+            self._run(f"CREATE OR REPLACE TEMP TABLE {view} AS SELECT * FROM {view}_arrow")
+            self.con.unregister(f"{view}_arrow")
+        query = (
+            f"SELECT {', '.join(select) or '1 AS one'} FROM {self._raw} AS s"
+            + (f", {view} AS L" if lists else "")
+            + (f" WHERE {' AND '.join(where)}" if where else "")
+        )
+        try:
+            res = self.con.execute(f"COPY ({query}) TO {_lit(str(path))} ({options[fmt]})")
+            written = res.fetchall()
+        except self._duckdb.Error as exc:
+            raise DataFormatError(
+                f"Cannot write the release of {self._label()}: {_summary(exc)}"
+            ) from None
+        finally:
+            if lists:
+                self.con.execute(f"DROP TABLE IF EXISTS {view}")
+        return int(written[0][0]) if written and written[0] else 0
+
+    def _mapping(
+        self,
+        plan: ReleasePlan,
+        j: int,
+        compact: dict[str | None, int],
+        lists: dict[str, Any],
+    ) -> tuple[str, str]:
+        """The SQL of quasi-identifier ``j``'s released label and code.
+
+        Adds to ``lists`` the labels at the plan's level and the codes (``compact``: the
+        code of each label that occurs in a suppressed class; every other label is 0), both
+        by the position of a value in the ENUM of the hierarchy's values.
+        """
+        q = plan.quasi_identifiers[j]
+        lv = plan.levels[j]
+        h = plan.hierarchies[q]
+        value = f"CAST(s.{_q(q)} AS VARCHAR)"
+        kind = self._enum_type(q, h)
+        by_leaf = {r[0]: r[lv] for r in h.rows()}
+        released = [by_leaf[v] for v in self._enum_values(kind)]
+        known = set(released)
+        root = plan.root_label(j)
+        for lab in compact:
+            if lab is not None and lab not in known:
+                raise ParameterError(
+                    f"A suppressed class has the label {lab!r} in quasi-identifier {q!r}, "
+                    f"which is not one of its labels at level {lv}."
+                )
+        position = f"enum_code(CAST({value} AS {kind})) + 1"
+        null_code = compact.get(root, 0) if root is not None else compact.get(None, 0)
+        lists[f"c{j}"] = [compact.get(lab, 0) for lab in released]
+        code = f"coalesce(L.c{j}[{position}], {null_code})"
+        if lv == 0:
+            label = value
+        else:
+            lists[f"l{j}"] = released
+            label = f"L.l{j}[{position}]"
+            if root is not None:
+                label = f"coalesce({label}, {_lit(root)})"
+        return label, code
+
+    def _suppressed_flag(
+        self,
+        plan: ReleasePlan,
+        compact: list[dict[str | None, int]],
+        codes: list[str],
+        cards: list[int],
+        lists: dict[str, Any],
+    ) -> str | None:
+        """SQL that is true on the rows of a suppressed class (None: nothing suppressed)."""
+        if not plan.suppressed:
+            return None
+        pa = import_optional("pyarrow")
+        m = len(codes)
+        name = f"suppressed_{next(self._serial)}"
+        keys = np.array(
+            [[compact[j][lab] for j, lab in enumerate(key)] for key in plan.suppressed],
+            dtype=np.int64,
+        ).reshape(len(plan.suppressed), m)
+        space = math.prod(cards)
+        if space >= 2**62:  # pragma: no cover - billions of distinct suppressed labels
+            raise ParameterError(
+                f"The {len(plan.suppressed):,} suppressed classes have too many distinct "
+                "labels to be looked up; allow less suppression or higher levels."
+            )
+        number = _number(codes, cards)
+        numbers = np.unique(keys @ _strides(cards))
+        if numbers.size > _BUCKETED:  # many: a hash join (the rows' order is not kept)
+            self._run(f"CREATE OR REPLACE TEMP TABLE {name} (n BIGINT)")
+            self.con.register(f"{name}_arrow", pa.table({"n": numbers}))
+            self._run(f"INSERT INTO {name} SELECT n FROM {name}_arrow")
+            self.con.unregister(f"{name}_arrow")
+            return f"({number} IN (SELECT n FROM {name}))"
+        # a hash table in a list: bucket b holds the suppressed numbers equal to b modulo B
+        buckets = 1 << max(int(numbers.size).bit_length() - 2, 0)
+        at = numbers % buckets
+        order = np.argsort(at, kind="stable")
+        offsets = np.zeros(buckets + 1, dtype=np.int64)
+        np.cumsum(np.bincount(at, minlength=buckets), out=offsets[1:])
+        lists["buckets"] = pa.ListArray.from_arrays(pa.array(offsets), pa.array(numbers[order]))
+        return f"list_contains(L.buckets[({number}) % {buckets} + 1], {number})"
+
+    def _enum_type(self, column: str, h: Hierarchy) -> str:
+        """The name of an ENUM type of the hierarchy's values (made once per column)."""
+        hit = self._enums.get((column, id(h)))
+        if hit is not None and hit[1] is h:
+            return hit[0]
+        name = f"leaves_{next(self._serial)}"
+        pa = import_optional("pyarrow")
+        view = f"{name}_values"
+        self.con.register(view, pa.table({"leaf": [r[0] for r in h.rows()]}))
+        self._run(f"CREATE TYPE {name} AS ENUM (SELECT leaf FROM {view})")
+        self.con.unregister(view)
+        self._enums[(column, id(h))] = (name, h)  # the hierarchy kept: its id stays its own
+        return name
+
+    def _enum_values(self, name: str) -> list[str]:
+        """The values of an ENUM type, in the order of their positions."""
+        return list(self._run(f"SELECT enum_range(NULL::{name})").fetchall()[0][0])
+
+    def release_stats(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        fmt: str,
+        quasi_identifiers: Sequence[str],
+        sensitive: Sequence[str] = (),
+        separator: str = ",",
+    ) -> ClassStats:
+        """Group a written release again, read back from its file (see
+        :meth:`Engine.release_stats`)."""
+        if fmt == "parquet":
+            scan = f"read_parquet({_lit(str(path))})"
+        elif fmt in ("csv", "csv.gz"):
+            scan = (
+                f"read_csv({_lit(str(path))}, header = true, delim = {_lit(separator)}, "
+                "quote = '\"', escape = '\"', all_varchar = true, "
+                "allow_quoted_nulls = false, "
+                f"compression = {_lit('gzip' if fmt == 'csv.gz' else 'none')})"
+            )
+        else:
+            raise ParameterError(f"Unknown release format {fmt!r}.")
+        cols = list(quasi_identifiers)
+        wanted = cols + [c for c in sensitive if c not in cols]
+        casts = ", ".join(f"CAST({_q(c)} AS VARCHAR) AS {_q(c)}" for c in wanted)
+        try:
+            self.con.execute(f"CREATE OR REPLACE TEMP VIEW released AS SELECT {casts} FROM {scan}")
+        except self._duckdb.Error as exc:
+            raise DataFormatError(
+                f"Cannot read the written release back: {_summary(exc)}"
+            ) from None
+        return self._class_stats(
+            cols,
+            tuple(0 for _ in cols),
+            list(sensitive),
+            with_rows=False,
+            with_keys=True,
+            view="released",
+        )
+
+
+def _number(codes: Sequence[str], cards: Sequence[int]) -> str:
+    """SQL of the codes as one number in mixed radix (the first the most significant)."""
+    if not codes:
+        return "0"
+    expr = codes[0]
+    for code, card in zip(codes[1:], cards[1:]):
+        expr = f"({expr}) * {card} + {code}"
+    return expr
+
+
+def _strides(cards: Sequence[int]) -> npt.NDArray[np.int64]:
+    """The place value of each digit of a mixed-radix number (the first the most significant)."""
+    strides = np.ones(len(cards), dtype=np.int64)
+    for j in range(len(cards) - 2, -1, -1):
+        strides[j] = strides[j + 1] * cards[j + 1]
+    return strides
+
+
+def _nulls_last(label: str | None) -> tuple[bool, str]:
+    """Sort key of labels, a null last."""
+    return (label is None, "" if label is None else label)
 
 
 def _release(con: Any, folder: Path) -> None:
@@ -403,6 +735,21 @@ def _encoding(enc: str) -> str:
     if norm in ("utf-8", "utf8"):
         return ""
     return f", encoding = {_lit(enc)}"
+
+
+def _encode_arrow(name: str, column: Any) -> EncodedColumn:
+    """An Arrow text column as an :class:`EncodedColumn` (labels in natural order, a null
+    last), without a Python object per row."""
+    enc = column.combine_chunks().dictionary_encode()
+    labels = np.asarray(enc.dictionary.to_pylist(), dtype=object)
+    remap, categories = factorize(labels)  # natural order of the distinct labels
+    null = np.asarray(enc.indices.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+    index = np.asarray(enc.indices.fill_null(0).to_numpy(zero_copy_only=False), dtype=np.int64)
+    codes = remap[index] if remap.size else np.zeros(index.size, dtype=np.int32)
+    if null.any():
+        codes[null] = categories.size
+        categories = np.append(categories, np.array([None], dtype=object))
+    return EncodedColumn(name, codes.astype(np.int32), categories)
 
 
 def _factorize(values: Any) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.object_]]:

@@ -13,6 +13,10 @@ evaluations cost one pass.
 Classes are numbered in the lexicographic order of their codes, the columns taken in table
 order (as ``np.unique(..., axis=0)`` numbers distinct rows): ``sizes``, ``keys`` and
 ``row_class`` follow that numbering.
+
+A table with row weights (:attr:`EncodedTable.weights`, a frequency set) is partitioned like
+any other; class sizes and sensitive histograms then count each row as often as its weight,
+so every statistic is that of the records the rows stand for (``n_rows`` is their number).
 """
 
 from __future__ import annotations
@@ -68,6 +72,9 @@ class NumpyEngine(Engine):
             if col in table.names:
                 h.leaf_index(table.column(col).categories)  # raises if a value is missing
         self._gen: dict[tuple[str, int], tuple[npt.NDArray[np.int32], npt.NDArray[np.object_]]] = {}
+        self._weights = table.weights
+        #: Weighted class sizes per partition key (frequency sets only).
+        self._weighted: dict[_Key, npt.NDArray[np.int64]] = {}
         n = max(table.n_rows, 1)
         self._id_dtype = np.int32 if n < 2**31 else np.int64
         self._cache_max = max(4, cache_bytes // (n * np.dtype(self._id_dtype).itemsize))
@@ -77,8 +84,8 @@ class NumpyEngine(Engine):
 
     @property
     def n_rows(self) -> int:
-        """Number of rows of the table."""
-        return self.table.n_rows
+        """Number of records of the table (its rows, each counted by its weight if any)."""
+        return self.table.n_records
 
     @property
     def columns(self) -> list[str]:
@@ -113,7 +120,7 @@ class NumpyEngine(Engine):
         if hit is not None:
             self._cache.move_to_end(key)
             return hit
-        n = self.n_rows
+        n = self.table.n_rows
         start = max(len(key) - 1, 0)
         while start > 0 and key[:start] not in self._cache:
             start -= 1
@@ -136,6 +143,22 @@ class NumpyEngine(Engine):
         while len(self._cache) > self._cache_max:
             self._cache.popitem(last=False)
 
+    def _sizes(
+        self, key: _Key, ids: npt.NDArray[np.integer], sizes: npt.NDArray[np.int64]
+    ) -> npt.NDArray[np.int64]:
+        """The class sizes in records: ``sizes`` (rows per class), or the rows' weights
+        summed per class for a frequency set."""
+        if self._weights is None:
+            return sizes
+        hit = self._weighted.get(key)
+        if hit is None:
+            summed = np.bincount(ids, weights=self._weights, minlength=sizes.size)
+            hit = summed.astype(np.int64)  # exact: integer sums below 2**53
+            if len(self._weighted) > 64:
+                self._weighted.clear()
+            self._weighted[key] = hit
+        return hit
+
     def _key(self, columns: Sequence[str], levels: Levels | None) -> _Key:
         lv = self.validate(columns, levels)
         order = {c: i for i, c in enumerate(self.columns)}
@@ -146,7 +169,8 @@ class NumpyEngine(Engine):
         self, columns: Sequence[str], levels: Levels | None = None
     ) -> npt.NDArray[np.int64]:
         """Return the class sizes of ``columns`` at ``levels`` (see :class:`Engine`)."""
-        return self._partition(self._key(columns, levels))[1]
+        key = self._key(columns, levels)
+        return self._sizes(key, *self._partition(key))
 
     def class_stats(
         self,
@@ -161,7 +185,8 @@ class NumpyEngine(Engine):
         key = self._key(columns, levels)
         for s in sensitive:
             self.table.column(s)
-        ids, sizes = self._partition(key)
+        ids, rows_per_class = self._partition(key)
+        sizes = self._sizes(key, ids, rows_per_class)
         n_cls = sizes.size
         pos = {c: i for i, (c, _) in enumerate(key)}
         per_column = [key[pos[col]] for col in columns]  # (column, level) in the given order
@@ -170,7 +195,7 @@ class NumpyEngine(Engine):
         for s in sensitive:
             scol = self.table.column(s)
             hists[s] = SensitiveHistogram.from_triplets(
-                scol.categories, ids, scol.codes, n_classes=n_cls
+                scol.categories, ids, scol.codes, self._weights, n_classes=n_cls
             )
         return ClassStats(
             columns=tuple(columns),
@@ -206,9 +231,11 @@ class NumpyEngine(Engine):
     def rows_in_small_classes(
         self, columns: Sequence[str], levels: Levels | None, k: int
     ) -> npt.NDArray[np.int64]:
-        """Return the positions of rows in classes smaller than ``k`` (see :class:`Engine`)."""
-        ids, sizes = self._partition(self._key(columns, levels))
-        small = sizes < k
+        """Return the positions of rows in classes smaller than ``k`` (see :class:`Engine`;
+        a class's size counts records, the positions are the table's rows)."""
+        key = self._key(columns, levels)
+        ids, rows_per_class = self._partition(key)
+        small = self._sizes(key, ids, rows_per_class) < k
         return np.flatnonzero(small[ids]).astype(np.int64)
 
 

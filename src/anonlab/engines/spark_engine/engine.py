@@ -1,0 +1,1215 @@
+"""Class statistics computed by Apache Spark, in local mode or on a cluster.
+
+Every question is a ``groupBy`` over a DataFrame of the data's columns as text (so labels
+match the numpy engine and hierarchy files; missing-value markers of a CSV file become null, a
+group of its own); a generalized column is joined to its hierarchy's level table (original
+value -> label at the level), a table of one row per hierarchy value that is broadcast to
+every executor, so the rows are never shuffled for it. Only the aggregates come back to the
+driver, as Arrow: one row per class (and per class and sensitive value), never a row of the
+data, except for the two questions whose answer is per row (``with_rows`` and
+:meth:`SparkEngine.rows_in_small_classes`).
+
+Many subsets at once (:meth:`SparkEngine.class_sizes_many`, the subset searches of the
+diagnosis) are one Spark job per batch, a ``GROUP BY GROUPING SETS``.
+
+Row positions follow the order of the DataFrame's partitions, as Spark reads them: for a CSV
+or Parquet file, the file's order; for a frame, its order. Each row gets its position from
+``monotonically_increasing_id()`` (its partition and its place there) and the number of rows
+of the partitions before it, counted once when the engine opens.
+
+Classes are numbered as the numpy engine numbers them (the lexicographic order of their
+codes, the columns taken in table order; a column's codes follow the natural order of its
+values at level 0, the hierarchy's label order above), so both give the same arrays.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import gzip
+import io
+import os
+import shutil
+import tempfile
+import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from anonlab._optional import import_optional
+from anonlab._validation import check_columns
+from anonlab.data.hierarchy import Hierarchy
+from anonlab.data.labels import factorize
+from anonlab.data.source import CsvOptions, FileSource, header_names, infer_format
+from anonlab.data.stats import ClassStats, SensitiveHistogram
+from anonlab.data.table import EncodedColumn, EncodedTable
+from anonlab.engines.base import Engine, Levels, ReleasePlan
+from anonlab.exceptions import (
+    DataFormatError,
+    HierarchyError,
+    InputError,
+    OptionalDependencyError,
+    ParameterError,
+)
+
+__all__ = ["SparkEngine", "spark_session", "LOCAL_MASTER"]
+
+#: The master of the session the engine makes when given none: Spark on this machine, 2 cores.
+LOCAL_MASTER = "local[2]"
+#: Subsets per Spark job in :meth:`SparkEngine.class_sizes_many` (each is a grouping set).
+BATCH_SUBSETS = 32
+#: Bits of ``monotonically_increasing_id()`` that number a row within its partition.
+_ROW_BITS = 33
+_NEVER = "\x1e\x1f"  # a null marker that never occurs: nulls are decided by na_values
+_LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
+
+
+def _local_config() -> dict[str, str]:
+    """Settings of a session in local mode: small shuffles, no web UI, no progress bars."""
+    return {
+        "spark.sql.shuffle.partitions": "4",
+        "spark.default.parallelism": "2",
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.driver.host": "127.0.0.1",
+        "spark.driver.bindAddress": "127.0.0.1",
+        "spark.sql.execution.arrow.pyspark.enabled": "true",
+        "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile={_LOG_CONFIG.as_uri()}",
+    }
+
+
+def _java_error(detail: str = "") -> OptionalDependencyError:
+    return OptionalDependencyError(
+        "The Spark engine needs Java 17 or later"
+        f"{detail}: install a JDK (e.g. openjdk-17-jre-headless) and set JAVA_HOME to it, "
+        "or put its java on PATH."
+    )
+
+
+def _check_java() -> None:
+    """Raise :class:`OptionalDependencyError` if no ``java`` is to be found."""
+    home = os.environ.get("JAVA_HOME")
+    if home:
+        if not (Path(home) / "bin" / "java").exists():
+            raise _java_error(f"; JAVA_HOME={home!r} holds no bin/java")
+        return
+    if shutil.which("java") is None:
+        raise _java_error(", and none was found (no JAVA_HOME, no java on PATH)")
+
+
+def spark_session(master: str | None = None, config: Mapping[str, str] | None = None) -> Any:
+    """Return a SparkSession for the engine: the active one, or a new one at ``master``.
+
+    Parameters
+    ----------
+    master : str, optional
+        Where Spark runs, e.g. ``"spark://host:7077"``, ``"yarn"`` or ``"local[4]"``.
+        Default: the session already active in this process if there is one, else
+        :data:`LOCAL_MASTER` (local mode, 2 cores, quiet logging, 4 shuffle partitions).
+    config : Mapping[str, str], optional
+        Further Spark settings for a new session, e.g. ``{"spark.driver.memory": "4g"}``.
+
+    Returns
+    -------
+    pyspark.sql.SparkSession
+
+    Raises
+    ------
+    OptionalDependencyError
+        pyspark is not installed (the extra ``spark``), or Java 17+ is not found or cannot
+        start.
+    ParameterError
+        A session is already active at another master.
+    """
+    sql = import_optional("pyspark.sql", feature="the Spark engine")
+    active = sql.SparkSession.getActiveSession()
+    if active is not None:
+        running = active.sparkContext.master
+        if master is not None and master != running:
+            raise ParameterError(
+                f"A Spark session is already running at {running!r}; cannot start one at "
+                f"{master!r} in the same process. Stop it first, or pass it as spark=."
+            )
+        return active
+    _check_java()
+    builder = sql.SparkSession.builder.master(master or LOCAL_MASTER).appName("anonlab")
+    settings = dict(_local_config()) if (master or LOCAL_MASTER).startswith("local") else {}
+    if not settings:  # on a cluster: its own defaults, quiet driver and Arrow transfers
+        settings = {
+            k: v
+            for k, v in _local_config().items()
+            if k.startswith(("spark.ui.showConsole", "spark.sql.execution", "spark.driver.extra"))
+        }
+    settings.update(config or {})
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)  # pyspark on a newer pandas
+            return builder.getOrCreate()
+    except Exception as exc:  # the JVM did not start: PySparkRuntimeError JAVA_GATEWAY_EXITED
+        text = str(exc)
+        if "JAVA_GATEWAY_EXITED" in text or "Java gateway" in text:
+            raise _java_error(" (java did not start: too old, or not a JDK?)") from None
+        raise
+
+
+class SparkEngine(Engine):
+    """Class statistics of a CSV or Parquet file, a frame or a Spark DataFrame, by Spark.
+
+    Parameters
+    ----------
+    source : FileSource, str, path, Spark DataFrame, EncodedTable, pyarrow Table or DataFrame
+        The data. A path (local, or a URI such as ``hdfs://...`` or ``s3a://...`` that the
+        cluster reads) is read by Spark's CSV or Parquet reader after its suffix; a pandas or
+        polars frame, an Arrow table or an :class:`~anonlab.data.EncodedTable` is handed to
+        Spark; a Spark DataFrame is used as it is (``persist()`` it first if computing it is
+        costly: every question reads it again).
+    hierarchies : Mapping[str, Hierarchy], optional
+        Hierarchies per column; checked to cover the column's values.
+    spark : pyspark.sql.SparkSession, optional
+        The session to use (default: :func:`spark_session` with ``master`` and ``config``).
+    master : str, optional
+        Where a new session runs (the command line's ``--spark-master``); default local
+        mode, 2 cores.
+    config : Mapping[str, str], optional
+        Spark settings of a new session.
+    csv_options : CsvOptions, optional
+        Parsing options when ``source`` is a CSV path: the separator, header, quote (doubled
+        inside a quoted field), encoding, missing-value markers and stripping of anonlab's
+        reader. Spark replaces bytes that are not valid in the encoding instead of refusing
+        them; a ``.gz`` file is read whole by one task (gzip cannot be split).
+    drop_nulls : sequence of str or bool, optional
+        Drop the rows with a null in any of these columns (True: in any column).
+    batch_size : int
+        Subsets per Spark job in :meth:`class_sizes_many`.
+
+    Notes
+    -----
+    A CSV file and a frame are parsed and cleaned once and kept by Spark (memory, then its
+    local disks) for every question; :meth:`close` releases them. A session the engine made
+    is left running for the next engine of the process (starting one costs seconds): stop it
+    with ``spark_session().stop()``.
+
+    Examples
+    --------
+    >>> with SparkEngine("people.parquet") as engine:  # doctest: +SKIP
+    ...     sizes = engine.class_sizes(["age", "sex"])
+    """
+
+    name = "spark"
+
+    def __init__(
+        self,
+        source: Any,
+        hierarchies: Mapping[str, Hierarchy] | None = None,
+        *,
+        spark: Any = None,
+        master: str | None = None,
+        config: Mapping[str, str] | None = None,
+        csv_options: CsvOptions | None = None,
+        drop_nulls: Sequence[str] | bool | None = None,
+        batch_size: int = BATCH_SUBSETS,
+    ) -> None:
+        super().__init__(hierarchies)
+        self._F = import_optional("pyspark.sql.functions", feature="the Spark engine")
+        self._pa = import_optional("pyarrow")
+        self.spark = spark if spark is not None else spark_session(master, config)
+        self.batch_size = max(1, int(batch_size))
+        self._persisted: list[Any] = []
+        self._levels: dict[tuple[str, int], Any] = {}
+        self._sizes: dict[tuple[tuple[str, int], ...], npt.NDArray[np.int64]] = {}
+        self._label = "the data frame"
+        self._source_path: str | None = None
+        try:
+            self._open(source, csv_options, drop_nulls)
+        except BaseException:
+            self.close()
+            raise
+
+    # ------------------------------------------------------------------ reading
+    def _open(
+        self, source: Any, csv_options: CsvOptions | None, drop_nulls: Sequence[str] | bool | None
+    ) -> None:
+        F = self._F
+        if isinstance(source, (str, os.PathLike)) and "://" not in str(source):
+            source = FileSource(Path(source), csv=csv_options or CsvOptions())
+        raw, names, csv, persist, typed = self._read(source, csv_options)
+        self._names: list[str] = names
+        self._csv = csv
+        #: the source with its columns' own types, for releases (None: the cleaned text)
+        self._typed: Callable[[], Any] | None = typed
+        self._internal = {n: f"c{i}" for i, n in enumerate(names)}
+        types = {f.name: f.dataType.typeName() for f in raw.schema.fields}
+        #: columns of list, map or struct type: carried, never grouped on
+        self._nested = {
+            n: types[f"c{i}"]
+            for i, n in enumerate(names)
+            if types[f"c{i}"] in ("array", "map", "struct")
+        }
+        cols = [
+            raw[f"c{i}"]
+            if n in self._nested
+            else self._clean(f"c{i}", types[f"c{i}"], csv).alias(f"c{i}")
+            for i, n in enumerate(names)
+        ]
+        data = raw.select(*cols)
+        self._drop: list[str] = []
+        if drop_nulls:
+            self._drop = list(names) if drop_nulls is True else list(drop_nulls)
+            self.validate(self._drop, None)
+            for c in self._drop:
+                data = data.where(F.col(self._internal[c]).isNotNull())
+        data = data.withColumn("mid", F.monotonically_increasing_id())
+        if persist:
+            data = data.persist()
+            self._persisted.append(data)
+        self._data = data
+        per_part = self._collect(
+            data.groupBy(F.shiftright(F.col("mid"), _ROW_BITS).alias("p")).count()
+        )
+        parts = np.asarray(per_part.column("p").to_numpy(), dtype=np.int64)
+        counts = np.asarray(per_part.column("count").to_numpy(), dtype=np.int64)
+        n_parts = int(parts.max()) + 1 if parts.size else 0
+        rows = np.zeros(n_parts, dtype=np.int64)
+        rows[parts] = counts
+        #: rows of the partitions before each partition (positions of their first rows)
+        self._offsets = np.concatenate([[0], np.cumsum(rows)[:-1]]).astype(np.int64)
+        self._n_rows = int(counts.sum())
+        for col, h in self.hierarchies.items():
+            if col in self._internal:
+                self._check_cover(col, h)
+
+    def _read(
+        self, source: Any, csv_options: CsvOptions | None
+    ) -> tuple[Any, list[str], CsvOptions | None, bool, Callable[[], Any] | None]:
+        """The source as a DataFrame with columns ``c0..``, its names, the CSV options whose
+        markers apply, whether to keep it (parsed once) and, when the DataFrame holds text
+        made from typed columns, how to make the typed one (for releases)."""
+        sql = import_optional("pyspark.sql", feature="the Spark engine")
+        types = import_optional("pyspark.sql.types", feature="the Spark engine")
+        reader = self.spark.read
+        if isinstance(source, FileSource):
+            path = source.path
+            self._label = repr(str(path))
+            self._source_path = str(path)
+            if path.is_dir():
+                raise InputError(f"The data file {str(path)!r} is a directory; give a file.")
+            if not path.exists():
+                raise InputError(f"Data file {str(path)!r} does not exist.")
+            if source.format == "parquet":
+                raw = self._guard(lambda: reader.parquet(str(path.resolve())))
+                names = list(raw.columns)
+                renamed = raw.toDF(*_internal(names))
+                return renamed, names, None, False, lambda: renamed
+            opts = source.csv
+            names = header_names(path, opts)
+            schema = types.StructType(
+                [types.StructField(c, types.StringType()) for c in _internal(names)]
+            )
+            raw = reader.csv(
+                str(path.resolve()),
+                schema=schema,
+                **_csv_reader_options(opts, gzip=path.suffix.lower() == ".gz"),
+            )
+            return raw, names, opts, True, None
+        if isinstance(source, str):  # a URI the cluster reads
+            self._label = repr(source)
+            self._source_path = source
+            if infer_format(Path(source)) == "parquet":
+                raw = self._guard(lambda: reader.parquet(source))
+                names = list(raw.columns)
+                renamed = raw.toDF(*_internal(names))
+                return renamed, names, None, False, lambda: renamed
+            opts = csv_options or CsvOptions()
+            raw = self._guard(
+                lambda: reader.csv(source, **_csv_reader_options(opts, gzip=source.endswith(".gz")))
+            )
+            names = list(opts.names) if opts.names else list(raw.columns)
+            if not opts.header and not opts.names:
+                names = [f"c{i}" for i in range(len(raw.columns))]
+            return raw.toDF(*_internal(names)), names, opts, True, None
+        if isinstance(source, sql.DataFrame):
+            names = list(source.columns)
+            renamed = source.toDF(*_internal(names))
+            return renamed, names, None, False, lambda: renamed
+        original = self._arrow(source)
+        names = list(original.column_names)
+        text = _as_text(self._pa, original)
+        frame = self._frame(text.rename_columns(_internal(names)))
+        typed = None
+        if text is not original:  # keep numbers numbers in a release
+
+            def typed() -> Any:
+                return self._frame(original.rename_columns(_internal(names)))
+
+        return frame, names, None, True, typed
+
+    def _frame(self, arrow: Any) -> Any:
+        """A Spark DataFrame of an Arrow table."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)  # pyspark on a newer pandas
+            try:
+                return self.spark.createDataFrame(arrow)
+            except TypeError:  # pragma: no cover - pyspark < 4 takes pandas, not Arrow
+                return self.spark.createDataFrame(arrow.to_pandas())
+
+    def _arrow(self, source: Any) -> Any:
+        """An in-memory table as an Arrow table (an EncodedTable's columns as text)."""
+        pa = self._pa
+        if isinstance(source, EncodedTable):
+            arrays = [  # a null category is None: taking it gives a null
+                pa.array(source.column(n).categories.tolist(), type=pa.string()).take(
+                    pa.array(source.column(n).codes)
+                )
+                for n in source.names
+            ]
+            return pa.table(arrays, names=source.names)
+        if isinstance(source, pa.Table):
+            return source
+        if hasattr(source, "to_arrow"):  # polars
+            return source.to_arrow()
+        if hasattr(source, "iloc"):  # pandas
+            return pa.Table.from_pandas(source, preserve_index=False)
+        raise InputError(
+            "The Spark engine takes a path, a FileSource, a Spark DataFrame, an EncodedTable, "
+            f"an Arrow table or a pandas/polars frame; got {type(source).__name__}."
+        )
+
+    def _clean(self, name: str, kind: str, csv: CsvOptions | None) -> Any:
+        """The text of column ``name`` (of Spark type ``kind``) as anonlab's readers make it:
+        a whole number in a float column without ``.0``, NaN null; a CSV file's markers
+        made null."""
+        F = self._F
+        col = F.col(name)
+        expr = col.cast("string")
+        if kind in ("double", "float"):
+            whole = (F.abs(col) < 2.0**53) & (col == F.floor(col))
+            expr = (
+                F.when(F.isnan(col), F.lit(None))
+                .when(whole, col.cast("long").cast("string"))
+                .otherwise(expr)
+            )
+        if csv is None:
+            return expr
+        if "" not in csv.na_values:
+            # Spark reads an empty unquoted field as null whatever the marker: make it text
+            expr = F.coalesce(expr, F.lit(""))
+        if csv.strip:
+            expr = F.regexp_replace(expr, r"^[ \t\r\n]+|[ \t\r\n]+$", "")
+        if csv.na_values:
+            expr = F.when(expr.isin(list(csv.na_values)), F.lit(None)).otherwise(expr)
+        return expr
+
+    def _guard(self, action: Callable[[], Any]) -> Any:
+        """Run a Spark call; a failure to read the data becomes one-line DataFormatError."""
+        try:
+            return action()
+        except Exception as exc:
+            if not _is_spark_error(exc):
+                raise
+            raise DataFormatError(f"Cannot read {self._label}: {_summary(exc)}") from None
+
+    def _collect(self, frame: Any) -> Any:
+        """The rows of ``frame`` on the driver, as an Arrow table."""
+
+        def run() -> Any:
+            if hasattr(frame, "toArrow"):
+                return frame.toArrow()
+            return self._pa.Table.from_batches(frame._collect_as_arrow())  # pyspark 3.5
+
+        return self._guard(run)
+
+    def close(self) -> None:
+        """Release the data the engine keeps in Spark; the session stays for reuse.
+
+        Closing twice does nothing; the engine cannot answer questions afterwards.
+        """
+        for frame in self._persisted:
+            try:
+                frame.unpersist()
+            except Exception:  # pragma: no cover - a session stopped meanwhile
+                pass
+        self._persisted = []
+
+    def __enter__(self) -> SparkEngine:
+        """Return the engine itself (``with SparkEngine(...) as engine:``)."""
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        """Close the engine (see :meth:`close`)."""
+        self.close()
+
+    # ------------------------------------------------------------------ hierarchies
+    def _level_table(self, col: str, level: int) -> Any:
+        """The DataFrame (``leaf``, ``label``) of ``col``'s hierarchy at ``level``."""
+        key = (col, level)
+        table = self._levels.get(key)
+        if table is None:
+            h = self.hierarchies[col]
+            codes, labels = h.leaf_generalization(level)
+            pa = self._pa
+            arrow = pa.table(
+                {
+                    "leaf": pa.array(h.leaves.tolist(), type=pa.string()),
+                    "label": pa.array(labels[codes].tolist(), type=pa.string()),
+                }
+            )
+            table = self._frame(arrow)
+            self._levels[key] = table
+        return table
+
+    def _check_cover(self, col: str, h: Hierarchy) -> None:
+        F = self._F
+        c = self._internal[col]
+        table = self._level_table(col, 0)
+        values = self._data.select(c).where(F.col(c).isNotNull()).distinct()
+        missing = self._collect(
+            values.join(F.broadcast(table), F.col(c) == table["leaf"], "left_anti").limit(1)
+        )
+        if missing.num_rows:
+            raise HierarchyError(
+                f"Value {missing.column(c)[0].as_py()!r} of attribute {col!r} is not in its "
+                f"hierarchy{' file ' + repr(h.source) if h.source else ''}."
+            )
+
+    def _base(
+        self,
+        columns: Sequence[str],
+        levels: Sequence[int],
+        extra: Sequence[str] = (),
+        *,
+        mid: bool = False,
+    ) -> Any:
+        """The data with generalized columns ``g0..`` (each at its level), the raw
+        ``extra`` columns ``x0..`` and, if asked, the row id ``mid``."""
+        F = self._F
+        frame = self._data
+        sel = []
+        for j, (col, lv) in enumerate(zip(columns, levels)):
+            c = self._internal[col]
+            if lv == 0:
+                sel.append(F.col(c).alias(f"g{j}"))
+                continue
+            h = self.hierarchies[col]
+            table = self._level_table(col, lv).toDF(f"l{j}", f"t{j}")
+            frame = frame.join(F.broadcast(table), F.col(c) == F.col(f"l{j}"), "left")
+            label = F.col(f"t{j}")
+            top = h.level_labels(lv)
+            if lv == h.height and top.size == 1:  # at the root a null is generalized too
+                label = F.coalesce(label, F.lit(str(top[0])))
+            sel.append(label.alias(f"g{j}"))
+        sel.extend(F.col(self._internal[x]).alias(f"x{i}") for i, x in enumerate(extra))
+        if mid:
+            sel.append(F.col("mid"))
+        return frame.select(*sel) if sel else frame.select(F.lit(1).alias("one"))
+
+    # ------------------------------------------------------------------ interface
+    @property
+    def n_rows(self) -> int:
+        """Number of rows (after dropping nulls, if asked)."""
+        return self._n_rows
+
+    @property
+    def columns(self) -> list[str]:
+        """Column names of the data."""
+        return list(self._names)
+
+    def validate(self, columns: Sequence[str], levels: Levels | None) -> tuple[int, ...]:
+        """Check columns and levels (see :class:`Engine`); list, map and struct columns
+        cannot be grouped on."""
+        out = super().validate(columns, levels)
+        for col in columns:
+            kind = getattr(self, "_nested", {}).get(col)
+            if kind is not None:
+                raise DataFormatError(
+                    f"The column {col!r} is a column of type {kind}; an attribute must hold "
+                    "one value per row (text, numbers, dates). Flatten it, or leave it out."
+                )
+        return out
+
+    def class_sizes(
+        self, columns: Sequence[str], levels: Levels | None = None
+    ) -> npt.NDArray[np.int64]:
+        """Return class sizes with one ``groupBy`` (see :class:`Engine`)."""
+        cols = list(columns)
+        lv = self.validate(cols, levels)
+        if not cols:
+            return np.array([self._n_rows], np.int64) if self._n_rows else np.zeros(0, np.int64)
+        key = tuple(sorted(zip(cols, lv)))
+        hit = self._sizes.get(key)
+        if hit is None:
+            groups = [f"g{j}" for j in range(len(cols))]
+            res = self._collect(self._base(cols, lv).groupBy(*groups).count().select("count"))
+            hit = np.asarray(res.column("count").to_numpy(), dtype=np.int64)
+            self._sizes[key] = hit
+        return hit
+
+    def class_sizes_many(
+        self,
+        subsets: Iterable[Sequence[str]],
+        levels: Levels | None = None,
+        progress: Callable[[int], None] | None = None,
+    ) -> list[npt.NDArray[np.int64]]:
+        """Return :meth:`class_sizes` of each subset, a batch of subsets per Spark job.
+
+        A batch is one ``GROUP BY GROUPING SETS`` over the union of its subsets' columns:
+        one scan of the data instead of one per subset.
+
+        Parameters
+        ----------
+        subsets : iterable of sequence of str
+            The column subsets.
+        levels : Mapping[str, int], optional
+            Hierarchy level per column (one level per column for every subset).
+        progress : callable, optional
+            Called as ``progress(1)`` after each subset.
+
+        Returns
+        -------
+        list of ndarray of int64
+            The class sizes of each subset, in the order given.
+        """
+        subsets = [list(s) for s in subsets]
+        levels = dict(levels or {})
+        keys = []
+        for s in subsets:
+            lv = self.validate(s, {c: v for c, v in levels.items() if c in s})
+            keys.append(tuple(sorted(zip(s, lv))))
+        todo = list(dict.fromkeys(k for k in keys if k and k not in self._sizes))
+        for start in range(0, len(todo), self.batch_size):
+            self._grouping_sets(todo[start : start + self.batch_size])
+        out = []
+        for s, key in zip(subsets, keys):
+            out.append(self.class_sizes(s, dict(key)))
+            if progress is not None:
+                progress(1)
+        return out
+
+    def _grouping_sets(self, keys: Sequence[tuple[tuple[str, int], ...]]) -> None:
+        """Compute and remember the class sizes of several (column, level) keys in one job."""
+        union = sorted({cl for key in keys for cl in key}, key=lambda cl: (cl[0], cl[1]))
+        if len(keys) == 1 or len(union) > 60:
+            for key in keys:
+                self.class_sizes([c for c, _ in key], dict(key))
+            return
+        # the same column at two levels is two columns of the union (g_j per (column, level))
+        index = {cl: j for j, cl in enumerate(union)}
+        base = self._base_pairs(union)
+        view = f"anonlab_sets_{id(self)}"
+        base.createOrReplaceTempView(view)
+        sets = ", ".join("(" + ", ".join(f"g{index[cl]}" for cl in key) + ")" for key in keys)
+        bits = ", ".join(f"grouping(g{j}) AS b{j}" for j in range(len(union)))
+        try:
+            res = self._collect(
+                self.spark.sql(
+                    f"SELECT {bits}, count(*) AS n FROM {view} GROUP BY GROUPING SETS ({sets})"
+                )
+            )
+        finally:
+            self.spark.catalog.dropTempView(view)
+        n = np.asarray(res.column("n").to_numpy(), dtype=np.int64)
+        code = np.zeros(n.size, dtype=np.int64)
+        for j in range(len(union)):  # which columns were grouped on (grouping() = 0)
+            code |= (1 - np.asarray(res.column(f"b{j}").to_numpy(), dtype=np.int64)) << j
+        for key in keys:
+            want = sum(1 << index[cl] for cl in key)
+            self._sizes[key] = n[code == want]
+
+    def _base_pairs(self, pairs: Sequence[tuple[str, int]]) -> Any:
+        """:meth:`_base` of (column, level) pairs, where a column may come at two levels."""
+        return self._base([c for c, _ in pairs], [lv for _, lv in pairs])
+
+    def class_stats(
+        self,
+        columns: Sequence[str],
+        levels: Levels | None = None,
+        *,
+        sensitive: Sequence[str] = (),
+        with_rows: bool = False,
+        with_keys: bool = True,
+    ) -> ClassStats:
+        """Return class statistics (see :class:`Engine`), numbered as the numpy engine does.
+
+        One ``groupBy`` of the classes with the first sensitive attribute (its histogram and
+        the class sizes), one per further sensitive attribute; ``with_rows`` joins the
+        classes back to the rows and brings each row's class to the driver.
+        """
+        cols = list(columns)
+        lv = self.validate(cols, levels)
+        self.validate(list(sensitive), None)
+        base = self._base(cols, lv, list(sensitive))
+        stats, class_keys, domains, by_table = self._grouped(
+            base,
+            cols,
+            lv,
+            list(sensitive),
+            with_keys=with_keys,
+            table_order=self._names,
+            n_rows=self._n_rows,
+        )
+        if with_rows:
+            stats = dataclasses.replace(
+                stats, row_class=self._row_classes(cols, lv, class_keys, domains, by_table)
+            )
+        return stats
+
+    def _grouped(
+        self,
+        base: Any,
+        cols: Sequence[str],
+        lv: tuple[int, ...],
+        sensitive: Sequence[str],
+        *,
+        with_keys: bool,
+        table_order: Sequence[str],
+        n_rows: int | None = None,
+    ) -> tuple[ClassStats, npt.NDArray[np.int64], list[npt.NDArray[np.object_]], list[int]]:
+        """Class statistics of ``base`` (columns ``g0..``, ``x0..``) without rows, with the
+        sorted class keys (columns in table order), their domains and that column order."""
+        m = len(cols)
+        groups = [f"g{j}" for j in range(m)]
+        first = self._collect(base.groupBy(*groups, *(["x0"] if sensitive else [])).count())
+        # codes of each column's labels: natural order at level 0, the hierarchy's above
+        domains = [_domain(first.column(g), natural=lv[j] == 0) for j, g in enumerate(groups)]
+        order = {c: i for i, c in enumerate(table_order)}
+        by_table = sorted(range(m), key=lambda j: order[cols[j]])  # class numbering order
+        radix = [domains[j].size for j in by_table]
+
+        def codes_of(table: Any) -> npt.NDArray[np.int64]:
+            out = np.empty((table.num_rows, m), dtype=np.int64)
+            for j in range(m):
+                out[:, j] = _encode(self._pa, table.column(f"g{j}"), domains[j])
+            return out
+
+        class_keys, first_cid = _classes(codes_of(first)[:, by_table], radix)
+        n_cls = class_keys.shape[0]
+        counts = np.asarray(first.column("count").to_numpy(), dtype=np.int64)
+        sizes = np.bincount(first_cid, weights=counts, minlength=n_cls).astype(np.int64)
+        total = int(sizes.sum()) if n_rows is None else n_rows
+        if not m and total == 0:
+            sizes = np.zeros(0, dtype=np.int64)
+        keys: npt.NDArray[np.int32] | None = None
+        doms: tuple[npt.NDArray[np.object_], ...] | None = None
+        if with_keys:  # column-major (n_cls, m), as the numpy engine's
+            back = np.empty(m, dtype=np.int64)
+            back[by_table] = np.arange(m)
+            keys = np.ascontiguousarray(class_keys[:, back].T, dtype=np.int32).T
+            doms = tuple(domains)
+        hists = {}
+        for i, s in enumerate(sensitive):
+            if i == 0:
+                table, cid = first, first_cid
+            else:
+                table = self._collect(
+                    base.groupBy(*groups, f"x{i}").count().withColumnRenamed(f"x{i}", "x0")
+                )
+                cid = _lookup(class_keys, codes_of(table)[:, by_table], radix)
+            values = _domain(table.column("x0"), natural=True)
+            hists[s] = SensitiveHistogram.from_triplets(
+                values,
+                cid,
+                _encode(self._pa, table.column("x0"), values),
+                np.asarray(table.column("count").to_numpy(), dtype=np.int64),
+                n_classes=n_cls,
+            )
+        stats = ClassStats(
+            columns=tuple(cols),
+            levels=lv,
+            sizes=sizes,
+            n_rows=total,
+            keys=keys,
+            domains=doms,
+            row_class=None,
+            sensitive=hists,
+        )
+        return stats, class_keys, [domains[j] for j in by_table], by_table
+
+    def _row_classes(
+        self,
+        cols: Sequence[str],
+        lv: tuple[int, ...],
+        class_keys: npt.NDArray[np.int64],
+        domains: Sequence[npt.NDArray[np.object_]],
+        by_table: Sequence[int],
+    ) -> npt.NDArray[np.int64]:
+        """The class of every row, by position: the classes joined back to the rows."""
+        F = self._F
+        pa = self._pa
+        n_cls = class_keys.shape[0]
+        base = self._base(cols, lv, mid=True)
+        if not cols:
+            joined = base.select("mid", F.lit(0).cast("long").alias("cid"))
+        else:
+            arrays = {
+                f"k{j}": pa.array(domains[t][class_keys[:, t]].tolist(), type=pa.string())
+                for t, j in enumerate(by_table)
+            }
+            arrays["cid"] = pa.array(np.arange(n_cls, dtype=np.int64))
+            classes = self._frame(pa.table(arrays))
+            on = None
+            for j in range(len(cols)):
+                cond = F.col(f"g{j}").eqNullSafe(F.col(f"k{j}"))
+                on = cond if on is None else on & cond
+            joined = base.join(classes, on, "inner").select("mid", "cid")
+        res = self._collect(joined)
+        out = np.empty(self._n_rows, dtype=np.int64)
+        out[self._positions(res.column("mid"))] = np.asarray(
+            res.column("cid").to_numpy(), dtype=np.int64
+        )
+        return out
+
+    def _positions(self, mids: Any) -> npt.NDArray[np.int64]:
+        """Row positions of the ids ``monotonically_increasing_id()`` gave the rows."""
+        mid = np.asarray(mids.to_numpy(), dtype=np.int64)
+        out: npt.NDArray[np.int64] = self._offsets[mid >> _ROW_BITS] + (
+            mid & ((1 << _ROW_BITS) - 1)
+        )
+        return out
+
+    def rows_in_small_classes(
+        self, columns: Sequence[str], levels: Levels | None, k: int
+    ) -> npt.NDArray[np.int64]:
+        """Return row positions in classes smaller than ``k``: the small classes (one
+        ``groupBy``) joined back to the rows."""
+        F = self._F
+        cols = list(columns)
+        lv = self.validate(cols, levels)
+        if not cols:
+            small = self._n_rows < int(k)
+            return np.arange(self._n_rows if small else 0, dtype=np.int64)
+        groups = [f"g{j}" for j in range(len(cols))]
+        base = self._base(cols, lv, mid=True)
+        small = (
+            base.groupBy(*groups)
+            .count()
+            .where(F.col("count") < int(k))
+            .select(*[F.col(g).alias(f"s{j}") for j, g in enumerate(groups)])
+        )
+        on = None
+        for j in range(len(cols)):
+            cond = F.col(f"g{j}").eqNullSafe(F.col(f"s{j}"))
+            on = cond if on is None else on & cond
+        res = self._collect(base.join(small, on, "left_semi").select("mid"))
+        return np.sort(self._positions(res.column("mid")))
+
+    # ------------------------------------------------------------------ out of core
+    def distinct_counts(self, columns: Sequence[str]) -> dict[str, int]:
+        """Return the distinct values of each column (a null counts as one), in one job."""
+        F = self._F
+        cols = list(columns)
+        self.validate(cols, None)
+        if not cols:
+            return {}
+        aggs = []
+        for j, c in enumerate(cols):
+            col = F.col(self._internal[c])
+            has_null = (F.count(F.lit(1)) > F.count(col)).cast("long")
+            aggs.append((F.countDistinct(col) + has_null).alias(f"d{j}"))
+        row = self._collect(self._data.agg(*aggs))
+        return {c: int(row.column(f"d{j}")[0].as_py()) for j, c in enumerate(cols)}
+
+    def frequency_set(self, columns: Sequence[str]) -> EncodedTable:
+        """Return the distinct combinations of ``columns`` with their counts (one
+        ``groupBy``); see :meth:`Engine.frequency_set`."""
+        F = self._F
+        cols = list(dict.fromkeys(columns))
+        self.validate(cols, None)
+        if not cols:
+            raise InputError("A frequency set needs at least one column.")
+        res = self._collect(
+            self._data.groupBy(
+                *[F.col(self._internal[c]).alias(f"f{j}") for j, c in enumerate(cols)]
+            ).count()
+        )
+        encoded = []
+        for j, c in enumerate(cols):
+            labels = _domain(res.column(f"f{j}"), natural=True)
+            codes = _encode(self._pa, res.column(f"f{j}"), labels).astype(np.int32)
+            encoded.append(EncodedColumn(c, codes, labels))
+        weights = np.asarray(res.column("count").to_numpy(), dtype=np.int64)
+        return EncodedTable(tuple(encoded), source=self._source_path, weights=weights)
+
+    def release_frame(self, plan: ReleasePlan) -> Any:
+        """The release ``plan`` describes, as a Spark DataFrame (nothing is computed yet).
+
+        Each quasi-identifier is joined to its hierarchy's level table (broadcast), the
+        suppressed classes are found by a broadcast join with their released keys and
+        removed (or their quasi-identifiers masked with ``*``), identifiers are left out and
+        every other column keeps its type. The rows keep the source's order.
+
+        Parameters
+        ----------
+        plan : ReleasePlan
+            What to release.
+
+        Returns
+        -------
+        pyspark.sql.DataFrame
+            With the columns ``plan.columns``, under their own names.
+        """
+        F = self._F
+        pa = self._pa
+        check_columns(list(plan.columns), self.columns)
+        qis = list(plan.quasi_identifiers)
+        self.validate(qis, None)
+        if self._typed is None:  # text already cleaned (a CSV, a frame of text)
+            rows = self._data.drop("mid")
+
+            def text(c: str) -> Any:
+                return F.col(c)
+
+        else:  # the source's own types; the same rows as the questions'
+            rows = self._typed()
+            kinds = {f.name: f.dataType.typeName() for f in rows.schema.fields}
+
+            def text(c: str) -> Any:
+                return self._clean(c, kinds[c], None)
+
+            for d in self._drop:
+                rows = rows.where(text(self._internal[d]).isNotNull())
+        labels = {}
+        for j, q in enumerate(qis):
+            c = self._internal[q]
+            lv = plan.levels[j]
+            if lv == 0:
+                label = text(c)
+            else:
+                table = self._level_frame(plan.hierarchies[q], lv).toDF(f"rl{j}", f"rt{j}")
+                rows = rows.join(F.broadcast(table), text(c) == F.col(f"rl{j}"), "left")
+                label = F.col(f"rt{j}")
+            root = plan.root_label(j)
+            if root is not None:
+                label = F.coalesce(label, F.lit(root))
+            labels[q] = label
+        if plan.suppressed:
+            arrays = {
+                f"s{j}": pa.array([key[j] for key in plan.suppressed], type=pa.string())
+                for j in range(len(qis))
+            }
+            arrays["suppressed"] = pa.array([True] * len(plan.suppressed))
+            keys = F.broadcast(self._frame(pa.table(arrays)))
+            on = None
+            for j, q in enumerate(qis):
+                cond = labels[q].eqNullSafe(F.col(f"s{j}"))
+                on = cond if on is None else on & cond
+            if plan.mask_suppressed:
+                rows = rows.join(keys, on, "left")
+                flag = F.col("suppressed").isNotNull()
+                labels = {
+                    q: F.when(flag, F.lit("*")).otherwise(label) for q, label in labels.items()
+                }
+            else:
+                rows = rows.join(keys, on, "left_anti")
+        return rows.select(
+            *[
+                (labels[c] if c in labels else F.col(self._internal[c])).alias(c)
+                for c in plan.columns
+            ]
+        )
+
+    def _level_frame(self, h: Hierarchy, level: int) -> Any:
+        """The level table of a hierarchy (perhaps not one the engine was given)."""
+        for (col, lv), table in self._levels.items():
+            if lv == level and self.hierarchies.get(col) is h:
+                return table
+        codes, labels = h.leaf_generalization(level)
+        pa = self._pa
+        return self._frame(
+            pa.table(
+                {
+                    "leaf": pa.array(h.leaves.tolist(), type=pa.string()),
+                    "label": pa.array(labels[codes].tolist(), type=pa.string()),
+                }
+            )
+        )
+
+    def write_release(
+        self,
+        plan: ReleasePlan,
+        path: str | os.PathLike[str],
+        *,
+        fmt: str,
+        separator: str = ",",
+    ) -> int:
+        """Write the release ``plan`` describes to the file ``path`` (see
+        :meth:`Engine.write_release`).
+
+        Spark writes the release in parallel as a partitioned dataset (Parquet, or CSV parts)
+        into a temporary folder beside ``path``, which the driver then concatenates, part by
+        part in partition order, into the one file: the rows keep the source's order and
+        memory holds one row group at a time. The folder must be one the executors can write
+        and the driver read (always so in local mode); on a cluster, write the partitioned
+        dataset itself with :meth:`release_frame` and ``DataFrame.write``.
+        """
+        if fmt not in _FORMATS:
+            raise ParameterError(f"Unknown release format {fmt!r}; use {', '.join(_FORMATS)}.")
+        frame = self.release_frame(plan)
+        target = Path(path)
+        folder = Path(tempfile.mkdtemp(prefix="anonlab-spark-", dir=target.parent))
+        parts = folder / "parts"
+        try:
+            writer = frame.write.mode("overwrite")
+            if fmt == "parquet":
+                self._guard(lambda: writer.parquet(parts.resolve().as_uri()))
+            else:
+                self._guard(
+                    lambda: writer.csv(
+                        parts.resolve().as_uri(),
+                        sep=separator,
+                        quote='"',
+                        escape='"',
+                        header=False,
+                        nullValue="",
+                        emptyValue='""',
+                        ignoreLeadingWhiteSpace=False,
+                        ignoreTrailingWhiteSpace=False,
+                        lineSep="\n",
+                        compression="gzip" if fmt == "csv.gz" else "none",
+                    )
+                )
+            rows = _concatenate(
+                self._pa, sorted(parts.glob("part-*")), target, fmt, list(plan.columns), separator
+            )
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+        if rows is None:  # CSV parts: count what was kept
+            removed = bool(plan.suppressed) and not plan.mask_suppressed
+            rows = int(self._guard(frame.count)) if removed else self._n_rows
+        return rows
+
+    def release_stats(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        fmt: str,
+        quasi_identifiers: Sequence[str],
+        sensitive: Sequence[str] = (),
+        separator: str = ",",
+    ) -> ClassStats:
+        """Group a written release again, read back from its file by Spark (see
+        :meth:`Engine.release_stats`)."""
+        F = self._F
+        if fmt not in _FORMATS:
+            raise ParameterError(f"Unknown release format {fmt!r}.")
+        source = Path(path).resolve()
+        folder = None
+        label, self._label = self._label, "the written release"
+        try:
+            # Spark skips files named ".*" (the caller's temporary file) and decompresses by
+            # suffix: read the file under a plain name
+            folder = Path(tempfile.mkdtemp(prefix="anonlab-spark-", dir=source.parent))
+            (folder / f"release.{fmt}").symlink_to(source)
+            source = folder / f"release.{fmt}"
+            reader = self.spark.read
+            if fmt == "parquet":
+                frame = self._guard(lambda: reader.parquet(source.as_uri()))
+            else:
+                frame = self._guard(
+                    lambda: reader.csv(
+                        source.as_uri(),
+                        header=True,
+                        sep=separator,
+                        quote='"',
+                        escape='"',
+                        inferSchema=False,
+                        mode="FAILFAST",
+                        multiLine=True,
+                    )
+                )
+            names = list(frame.columns)
+            check_columns(list(quasi_identifiers) + list(sensitive), names)
+            frame = frame.toDF(*_internal(names))
+            at = {n: f"c{i}" for i, n in enumerate(names)}
+            cols = list(quasi_identifiers)
+            base = frame.select(
+                *[F.col(at[c]).cast("string").alias(f"g{j}") for j, c in enumerate(cols)],
+                *[F.col(at[s]).cast("string").alias(f"x{i}") for i, s in enumerate(sensitive)],
+            )
+            stats = self._grouped(
+                base,
+                cols,
+                tuple(0 for _ in cols),
+                list(sensitive),
+                with_keys=True,
+                table_order=names,
+            )[0]
+        finally:
+            self._label = label
+            if folder is not None:
+                shutil.rmtree(folder, ignore_errors=True)
+        return stats
+
+
+# ---------------------------------------------------------------------- helpers
+_FORMATS = ("csv", "csv.gz", "parquet")
+
+
+def _concatenate(
+    pa: Any, parts: Sequence[Path], target: Path, fmt: str, names: Sequence[str], separator: str
+) -> int | None:
+    """Concatenate the part files Spark wrote into ``target``, in order; return the rows
+    (Parquet) or None (CSV, whose rows the parts do not tell without parsing them)."""
+    if fmt == "parquet":
+        pq = import_optional("pyarrow.parquet")
+        rows = 0
+        writer = None
+        try:
+            for part in parts:
+                file = pq.ParquetFile(part)
+                # every column nullable, without Spark's metadata: the schema of the data
+                schema = pa.schema([f.with_nullable(True) for f in file.schema_arrow])
+                if writer is None:
+                    writer = pq.ParquetWriter(target, schema)
+                for group in range(file.num_row_groups):
+                    table = file.read_row_group(group).cast(schema)
+                    writer.write_table(table)
+                    rows += table.num_rows
+            if writer is None:  # no part at all: an empty table of text columns
+                empty = pa.table({n: pa.array([], type=pa.string()) for n in names})
+                writer = pq.ParquetWriter(target, empty.schema)
+                writer.write_table(empty)
+        finally:
+            if writer is not None:
+                writer.close()
+        return rows
+    buffer = io.StringIO()
+    csv.writer(buffer, delimiter=separator, quotechar='"', lineterminator="\n").writerow(names)
+    header = buffer.getvalue().encode("utf-8")
+    with open(target, "wb") as out:
+        out.write(gzip.compress(header) if fmt == "csv.gz" else header)
+        for part in parts:  # gzip members one after the other are one gzip file
+            with open(part, "rb") as fh:
+                shutil.copyfileobj(fh, out, 1 << 20)
+    return None
+
+
+def _as_text(pa: Any, table: Any) -> Any:
+    """An Arrow table's columns as text, as :func:`anonlab.io.read_arrow` casts them (a
+    float NaN null); list, map and struct columns as they are."""
+    pc = import_optional("pyarrow.compute")
+    if all(pa.types.is_string(t) or pa.types.is_nested(t) for t in table.schema.types):
+        return table
+    columns = []
+    for col in table.columns:
+        if pa.types.is_dictionary(col.type):
+            col = col.cast(col.type.value_type)
+        if pa.types.is_nested(col.type) or pa.types.is_string(col.type):
+            columns.append(col)
+            continue
+        text = pc.cast(col, pa.string())
+        if pa.types.is_floating(col.type):
+            text = pc.if_else(pc.is_nan(col), pa.scalar(None, pa.string()), text)
+        columns.append(text)
+    return pa.table(columns, names=table.column_names)
+
+
+def _internal(names: Sequence[str]) -> list[str]:
+    """Spark-safe column names ``c0, c1, ...`` (names may hold dots, spaces, backticks)."""
+    return [f"c{i}" for i in range(len(names))]
+
+
+def _csv_reader_options(opts: CsvOptions, *, gzip: bool) -> dict[str, Any]:
+    """Options of Spark's CSV reader that parse as anonlab's reader does."""
+    return {
+        "sep": opts.separator,
+        "header": opts.header,
+        "quote": opts.quote,
+        "escape": opts.quote,  # a quote inside a quoted field is doubled (RFC 4180)
+        "encoding": opts.encoding,
+        "nullValue": _NEVER,
+        "mode": "FAILFAST",
+        "multiLine": gzip,  # a .gz file is one task anyway: let quoted fields hold newlines
+        "inferSchema": False,
+        "enforceSchema": True,
+    }
+
+
+def _domain(column: Any, *, natural: bool) -> npt.NDArray[np.object_]:
+    """The distinct labels of a fetched Arrow column in code order, a null last: the natural
+    order of :func:`~anonlab.data.labels.factorize` (level 0), else code-point order (the
+    labels of a hierarchy level)."""
+    values = np.asarray(column.unique().to_pylist(), dtype=object)
+    if natural:
+        return factorize(values)[1]
+    null = np.asarray(values == None, dtype=bool)  # noqa: E711 - elementwise
+    present = np.array(sorted(values[~null].tolist()), dtype=object)
+    return np.append(present, np.array([None], dtype=object)) if null.any() else present
+
+
+def _encode(pa: Any, column: Any, domain: npt.NDArray[np.object_]) -> npt.NDArray[np.int64]:
+    """The index in ``domain`` (distinct labels, a null last if any) of each value of a
+    fetched Arrow column."""
+    pc = import_optional("pyarrow.compute")
+    has_null = domain.size > 0 and domain[-1] is None
+    present = domain[:-1] if has_null else domain
+    idx = pc.index_in(column, value_set=pa.array(present.tolist(), type=pa.string()))
+    filled = pc.fill_null(idx, domain.size - 1) if has_null else idx
+    return np.asarray(filled.to_numpy(), dtype=np.int64)
+
+
+def _classes(
+    codes: npt.NDArray[np.int64], radix: Sequence[int]
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """The distinct rows of ``codes`` in lexicographic order, and each row's index there."""
+    if codes.shape[1] == 0:
+        return np.zeros((1 if codes.shape[0] else 0, 0), dtype=np.int64), np.zeros(
+            codes.shape[0], dtype=np.int64
+        )
+    packed = _pack(codes, radix)
+    if packed is not None:
+        uniq, first, inv = np.unique(packed, return_index=True, return_inverse=True)
+        return codes[first], inv.reshape(-1).astype(np.int64)
+    uniq_rows, inv = np.unique(codes, axis=0, return_inverse=True)
+    return uniq_rows, inv.reshape(-1).astype(np.int64)
+
+
+def _lookup(
+    class_keys: npt.NDArray[np.int64], codes: npt.NDArray[np.int64], radix: Sequence[int]
+) -> npt.NDArray[np.int64]:
+    """The index in ``class_keys`` (sorted distinct rows) of each row of ``codes``."""
+    if class_keys.shape[1] == 0:
+        return np.zeros(codes.shape[0], dtype=np.int64)
+    keys, packed = _pack(class_keys, radix), _pack(codes, radix)
+    if keys is not None and packed is not None:
+        return np.searchsorted(keys, packed).astype(np.int64)
+    both = np.concatenate([class_keys, codes])
+    _, inv = np.unique(both, axis=0, return_inverse=True)
+    inv = inv.reshape(-1)
+    where = np.empty(int(inv.max()) + 1, dtype=np.int64)
+    where[inv[: class_keys.shape[0]]] = np.arange(class_keys.shape[0])
+    return where[inv[class_keys.shape[0] :]]
+
+
+def _pack(codes: npt.NDArray[np.int64], radix: Sequence[int]) -> npt.NDArray[np.int64] | None:
+    """Rows of codes as one mixed-radix int64 each (lexicographic order kept), if it fits."""
+    if float(np.prod([max(r, 1) for r in radix], dtype=np.float64)) >= 2.0**62:
+        return None
+    out = np.zeros(codes.shape[0], dtype=np.int64)
+    for j, r in enumerate(radix):
+        out = out * max(r, 1) + codes[:, j]
+    return out
+
+
+def _is_spark_error(exc: BaseException) -> bool:
+    """Whether ``exc`` comes from Spark or its Java gateway (not from anonlab)."""
+    module = type(exc).__module__ or ""
+    return module.startswith(("pyspark", "py4j"))
+
+
+def _summary(exc: BaseException) -> str:
+    """One line from a Spark error: its first meaningful line, without the Java stack."""
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    for ln in lines:  # the reason of a failed read, if Spark gives one
+        if "Malformed" in ln or "MALFORMED" in ln:
+            return (
+                "a malformed row (a different number of fields, or a quote not closed): " + ln[:200]
+            )
+    for ln in lines:
+        if ln.startswith(("at ", "Traceback", "JVM stacktrace", "py4j", "An error occurred")):
+            continue
+        return ln[:300]
+    return type(exc).__name__

@@ -1,0 +1,362 @@
+"""anonymize and check out of core (issue 33): the DuckDB engine against the numpy engine.
+
+The DuckDB engine searches the frequency set (one GROUP BY), streams the release with one
+COPY and re-checks the written file; on tables both engines hold, the release must be the
+numpy engine's: the same optimum, loss and verification, the same rows (as a multiset, and
+here in the same order), columns and labels; ``check`` must give the same report.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+import anonlab
+from anonlab import EncodedTable
+from anonlab.anonymization import load_job
+from anonlab.api import adult_path
+from anonlab.cli.app import app
+from anonlab.engines import get_engine
+from anonlab.exceptions import InputError, ParameterError, PrivacyCheckError
+
+duckdb = pytest.importorskip("duckdb")
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+ADULT = str(adult_path())
+HIER = {
+    q: str(EXAMPLES / "hierarchies" / f"adult_{q}.csv")
+    for q in ("age", "workclass", "education", "marital-status", "occupation", "race", "sex")
+}
+
+
+def _rows(path: Path) -> list[tuple[Any, ...]]:
+    """The rows of a written release, every value as text (None for a null), in file order."""
+    con = duckdb.connect()
+    name = str(path)
+    if name.endswith(".parquet"):
+        rel = con.sql(f"SELECT * FROM read_parquet('{name}')")
+    else:
+        rel = con.sql(
+            f"SELECT * FROM read_csv('{name}', all_varchar = true, header = true, "
+            "allow_quoted_nulls = false)"
+        )
+    cols = ", ".join(f'CAST("{c}" AS VARCHAR)' for c in rel.columns)
+    return [tuple(rel.columns)] + con.sql(f"SELECT {cols} FROM rel").fetchall()
+
+
+def _same_release(a: Path, b: Path, *, ordered: bool = True) -> None:
+    ra, rb = _rows(a), _rows(b)
+    assert ra[0] == rb[0]  # the same columns, in the same order
+    if ordered:
+        assert ra == rb
+    key = lambda r: tuple("\x00" if x is None else x for x in r)  # noqa: E731
+    assert sorted(ra[1:], key=key) == sorted(rb[1:], key=key)
+
+
+def _both(data: Any, job: Any, tmp_path: Path, suffix: str) -> tuple[Any, Any, Path, Path]:
+    a, b = tmp_path / f"numpy{suffix}", tmp_path / f"duckdb{suffix}"
+    ra = anonlab.anonymize(data, job, output=a, engine="numpy")
+    rb = anonlab.anonymize(data, job, output=b, engine="duckdb")
+    return ra, rb, a, b
+
+
+def _same_result(ra: Any, rb: Any) -> None:
+    assert ra.transformation == rb.transformation
+    assert list(ra.transformation) == list(rb.transformation)
+    assert ra.loss == pytest.approx(rb.loss, rel=1e-12)
+    assert ra.suppressed_rows == rb.suppressed_rows
+    assert ra.release.verification == rb.release.verification
+    assert ra.search.evaluated == rb.search.evaluated
+
+
+def _adult_job(**extra: Any) -> dict[str, Any]:
+    job: dict[str, Any] = {
+        "na_values": ["?"],
+        "quasi_identifiers": {q: {"hierarchy": h} for q, h in HIER.items()},
+        "sensitive": ["income"],
+        "models": [{"k_anonymity": {"k": 5}}],
+        "suppression": 0.05,
+        "metric": "loss",
+    }
+    job.update(extra)
+    return job
+
+
+# ------------------------------------------------------------------ Adult, both engines
+@pytest.mark.parametrize("suffix", [".parquet", ".csv", ".csv.gz"])
+def test_adult_k5_example_same_release_every_format(tmp_path, suffix):
+    job = EXAMPLES / "adult_k5.yaml"
+    ra, rb, a, b = _both(ADULT, job, tmp_path, suffix)
+    _same_result(ra, rb)
+    assert rb.suppressed_rows > 0  # suppression is exercised
+    _same_release(a, b)
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {"algorithm": "incognito", "suppression": 0.02},
+        {
+            "models": [
+                {"k_anonymity": {"k": 3}},
+                {"distinct_l_diversity": {"attribute": "income", "l": 2}},
+            ],
+            "metric": {"name": "entropy", "monotonic": False},
+        },
+        {"algorithm": {"name": "privacyfrost2", "score": "log"}},
+        {"output": {"suppressed": "mask"}, "identifiers": ["fnlwgt"]},
+        {"metric": "discernibility", "suppression": 0.0, "models": [{"k_anonymity": {"k": 2}}]},
+    ],
+    ids=["incognito", "l-diversity-entropy", "privacyfrost2", "mask-identifier", "no-suppression"],
+)
+def test_adult_jobs_same_release(tmp_path, extra):
+    ra, rb, a, b = _both(ADULT, _adult_job(**extra), tmp_path, ".parquet")
+    _same_result(ra, rb)
+    _same_release(a, b)
+    if "identifiers" in extra:
+        assert "fnlwgt" not in _rows(b)[0]
+
+
+def test_adult_parquet_source_keeps_types(tmp_path):
+    """A Parquet source: numbers not generalized stay numbers in both releases."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    table = anonlab.read_table(ADULT)
+    cols = {n: table.column(n).labels() for n in table.names}
+    arrow = pa.table(
+        {
+            n: pa.array(v.astype("int64")) if n in ("fnlwgt", "hours-per-week") else pa.array(v)
+            for n, v in cols.items()
+        }
+    )
+    src = tmp_path / "adult.parquet"
+    pq.write_table(arrow, src)
+    ra, rb, a, b = _both(src, _adult_job(), tmp_path, ".parquet")
+    _same_result(ra, rb)
+    _same_release(a, b)
+    schema = pq.read_schema(b)
+    assert str(schema.field("fnlwgt").type) == "int64"
+    assert str(pq.read_schema(a).field("fnlwgt").type) == "int64"
+
+
+def test_check_same_report(tmp_path):
+    job = _adult_job(
+        models=[
+            {"k_anonymity": {"k": 5}},
+            {"entropy_l_diversity": {"attribute": "income", "l": 1.5}},
+        ]
+    )
+    a = anonlab.check(ADULT, job, engine="numpy").to_dict()
+    b = anonlab.check(ADULT, job, engine="duckdb").to_dict()
+    assert a == b
+    assert a["models"][0]["violating_rows"] > 0
+
+
+def test_cli_engine_option(tmp_path):
+    runner = CliRunner()
+    job = str(EXAMPLES / "adult_k5.yaml")
+    out = tmp_path / "out.csv"
+    res = runner.invoke(
+        app, ["anonymize", ADULT, "--job", job, "--output", str(out), "--engine", "duckdb"]
+    )
+    assert res.exit_code == 0, res.output
+    assert out.exists()
+    a = runner.invoke(app, ["check", ADULT, "--job", job, "--engine", "duckdb", "--json"])
+    b = runner.invoke(app, ["check", ADULT, "--job", job, "--engine", "numpy", "--json"])
+    assert a.exit_code == 0 and a.stdout == b.stdout
+
+
+# ------------------------------------------------------------------ small random tables
+@st.composite
+def _tables(draw: Any) -> tuple[list[list[str | None]], int, float, bool]:
+    n = draw(st.integers(3, 40))
+    row = st.tuples(
+        st.sampled_from(["a", "b", "c", None]),
+        st.sampled_from(["1", "2", "3", "4", "5"]),
+        st.sampled_from(["x", "y"]),
+        st.sampled_from(["s1", "s2", "s3"]),
+    )
+    rows = [list(r) for r in draw(st.lists(row, min_size=n, max_size=n))]
+    k = draw(st.integers(1, 4))
+    delta = draw(st.sampled_from([0.0, 0.1, 0.3]))
+    mask = draw(st.booleans())
+    return rows, k, delta, mask
+
+
+@settings(
+    max_examples=12,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(case=_tables())
+def test_random_tables_same_release(tmp_path_factory, case):
+    rows, k, delta, mask = case
+    tmp = tmp_path_factory.mktemp("hyp")
+    src = tmp / "data.csv"
+    lines = ["q1,q2,q3,s"] + [",".join("" if v is None else v for v in r) for r in rows]
+    src.write_text("\n".join(lines) + "\n")
+    (tmp / "q2.csv").write_text("1;1-2;*\n2;1-2;*\n3;3-5;*\n4;3-5;*\n5;3-5;*\n")
+    job = {
+        "quasi_identifiers": {"q1": {}, "q2": {"hierarchy": str(tmp / "q2.csv")}, "q3": {}},
+        "sensitive": ["s"],
+        "models": [{"k_anonymity": {"k": k}}],
+        "suppression": delta,
+        "metric": "loss",
+        "output": {"suppressed": "mask" if mask else "remove"},
+    }
+    try:
+        ra = anonlab.anonymize(src, job, output=tmp / "a.csv", engine="numpy")
+    except InputError as exc:  # no release within the limit: both engines say so
+        with pytest.raises(type(exc)):
+            anonlab.anonymize(src, job, output=tmp / "b.csv", engine="duckdb")
+        return
+    rb = anonlab.anonymize(src, job, output=tmp / "b.csv", engine="duckdb")
+    _same_result(ra, rb)
+    _same_release(tmp / "a.csv", tmp / "b.csv")
+    assert anonlab.check(src, job, engine="numpy").to_dict() == (
+        anonlab.check(src, job, engine="duckdb").to_dict()
+    )
+
+
+# ------------------------------------------------------------------ the data model
+@settings(max_examples=40, deadline=None)
+@given(
+    rows=st.lists(
+        st.tuples(st.sampled_from("abc"), st.sampled_from("xy"), st.sampled_from("uvw")),
+        min_size=1,
+        max_size=30,
+    )
+)
+def test_weighted_table_counts_like_its_rows(rows):
+    """A frequency set (distinct rows with weights) has the class statistics of its rows."""
+    full = EncodedTable.from_rows(rows, ["a", "b", "s"])
+    uniq, counts = np.unique(np.array(rows, dtype=object).astype(str), axis=0, return_counts=True)
+    freq = EncodedTable.from_rows(uniq.tolist(), ["a", "b", "s"])
+    freq = EncodedTable(freq.columns, weights=counts)
+    assert freq.n_records == full.n_rows and freq.n_rows == len(uniq)
+    for cols in (["a"], ["a", "b"], ["b"]):
+        x = get_engine("numpy", full).class_stats(cols, sensitive=["s"])
+        y = get_engine("numpy", freq).class_stats(cols, sensitive=["s"])
+        assert x.canonical() == y.canonical()
+        assert x.n_rows == y.n_rows
+
+
+def test_weights_travel_with_the_rows():
+    t = EncodedTable.from_rows([("a",), ("b",), ("c",)], ["x"])
+    w = EncodedTable(t.columns, weights=np.array([3, 1, 2]))
+    assert w.take([2, 0]).n_records == 5
+    assert w.select(["x"]).weights is not None
+    with pytest.raises(InputError, match="one per row"):
+        EncodedTable(t.columns, weights=np.array([1, 2]))
+    with pytest.raises(InputError, match=">= 1"):
+        EncodedTable(t.columns, weights=np.array([1, 0, 2]))
+
+
+# ------------------------------------------------------------------ re-check, bad input
+def test_a_release_that_fails_the_recheck_is_not_written(tmp_path, monkeypatch):
+    from anonlab.engines.duckdb_engine import DuckDBEngine
+
+    real = DuckDBEngine.release_stats
+
+    def tampered(self: Any, *args: Any, **kwargs: Any) -> Any:
+        stats = real(self, *args, **kwargs)
+        sizes = stats.sizes.copy()
+        sizes[0] = 1  # a class of one row appears in the written file
+        return type(stats)(
+            stats.columns, stats.levels, sizes, stats.n_rows, stats.keys, stats.domains
+        )
+
+    monkeypatch.setattr(DuckDBEngine, "release_stats", tampered)
+    out = tmp_path / "out.parquet"
+    with pytest.raises(PrivacyCheckError, match="Re-check of the written release failed"):
+        anonlab.anonymize(ADULT, EXAMPLES / "adult_k5.yaml", output=out, engine="duckdb")
+    assert list(tmp_path.iterdir()) == []  # no output, no temporary file
+
+
+def test_algorithms_that_need_rows_are_refused_before_reading(tmp_path):
+    for job in ("adult_local_recoding.yaml", "adult_nonhomogeneous.yaml"):
+        with pytest.raises(ParameterError, match="needs the individual rows"):
+            anonlab.anonymize(ADULT, EXAMPLES / job, output=tmp_path / "x.csv", engine="duckdb")
+    pf2 = _adult_job(algorithm={"name": "privacyfrost2", "partial_domain": True})
+    with pytest.raises(ParameterError, match="privacyfrost2 without partial_domain"):
+        anonlab.anonymize(ADULT, pf2, engine="duckdb")
+    personalized = load_job(EXAMPLES / "adult_personalized.yaml")
+    optimal = dataclasses.replace(personalized, algorithm="optimal", algorithm_params={})
+    with pytest.raises(ParameterError, match="Personalized privacy judges each record"):
+        anonlab.anonymize(ADULT, optimal, engine="duckdb")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_frequency_set_is_refused_by_row_algorithms():
+    """The same refusal inside the algorithm layer, for a weighted Problem built by hand."""
+    from anonlab.algorithms import build_anonymizer
+    from anonlab.anonymization import build_problem
+
+    eng = get_engine("duckdb", anonlab.FileSource(Path(ADULT)))
+    try:
+        problem = build_problem(None, load_job(EXAMPLES / "adult_k5.yaml"), engine=eng)
+    finally:
+        eng.close()
+    assert problem.weighted and problem.n_records == 32561 and problem.n_rows < 32561
+    with pytest.raises(ParameterError, match="places individual rows"):
+        build_anonymizer("top_down").fit(problem)
+
+
+def test_engine_names_and_in_memory_tables():
+    with pytest.raises(ParameterError, match="Unknown engine 'duckbd'. Did you mean 'duckdb'"):
+        anonlab.anonymize(ADULT, EXAMPLES / "adult_k5.yaml", engine="duckbd")
+    with pytest.raises(ParameterError, match="encoded in memory"):
+        anonlab.check(anonlab.load_adult(), EXAMPLES / "adult_k5.yaml", engine="duckdb")
+
+
+def test_auto_and_numpy_follow_the_memory(monkeypatch, tmp_path):
+    from anonlab.anonymization import choose_engine
+
+    assert choose_engine(ADULT) == "numpy"
+    monkeypatch.setenv("ANONLAB_MEMORY_BUDGET", "1M")  # the file needs ~10 MB in memory
+    assert choose_engine(ADULT) == "duckdb"
+    res = CliRunner().invoke(
+        app,
+        ["anonymize", ADULT, "--job", str(EXAMPLES / "adult_k5.yaml"), "--output",
+         str(tmp_path / "x.csv"), "--engine", "numpy"],
+    )  # fmt: skip
+    assert res.exit_code == 2
+    line = res.stderr.strip()
+    assert "\n" not in line
+    assert "needs about" in line and "in memory" in line and "--engine duckdb" in line
+    assert not (tmp_path / "x.csv").exists()
+
+
+def test_missing_duckdb_names_the_extra(monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "duckdb", None)  # import duckdb raises ImportError
+    res = CliRunner().invoke(
+        app,
+        ["anonymize", ADULT, "--job", str(EXAMPLES / "adult_k5.yaml"), "--output",
+         str(tmp_path / "x.csv"), "--engine", "duckdb"],
+    )  # fmt: skip
+    assert res.exit_code == 2
+    assert "pip install 'anonlab[duckdb]'" in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1
+
+
+def test_many_suppressed_classes_are_found_by_a_join(tmp_path, monkeypatch):
+    """Beyond the hash table held in a list, a hash join finds the suppressed classes (the
+    rows' order is then DuckDB's): the same rows."""
+    from anonlab.engines.duckdb_engine import engine as duckdb_engine
+
+    monkeypatch.setattr(duckdb_engine, "_BUCKETED", 0)
+    job = _adult_job(output={"suppressed": "mask"})
+    ra, rb, a, b = _both(ADULT, job, tmp_path, ".csv")
+    _same_result(ra, rb)
+    _same_release(a, b, ordered=False)
+    ra, rb, a, b = _both(ADULT, _adult_job(), tmp_path, ".parquet")
+    _same_release(a, b, ordered=False)

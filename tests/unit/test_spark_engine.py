@@ -1,0 +1,363 @@
+"""The Spark engine: the same classes, rows and answers as the numpy engine (issue 33).
+
+Every test but the two about missing dependencies shares one local SparkSession (the
+``spark`` fixture of tests/conftest.py) and is skipped, with the reason, without pyspark or
+Java 17+.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from anonlab import CsvOptions, EncodedTable, diagnose, open_engine, taxonomy_hierarchy
+from anonlab.engines import get_engine
+from anonlab.exceptions import (
+    ColumnNotFoundError,
+    DataFormatError,
+    HierarchyError,
+    InputError,
+    OptionalDependencyError,
+)
+from tests.conftest import FIGURE2_ROWS
+
+ROOT = Path(__file__).resolve().parents[2]
+FIG2 = ["V", "W", "X", "Y", "Z"]
+
+#: a hierarchy with one root: at its top level a null is generalized like any value
+HIER_A = taxonomy_hierarchy({"x": ["xy", "*"], "y": ["xy", "*"], "z": ["z", "*"]}, attribute="a")
+
+ROWS = [
+    ("x", "1", "p", "s1"),
+    ("y", "1", "p", "s2"),
+    ("z", "2", "q", "s1"),
+    (None, "2", "q", "s3"),
+    ("x", "10", None, "s1"),
+    ("y", "2", "p", None),
+    ("x", "1", "p", "s2"),
+    (None, "10", "q", "s1"),
+]
+
+
+def _table() -> EncodedTable:
+    return EncodedTable.from_rows(ROWS, ["a", "b", "c", "s"])
+
+
+def _same_stats(a, b) -> None:
+    """Equal class statistics: the same arrays, numbered the same way."""
+    assert np.array_equal(a.sizes, b.sizes)
+    assert a.levels == b.levels and a.n_rows == b.n_rows
+    if a.keys is not None:
+        assert np.array_equal(a.keys, b.keys)
+        assert all(np.array_equal(x, y) for x, y in zip(a.domains, b.domains))
+    if a.row_class is not None:
+        assert np.array_equal(a.row_class, b.row_class)
+    assert set(a.sensitive) == set(b.sensitive)
+    for s in a.sensitive:
+        assert np.array_equal(a.sensitive[s].values, b.sensitive[s].values)
+        assert np.array_equal(a.sensitive[s].counts, b.sensitive[s].counts)
+
+
+# ---------------------------------------------------------------------- without Spark
+def test_missing_pyspark_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pyspark.sql.functions", None)
+    with pytest.raises(OptionalDependencyError, match=r"anonlab\[spark\]"):
+        get_engine("spark", _table())
+
+
+def test_missing_java_names_java_17_and_java_home(monkeypatch, tmp_path):
+    from anonlab.engines.spark_engine.engine import _check_java
+
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path))
+    with pytest.raises(OptionalDependencyError, match="Java 17.*JAVA_HOME"):
+        _check_java()
+    monkeypatch.delenv("JAVA_HOME")
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(OptionalDependencyError, match="Java 17 or later.*JAVA_HOME"):
+        _check_java()
+
+
+# ---------------------------------------------------------------------- in memory
+def test_classes_rows_and_histograms_equal_numpy(spark, figure2):
+    np_eng = open_engine(figure2)
+    sp = get_engine("spark", figure2, spark=spark)
+    assert sp.n_rows == 12 and sp.columns == FIG2
+    for cols, sens in ((["V", "W"], ["Z"]), (["Y", "W", "X"], ["Z", "V"]), ([], ["Y"])):
+        a = np_eng.class_stats(cols, sensitive=sens, with_rows=True)
+        b = sp.class_stats(cols, sensitive=sens, with_rows=True)
+        _same_stats(a, b)
+        assert sorted(sp.class_sizes(cols).tolist()) == sorted(a.sizes.tolist())
+        for k in (2, 3):
+            assert np.array_equal(
+                np_eng.rows_in_small_classes(cols, None, k), sp.rows_in_small_classes(cols, None, k)
+            )
+    bare = sp.class_stats(["V"], with_keys=False)
+    assert bare.keys is None and bare.domains is None and bare.row_class is None
+
+
+def test_levels_and_nulls_equal_numpy(spark):
+    table = _table()
+    hier = {"a": HIER_A}
+    np_eng = open_engine(table, hierarchies=hier)
+    sp = get_engine("spark", table, hierarchies=hier, spark=spark)
+    for level in (0, 1, 2):  # a null is a class of its own below the root, merged at it
+        lv = {"a": level}
+        _same_stats(
+            np_eng.class_stats(["a", "b"], lv, sensitive=["s"], with_rows=True),
+            sp.class_stats(["a", "b"], lv, sensitive=["s"], with_rows=True),
+        )
+        assert np.array_equal(
+            np_eng.rows_in_small_classes(["a"], lv, 3), sp.rows_in_small_classes(["a"], lv, 3)
+        )
+    assert sp.class_sizes(["a"], {"a": 2}).tolist() == [8]
+    many = sp.class_sizes_many([["a"], ["a", "b"], ["b", "c"], ["a"]], {"a": 1})
+    for sizes, cols in zip(many, [["a"], ["a", "b"], ["b", "c"], ["a"]]):
+        lv = {"a": 1} if "a" in cols else {}
+        assert sorted(sizes.tolist()) == sorted(np_eng.class_sizes(cols, lv).tolist())
+
+
+def test_frames_and_spark_dataframes_are_read_as_text(spark):
+    pa = pytest.importorskip("pyarrow")
+    frame = pa.table(
+        {
+            "n": pa.array([1, 2, 2, None, 1]),
+            "f": pa.array([1.0, 2.5, float("nan"), 2.5, 1.0]),
+            "b": pa.array([True, False, True, None, True]),
+            "t": pa.array(["u", "v", None, "u", "u"]),
+        }
+    )
+    np_eng = open_engine(frame)
+    cols = ["n", "f", "b", "t"]
+    expected = np_eng.class_stats(cols, with_rows=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)  # pyspark on pandas 3
+        from_pandas = spark.createDataFrame(frame.to_pandas())
+    for source in (frame, from_pandas):
+        sp = get_engine("spark", source, spark=spark)
+        if source is frame:
+            _same_stats(expected, sp.class_stats(cols, with_rows=True))
+        else:  # pandas turned the integers into floats and the nulls into NaN: labels agree
+            assert sp.class_stats(cols).canonical() == expected.canonical()
+
+
+# ---------------------------------------------------------------------- files
+def _write_csv(path: Path, rows, header, *, sep=",", opener=open) -> Path:
+    with opener(path, "wt", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh, delimiter=sep)
+        if header:
+            w.writerow(header)
+        w.writerows(rows)
+    return path
+
+
+CSV_ROWS = [
+    [" 39", "a, b", "?", 'say "hi"'],
+    ["50 ", "a, b", "", "x"],
+    ["39", "c", "?", ""],
+    [" 50\t", "c", "zz", "x"],
+    ["39", "a, b", "zz", 'say "hi"'],
+]
+
+
+@pytest.mark.parametrize("name", ["people.csv", "people.csv.gz"])
+def test_csv_options_match_numpy(spark, tmp_path, name):
+    opener = gzip.open if name.endswith(".gz") else open
+    path = _write_csv(tmp_path / name, CSV_ROWS, None, sep=";", opener=opener)
+    # no header, named columns, stripped fields, '?' missing and the empty field a value
+    opts = CsvOptions(
+        separator=";", header=False, names=("age", "g", "m", "q"), strip=True, na_values=("?",)
+    )
+    np_eng = open_engine(path, csv_options=opts)
+    sp = open_engine(path, engine="spark", csv_options=opts)
+    assert sp.columns == ["age", "g", "m", "q"] and sp.n_rows == 5
+    for cols in (["age", "g"], ["m", "q"], ["age", "g", "m", "q"]):
+        _same_stats(
+            np_eng.class_stats(cols, sensitive=["q"], with_rows=True),
+            sp.class_stats(cols, sensitive=["q"], with_rows=True),
+        )
+    dropped = open_engine(path, engine="spark", csv_options=opts, drop_missing=["m"])
+    assert dropped.n_rows == 3
+    assert np.array_equal(
+        dropped.rows_in_small_classes(["age"], None, 3),
+        open_engine(path, csv_options=opts, drop_missing=["m"]).rows_in_small_classes(
+            ["age"], None, 3
+        ),
+    )
+
+
+def test_parquet_with_typed_columns_matches_numpy(spark, tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    path = tmp_path / "t.parquet"
+    pq.write_table(
+        pa.table(
+            {
+                "n": pa.array([3, 1, 3, None, 1, 3]),
+                "f": pa.array([1.0, 0.5, 1.0, None, float("nan"), 2.0]),
+                "t": pa.array(["a", "b", "a", "a", None, "b"]),
+                "l": pa.array([[1], [2], [], None, [1, 2], [3]]),
+            }
+        ),
+        path,
+    )
+    np_eng = open_engine(path)
+    sp = open_engine(path, engine="spark")
+    assert sp.columns == ["n", "f", "t", "l"]
+    _same_stats(
+        np_eng.class_stats(["n", "f", "t"], with_rows=True),
+        sp.class_stats(["n", "f", "t"], with_rows=True),
+    )
+    with pytest.raises(DataFormatError, match="'l' is a column of type array"):
+        sp.class_sizes(["l"])
+
+
+# ---------------------------------------------------------------------- diagnosis
+@pytest.mark.parametrize(
+    "question",
+    [
+        dict(quasi_identifiers=["V", "W"], k=2),  # Q1
+        dict(quasi_identifiers=["V", "W", "Y"]),  # Q2
+        dict(attributes=["V", "W", "Y"], k=2),  # Q3
+        dict(attributes=["V", "W", "Y"]),  # Q4
+        dict(quasi_identifiers=["V", "W"], k=3, delta=0.2),  # Q5
+        dict(quasi_identifiers=["V", "W"], delta=0.2, list_rows=True),  # Q6
+        dict(attributes=["V", "W", "Y"], k=3, delta=0.2),  # Q7
+        dict(attributes=["V", "W", "Y"], delta=0.2),  # Q8
+        dict(quasi_identifiers=["V", "W"], k=3, find_delta=True, list_rows=True),  # Q9
+        dict(attributes=["V", "W", "Y"], k=3, find_delta=True),  # Q10
+        dict(quasi_identifiers=["V", "W"], find_delta=True, max_k=6),  # Q11
+        dict(attributes=["V", "W", "Y"], find_delta=True, max_k=4),  # Q12
+    ],
+)
+def test_the_twelve_questions_agree_with_numpy(spark, figure2, question):
+    sp = get_engine("spark", figure2, spark=spark)
+    assert diagnose(sp, **question).to_dict() == diagnose(figure2, **question).to_dict()
+
+
+def test_diagnose_a_csv_path_on_spark(spark, tmp_path):
+    path = _write_csv(tmp_path / "r.csv", FIGURE2_ROWS, FIG2)
+    ans = diagnose(path, engine="spark", attributes=FIG2, k=3)
+    assert ans.to_dict() == diagnose(path, attributes=FIG2, k=3).to_dict()
+    assert ans.evaluations == 13  # the paper's Figure 2 instance
+
+
+# ---------------------------------------------------------------------- bad input
+def test_bad_input_gives_clear_errors(spark, tmp_path, figure2):
+    with pytest.raises(InputError, match="does not exist"):
+        open_engine(tmp_path / "nope.csv", engine="spark")
+    with pytest.raises(InputError, match="is a directory"):
+        get_engine("spark", _as_source(tmp_path), spark=spark)
+    ragged = tmp_path / "ragged.csv"
+    ragged.write_text("a,b\n1,2\n3\n")
+    with pytest.raises(DataFormatError, match="Cannot read .*malformed row"):
+        open_engine(ragged, engine="spark").class_sizes(["a"])
+    sp = get_engine("spark", figure2, spark=spark)
+    with pytest.raises(ColumnNotFoundError, match="(?i)did you mean 'V'"):
+        sp.class_sizes(["v"])
+    with pytest.raises(HierarchyError, match="Value 'z'"):
+        get_engine(
+            "spark",
+            _table(),
+            hierarchies={"a": taxonomy_hierarchy({"x": ["*"], "y": ["*"]}, attribute="a")},
+            spark=spark,
+        )
+    with pytest.raises(InputError, match="takes a path"):
+        get_engine("spark", [1, 2], spark=spark)
+
+
+def _as_source(folder: Path):
+    from anonlab.data.source import FileSource
+
+    return FileSource(folder, format="csv")
+
+
+# ---------------------------------------------------------------------- release protocol
+def test_frequency_set_and_distinct_counts_equal_numpy(spark, figure2):
+    sp = get_engine("spark", figure2, spark=spark)
+    freq = sp.frequency_set(["W", "Z", "V"])
+    assert int(freq.weights.sum()) == 12
+    expected = open_engine(figure2).class_stats(["W", "Z", "V"])
+    got = get_engine("numpy", freq).class_stats(["W", "Z", "V"])
+    assert got.canonical() == expected.canonical()
+    assert sp.distinct_counts(["V", "Y"]) == {"V": 3, "Y": 2}
+
+
+def _fields(path: Path) -> list[list[str]]:
+    with path.open(newline="", encoding="utf-8") as fh:
+        return list(csv.reader(fh))
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_anonymize_on_spark_writes_the_numpy_release(spark, tmp_path, suffix):
+    from anonlab.api import anonymize
+
+    data = ROOT / "src/anonlab/datasets/adult.csv.gz"
+    job = ROOT / "examples/adult_k5.yaml"
+    ours = anonymize(data, job, output=tmp_path / f"spark{suffix}", engine="spark")
+    theirs = anonymize(data, job, output=tmp_path / f"numpy{suffix}", engine="numpy")
+    assert ours.transformation == theirs.transformation
+    if suffix == ".csv":  # the same fields (numpy's writer quotes every text, Spark as needed)
+        assert _fields(tmp_path / "spark.csv") == _fields(tmp_path / "numpy.csv")
+    else:
+        pq = pytest.importorskip("pyarrow.parquet")
+        a = pq.read_table(tmp_path / "spark.parquet")
+        b = pq.read_table(tmp_path / "numpy.parquet")
+        assert a.column_names == b.column_names and a.to_pylist() == b.to_pylist()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [f"spark{suffix}", f"numpy{suffix}"]
+    )
+
+
+# ---------------------------------------------------------------------- command line
+def test_cli_diagnose_on_spark_answers_as_numpy(spark, tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from anonlab.cli import app
+
+    path = str(_write_csv(tmp_path / "r.csv", FIGURE2_ROWS, FIG2))
+    runner = CliRunner()
+    numpy = runner.invoke(app, ["diagnose", path, "--k", "3", "--json"])
+    master = spark.sparkContext.master
+    ours = runner.invoke(
+        app, ["diagnose", path, "--k", "3", "--json", "--engine", "spark", "--spark-master", master]
+    )
+    assert ours.exit_code == 0, ours.output
+    assert json.loads(ours.stdout) == json.loads(numpy.stdout)
+    wrong = runner.invoke(app, ["diagnose", path, "--k", "3", "--spark-master", master])
+    assert wrong.exit_code == 2 and "--engine spark" in wrong.output
+
+
+def test_cli_anonymize_and_check_take_the_spark_master(spark, tmp_path):
+    from typer.testing import CliRunner
+
+    from anonlab.cli import app
+
+    data = str(ROOT / "src/anonlab/datasets/adult.csv.gz")
+    job = str(ROOT / "examples/adult_k5.yaml")
+    master = spark.sparkContext.master
+    runner = CliRunner()
+    out = tmp_path / "released.parquet"
+    done = runner.invoke(
+        app,
+        ["anonymize", data, "--job", job, "-o", str(out), "--engine", "spark",
+         "--spark-master", master, "--json"],
+    )  # fmt: skip
+    assert done.exit_code == 0, done.output
+    assert out.is_file()
+    checked = runner.invoke(
+        app, ["check", data, "--job", job, "--engine", "spark", "--spark-master", master]
+    )
+    assert checked.exit_code == 0, checked.output
+    for command in (["anonymize", data, "--job", job, "-o", str(tmp_path / "x.csv")],
+                    ["check", data, "--job", job]):  # fmt: skip
+        wrong = runner.invoke(app, [*command, "--spark-master", master])
+        assert wrong.exit_code == 2 and "--engine spark" in wrong.output
+    assert not (tmp_path / "x.csv").exists()
