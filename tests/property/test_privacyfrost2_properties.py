@@ -4,7 +4,6 @@ breaks the check nor lowers the score, and the basic score never beats exhaustiv
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import random
 import re
@@ -24,7 +23,6 @@ from anonlab.algorithms.privacyfrost2 import (
     build_score,
     presample,
     privacyfrost2,
-    released_labels,
     restrict_evaluator,
 )
 from anonlab.engines import get_engine
@@ -32,7 +30,12 @@ from anonlab.exceptions import InputError, ParameterError, PrivacyCheckError
 from anonlab.metrics import build_metric
 from anonlab.metrics.base import MetricContext
 from anonlab.models import build_model
-from tests.support.pf2_reference import ReferencePartial, reference_partial_domain, table_of
+from tests.support.pf2_reference import (
+    ReferencePartial,
+    reference_partial_domain,
+    released_labels,
+    table_of,
+)
 
 QIS = ("a", "b", "c")
 # "z" is its own parent in "a" (a label on two levels) and a null stays null at every level:
@@ -544,34 +547,6 @@ def test_compiled_partial_step_is_the_same_in_any_number_of_chunks(rows, models,
     assert (fast.s, fast.splits, fast.checked) == (ref.s, ref.splits, ref.checked)
 
 
-@settings(max_examples=200, deadline=None)
-@given(st.integers(0, 9).flatmap(  # from 7 columns the grouping hashes
-    lambda m: st.lists(st.tuples(st.tuples(*[st.integers(-1, 3)] * m), st.integers(1, 9)),
-                       min_size=1, max_size=40)))  # fmt: skip
-def test_level_vectors_equal_sorted_unique_rows(classes):
-    """The distinct level vectors of the classes and their records, as ``np.unique`` rows."""
-    from anonlab.algorithms.privacyfrost2.partial import PartialDomainResult
-
-    m = len(classes[0][0])
-    levels = np.array([v for v, _ in classes], dtype=np.int64).reshape(len(classes), m)
-    sizes = np.array([s for _, s in classes], dtype=np.int64)
-    empty = np.zeros(0, dtype=np.int64)
-    res = PartialDomainResult(
-        base_levels=levels, class_of_base=empty, class_sizes=sizes, class_levels=levels,
-        suppressed=np.zeros(sizes.size, dtype=bool), score=0.0,
-        value_counts=(), splits=0, tables_checked=0,
-    )  # fmt: skip
-    vecs, rows = res.level_vectors()
-    want, inv = np.unique(levels, axis=0, return_inverse=True)
-    assert np.array_equal(vecs, want)
-    assert rows.tolist() == np.bincount(inv.reshape(-1), weights=sizes).astype(int).tolist()
-    assert rows.sum() == sizes.sum()
-    assert res.n_level_vectors() == want.shape[0]
-    # levels too tall to pack into one word (from 6 columns): counted by grouping instead
-    tall = np.where(levels < 0, levels, levels * 1000)
-    assert dataclasses.replace(res, class_levels=tall).n_level_vectors() == want.shape[0]
-
-
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rows_st, st.sampled_from(MODELS), st.data())
 def test_compiled_refinement_equals_the_lattice_refinement(rows, models, data):
@@ -802,19 +777,21 @@ def test_label_ids_are_the_first_seen_codes_of_the_levels(levels):
     another level) are the codes, in the order first seen, of all the labels in a row."""
     from anonlab.algorithms.privacyfrost2.partial import _first_seen
 
+    # the first level as a hierarchy gives it: sorted, a null last
+    head = sorted(x for x in levels[0] if x is not None) + [None] * (None in levels[0])
+    levels = [head, *levels[1:]]
     flat = [x for level in levels for x in level]
     seen: dict[object, int] = {}
     want = [seen.setdefault(x, len(seen)) for x in flat]
     ids, values = _first_seen([np.array(level, dtype=object) for level in levels])
     assert ids.tolist() == want
     assert values.tolist() == list(seen)
-    # the first level as a hierarchy gives it: sorted, a null last; searched by bisection
-    head = sorted(x for x in levels[0] if x is not None) + [None] * (None in levels[0])
-    levels = [head, *levels[1:]]
-    flat = [x for level in levels for x in level]
+    # labels other than str
+    number = {x: i for i, x in enumerate([None, "*", "x", "y", "z", "xy", "1", "2"])}
+    ints = [np.array([number[x] for x in level], dtype=object) for level in levels]
+    flat = [x for level in ints for x in level]
     seen = {}
     want = [seen.setdefault(x, len(seen)) for x in flat]
-    arrays = [np.array(level, dtype=object) for level in levels]
-    ids, values = _first_seen(arrays, sorted_first=True)
+    ids, values = _first_seen(ints)
     assert ids.tolist() == want
     assert values.tolist() == list(seen)

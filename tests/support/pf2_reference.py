@@ -1,6 +1,6 @@
 """The straightforward partial-domain step of PrivacyFrost2 (section 5.4, step 4): every table
 checked whole, all base classes regrouped by their labels (the reference of the compiled step
-in tests)."""
+in tests), and the released labels and re-check of a table given by per-base-class levels."""
 
 from __future__ import annotations
 
@@ -13,14 +13,55 @@ import numpy.typing as npt
 from anonlab.algorithms._lattice.lattice import LatticeEvaluator, group_rows, roll_up
 from anonlab.algorithms.privacyfrost2.partial import (
     PartialDomainResult,
-    _first_member,
     _LabelIndex,
     _result,
     _Rounds,
     _Table,
 )
+from anonlab.exceptions import PrivacyCheckError
 
 IntArray = npt.NDArray[np.int64]
+
+
+def released_labels(
+    evaluator: LatticeEvaluator, base_levels: npt.ArrayLike
+) -> tuple[npt.NDArray[np.object_], ...]:
+    """Per attribute, the released label of every base class at its level in
+    ``base_levels`` (a null stays ``None``; ``None`` too for a base class removed by
+    pre-sampling, level ``-1``)."""
+    lv = np.asarray(base_levels, dtype=np.int64)
+    keys = np.asarray(evaluator.base.keys)
+    out = []
+    for j in range(lv.shape[1]):
+        col = np.full(lv.shape[0], None, dtype=object)
+        for level in np.unique(lv[:, j][lv[:, j] >= 0]):
+            rows = lv[:, j] == level
+            mapping, labels = evaluator.generalization(j, int(level))
+            col[rows] = labels[mapping[keys[rows, j]]]
+        out.append(col)
+    return tuple(out)
+
+
+def verify_release(evaluator: LatticeEvaluator, base_levels: npt.ArrayLike) -> _Table:
+    """Re-check a table given by per-base-class levels from its released labels: base
+    classes with equal labels (compared as values, a null as one of its own) form one class,
+    every model judges every class and the violating records must fit the limit."""
+    labels = released_labels(evaluator, base_levels)
+    rows = list(zip(*labels)) if labels else [()] * evaluator.base.n_classes
+    seen: dict[tuple[object, ...], int] = {}
+    ids = np.array([seen.setdefault(r, len(seen)) for r in rows], dtype=np.int64)
+    sizes = np.bincount(ids, weights=evaluator.base.sizes, minlength=len(seen)).astype(np.int64)
+    table = _LabelIndex(evaluator).judged(ids, sizes, np.zeros(0, dtype=np.int64))
+    if not table.ok:
+        raise PrivacyCheckError(f"Re-check failed: {table.suppressed_rows} records violate.")
+    return table
+
+
+def _first_member(gid: IntArray, g: int) -> IntArray:
+    """The first base class (lowest index) of each of the ``g`` groups of ``gid``."""
+    first = np.full(g, gid.size, dtype=np.int64)
+    np.minimum.at(first, gid, np.arange(gid.size, dtype=np.int64))
+    return first
 
 
 def label_keys(index: _LabelIndex, levels: IntArray) -> list[IntArray]:
@@ -122,21 +163,7 @@ class ReferencePartial(_Rounds):
 
     def result(self, evaluator: LatticeEvaluator) -> PartialDomainResult:
         """The result, as the compiled step returns it."""
-        t, levels = self.table, self.levels
-        g, m = int(t.sizes.size), levels.shape[1]
-        by = np.argsort(t.ids)  # a maximum per class: its order does not matter
-        starts = np.searchsorted(t.ids[by], np.arange(g, dtype=np.int64))
-        class_levels = (
-            np.maximum.reduceat(levels[by], starts, axis=0)
-            if g and m
-            else np.full((g, m), -1, dtype=np.int64)
-        )
-        first = _first_member(t.ids, g)  # the labels of each class's first base class
-        codes = np.array([k[first] for k in label_keys(self.index, levels)]).reshape(m, g)
-        return _result(
-            self.index, levels, t, self.s, self.splits, self.checked,
-            class_levels=class_levels, class_codes=codes,
-        )  # fmt: skip
+        return _result(self.levels, self.table, self.s, self.splits, self.checked)
 
 
 def reference_partial_domain(

@@ -22,18 +22,17 @@ from anonlab.algorithms.privacyfrost2 import (
     from_paper_levels,
     presample,
     privacyfrost2,
-    released_codes,
-    released_labels,
     restrict_base,
     restrict_evaluator,
     to_paper_levels,
-    verify_release,
 )
 from anonlab.engines import get_engine
 from anonlab.exceptions import InputError, ParameterError, PrivacyCheckError
 from anonlab.metrics import build_metric
 from anonlab.metrics.base import MetricContext
 from anonlab.models import build_model
+from anonlab.release import Levels, Problem, verify
+from tests.support.pf2_reference import released_labels, verify_release
 
 # ---------------------------------------------------------------------------- fixtures
 
@@ -281,23 +280,27 @@ def test_partial_domain_result_and_recheck():
     assert (
         part is not None and part.score >= res.full_domain_score == 10.0 and res.score == part.score
     )
-    stats = verify_release(ev, part.base_levels)
-    assert sorted(stats.sizes) == sorted(part.class_sizes)
+    table = verify_release(ev, part.base_levels)
+    assert sorted(table.sizes) == sorted(part.class_sizes)
     assert part.class_sizes.sum() == len(ROWS)
-    vecs, rows = part.level_vectors()
-    assert rows.sum() == len(ROWS) and vecs.shape[1] == 3
-    # the released labels of each class, from the base classes
-    labels = released_labels(ev, part.base_levels)
-    for j in range(3):
-        assert list(labels[j][part.class_of_base >= 0]) == list(
-            part.class_labels[j][part.class_of_base]
-        )
+    _assert_classes_are_the_released_labels(ev, part)
 
 
-def test_verify_release_rejects_an_unsafe_table():
-    ev, _ = make()
+def _assert_classes_are_the_released_labels(ev, part, kept=None):
+    """Base classes share a released class exactly when they share their released labels."""
+    keys = list(zip(*released_labels(ev, part.base_levels)))
+    kept = np.ones(len(keys), dtype=bool) if kept is None else kept
+    pairs = {(int(c), k) for c, k, ok in zip(part.class_of_base, keys, kept) if ok}
+    assert len(pairs) == part.n_classes == len({k for _, k in pairs})
+
+
+def test_the_release_layer_refuses_an_unsafe_partial_domain_table():
+    table = EncodedTable.from_rows(ROWS, [*QIS, "disease"])
+    k2 = (build_model("k_anonymity", {"k": 2}),)
+    problem = Problem(table, QIS, H, k2, build_metric("loss"))
+    original = Levels(np.zeros((1, 3), dtype=np.int64), np.zeros(table.n_rows, dtype=np.int64))
     with pytest.raises(PrivacyCheckError, match="Re-check failed"):
-        verify_release(ev, np.zeros((ev.base.n_classes, 3), dtype=np.int64))
+        verify(problem, original)
 
 
 def test_no_table_within_the_levels_names_the_binding_attribute():
@@ -426,41 +429,13 @@ def test_search_with_presampling():
     sub = restrict_evaluator(ev, res.kept)
     assert sub.evaluate(res.levels, with_loss=False).anonymous
     verify_release(sub, part.base_levels[res.kept])
-    with pytest.raises(ParameterError, match="restrict_evaluator"):
-        verify_release(ev, part.base_levels)
-    # the released label of each class (computed on first use), from its kept base classes
-    labels = released_labels(ev, part.base_levels)
-    for j in range(3):
-        assert list(labels[j][res.kept]) == list(part.class_labels[j][part.class_of_base[res.kept]])
+    _assert_classes_are_the_released_labels(ev, part, res.kept)
     # labels per base class of the whole table: None where pre-sampling removed the records
     labels = released_labels(ev, part.base_levels)
     kept_labels = released_labels(sub, part.base_levels[res.kept])
     for j in range(3):
         assert all(x is None for x in labels[j][~res.kept])
         assert list(labels[j][res.kept]) == list(kept_labels[j])
-    _assert_label_codes_match(ev, part)
-
-
-def _assert_label_codes_match(ev, part):
-    """The label codes the search keeps (used for the release) decode to released_labels,
-    and equal labels share one code."""
-    assert part.label_codes is not None and part.label_values is not None
-    labels = released_labels(ev, part.base_levels)
-    for j, (codes, values) in enumerate(zip(part.label_codes, part.label_values)):
-        kept = codes >= 0
-        assert ((part.class_of_base >= 0) == kept).all()
-        assert list(values[codes[kept]]) == list(labels[j][kept])
-        assert len(set(values[codes[kept]])) == np.unique(codes[kept]).size
-    for j, (codes, values) in enumerate(released_codes(ev, part.base_levels)):
-        kept = codes >= 0
-        assert list(values[codes[kept]]) == list(labels[j][kept])
-
-
-def test_label_codes_of_the_partial_step():
-    ev, lat = make()
-    res = privacyfrost2(ev, lat, priorities=[1, 1, 1], partial_domain=True)
-    assert res.partial is not None
-    _assert_label_codes_match(ev, res.partial)
 
 
 def test_presampling_everything_away_is_an_input_error():

@@ -17,9 +17,6 @@ from anonlab.algorithms.privacyfrost2.anonymizer import PrivacyFrost2, PrivacyFr
 from anonlab.algorithms.privacyfrost2.partial import (
     PartialDomainResult,
     partial_domain_degeneralization,
-    released_codes,
-    released_labels,
-    verify_release,
 )
 from anonlab.algorithms.privacyfrost2.presampling import (
     PreSample,
@@ -60,10 +57,7 @@ __all__ = [
     "partial_domain_degeneralization",
     "presample",
     "privacyfrost2",
-    "released_codes",
-    "released_labels",
     "restrict_base",
     "restrict_evaluator",
     "to_paper_levels",
-    "verify_release",
 ]

@@ -1,4 +1,4 @@
-"""Helpers shared by the PrivacyFrost2 modules: level conventions, base-class codes, checks."""
+"""Helpers shared by the PrivacyFrost2 modules: level conventions, checks, sensitive counts."""
 
 from __future__ import annotations
 
@@ -9,18 +9,9 @@ import numpy.typing as npt
 
 from anonlab._typing import IntArray
 from anonlab._validation import check_int
-from anonlab.algorithms._lattice.lattice import LatticeEvaluator
-from anonlab.data.hierarchy import Hierarchy
 from anonlab.exceptions import ParameterError
 
-__all__ = [
-    "base_codes",
-    "hierarchies_of",
-    "per_attribute",
-    "side_by_side",
-    "to_paper_levels",
-    "from_paper_levels",
-]
+__all__ = ["from_paper_levels", "per_attribute", "side_by_side", "to_paper_levels"]
 
 
 def to_paper_levels(levels: Sequence[int], heights: Sequence[int]) -> tuple[int, ...]:
@@ -40,29 +31,6 @@ def from_paper_levels(paper_levels: Sequence[int], heights: Sequence[int]) -> tu
     """Convert levels counted from the root (the paper's) to anonlab levels (the inverse of
     :func:`to_paper_levels`)."""
     return to_paper_levels(paper_levels, heights)
-
-
-def hierarchies_of(evaluator: LatticeEvaluator) -> list[Hierarchy]:
-    """The hierarchy of each quasi-identifier of ``evaluator`` (from its metric context)."""
-    hs = evaluator.context.hierarchies
-    out = []
-    for name in evaluator.base.columns:
-        if name not in hs:
-            raise ParameterError(
-                f"The evaluator's metric context has no hierarchy of quasi-identifier {name!r}."
-            )
-        out.append(hs[name])
-    return out
-
-
-def base_codes(
-    evaluator: LatticeEvaluator, j: int, level: int, hierarchy: Hierarchy
-) -> tuple[IntArray, npt.NDArray[np.object_]]:
-    """Codes of attribute ``j`` at ``level`` for every base class, and their labels."""
-    base = evaluator.base
-    assert base.keys is not None and base.domains is not None
-    mapping, labels = hierarchy.generalization(base.domains[j], level)
-    return mapping.astype(np.int64)[base.keys[:, j].astype(np.int64)], labels
 
 
 def per_attribute(
@@ -111,25 +79,12 @@ def side_by_side(
     sparse: Mapping[str, tuple[IntArray, IntArray, npt.NDArray[np.floating], int]],
 ) -> tuple[dict[str, tuple[int, int]], IntArray, IntArray, IntArray, int, IntArray]:
     """The base classes' sensitive counts of every attribute side by side, as the compiled
-    kernels read them (from :meth:`LatticeEvaluator.sparse_histograms`).
+    kernels read them, from :meth:`LatticeEvaluator.sparse_histograms` (per attribute: base
+    class, value and count of each non-zero count, and the number of values).
 
-    Parameters
-    ----------
-    sparse : mapping
-        Per sensitive attribute: base class, value and count of each non-zero count, and
-        the number of values.
-
-    Returns
-    -------
-    layout : dict
-        Per attribute, its first column and number of columns.
-    cls, val, cnt : ndarray of int64
-        The non-zero counts: base class, column (offset by its attribute's first column),
-        count.
-    n_columns : int
-        The columns of all attributes.
-    total : ndarray of int64
-        The whole table's count in each column.
+    Returns ``(layout, cls, val, cnt, n_columns, total)``: per attribute its first column and
+    number of columns; the non-zero counts (base class, column, count); the number of
+    columns; the whole table's count in each column.
     """
     layout: dict[str, tuple[int, int]] = {}
     nv = 0

@@ -2,72 +2,43 @@
 full-domain search's table checks (5.2-5.4).
 
 numba is imported here and nowhere else in anonlab (architecture rule 8), on first use:
-:func:`kernels` compiles the functions below (cached on disk by numba) and returns them;
-:func:`judge_of` builds the judge of a set of privacy models from their own rules
-(:meth:`~anonlab.models.base.PrivacyModel.class_rule`). The functions are plain Python
-written for numba's nopython mode: loops over base classes and groups, no Python objects.
-They take a few named records (:class:`Table`, :class:`Groups`, :class:`Found`,
-:class:`Rules`, :class:`Terms`, :class:`Grouping`) rather than their arrays one by one.
+:func:`kernels` compiles the functions below (cached on disk by numba) and :func:`judge_of`
+builds the judge of a set of privacy models from their own rules
+(:meth:`~anonlab.models.base.PrivacyModel.class_rule`). The functions are plain Python for
+numba's nopython mode (loops, no Python objects) and take a few named records.
 
-:func:`_group_classes` (from the base classes), :func:`_split_classes` (from the classes of
-a coarser table) and :func:`_class_hists` compute the classes of a full-domain table (the
-search's checks); the others work on the group state of
-:class:`~anonlab.algorithms.privacyfrost2.partial._CompiledPartial`:
+The full-domain search groups a table's classes from the base classes (:func:`_group_classes`)
+or from the classes of a table one level coarser (:func:`_split_classes`).
 
-* base classes are *positions* ``0..n-1``: the base classes renumbered class by class of
-  the full-domain table (``Table.orig[r]`` is the base class at position ``r``), so that a
-  group's members lie close together in memory;
-* :class:`Table` holds what the step never changes: the domain code of each position
-  (``codes``), the label id of (attribute, level, domain code) (``dom``), a random 64-bit
-  number per label (``fh``), records and sensitive counts per position;
-* :class:`Groups` holds what it changes. Per position: ``lv`` (the level of each
-  attribute), ``down`` (the label it takes when its group splits on an attribute: one level
-  down, or its own on the lowest level; kept up to date by :func:`_commit` so that a split
-  reads one array) and ``doom``. ``lv`` and ``down`` are kept only where a position's group
-  has members on several levels of the attribute: where they share one level (``guni``)
-  that level is the group's ``gmax`` and the label one level down comes from the code
-  (:func:`_down_base`), so that a group going down one level on an attribute without
-  splitting is not walked (:func:`_levels_of` writes ``lv`` back). Per group (capacity n,
-  as groups partition the base classes): labels ``glab`` (m, n: attribute-major, so a scan
-  of all groups on one attribute reads one row), a 64-bit tuple hash ``ghash`` (the sum of
-  its labels' ``fh``), whether it is suppressed ``gviol``, its first base class ``gfirst``
-  (a base class number, not a position), the deepest level of its members per attribute
-  ``gmax`` (n, m), its members ``mem[gstart : gstart + gcount]`` (a group's members are
-  contiguous in ``mem``: a split divides its group's range), its records ``gsize``, and
-  bit sets (n, words: one bit per attribute): the attributes it is a candidate on
-  ``gcand`` (not suppressed, a member above the lowest level), those on which its split
-  failed since it last changed ``gfail``, those on which one of its members is doomed
-  ``gdoom``, and those on which its members share one level ``guni`` (a split keeps that,
-  so the deepest level is known unwalked). Per attribute and group: the label one level
-  down that all its members share ``gdl`` (``-1``: not known to), so that its split on
-  that attribute, which is then the group itself, needs no walk (set from the members where
-  they are walked, and inherited by the split classes of a split on another attribute: a
-  subset of members that shared one still do); and a level on which its members' codes
-  share one label ``gcl`` (see :func:`_split_into`);
-* ``doom`` (n, words): per position, the attributes on which it is *doomed*: its split
-  class on that attribute was smaller than the minimal class size. The partial step only
-  refines the partition (a group splits, a level goes down), so a doomed member's split
-  class stays a subset of that class, too small, in every later group: a group with a
-  doomed member on ``j`` fails on ``j`` by size without its members being walked;
-* per label (flat, offsets ``lab_off``): how many base classes carry it ``lcount``, and
-  scratch rows ``scratch`` (one per chunk of work run in parallel) that are all ``-1``
-  between calls (``delta`` all ``0``).
+The partial-domain step keeps the released table as groups of base classes (the group state
+of ``partial._CompiledPartial``):
 
-A batch is :func:`_find`, the models' verdicts, then :func:`_settle` (halving and commits).
-When every model has a rule and the score is tabulated (``Score.terms``) a whole round of
-batches is one compiled call (the ``round`` of :func:`judge_of`); otherwise the step drives
-the batches from Python with the same kernels.
-
-:func:`_find` and :func:`_commit` split their groups into contiguous chunks of about equal
-members and run the chunks in parallel (``numba.prange``); each chunk writes only its own
-groups' slots, so the result does not depend on the number of threads.
-
-A group's split on attribute ``j`` regroups its members by their label on ``j`` one level
-down (members already at the lowest level keep the group's label). Two groups whose label
-tuples agree on every attribute but ``j`` form a *family* on ``j``: only within a family can
-a split class coincide with another group's tuple (a merge), so entanglement is decided per
-family with a hash table keyed on the tuple without ``j`` (exact: tuples are compared when
-hashes agree).
+* base classes are *positions* ``0..n-1``, renumbered class by class of the full-domain
+  table (``Table.orig[r]`` is the base class at position ``r``), so that a group's members
+  lie close together in memory; :class:`Table` holds what the step never changes,
+  :class:`Groups` what it changes (capacity ``n``: groups partition the base classes);
+* a batch on attribute ``j`` is :func:`_find` (the candidate groups, their split classes
+  one level down, those that would merge with another group, the classes the models judge
+  and their sensitive counts), the models' verdicts, then :func:`_settle`: the passing
+  splits are applied together if the score does not drop, else each half in table order
+  (:func:`_commit`). When every model has a rule and the score is tabulated
+  (``Score.terms``) a whole round of batches is one compiled call (the ``round`` of
+  :func:`judge_of`); otherwise the step drives the batches from Python;
+* the step only refines the partition (a group splits, a level goes down), which saves
+  work: a group whose split on ``j`` failed and that has not changed since fails again
+  (``gfail``); a member whose split class on ``j`` was too small stays too small in every
+  later group (it is *doomed* on ``j``, ``doom``); a group whose members share their label
+  one level down splits into itself (``gdl``), its records and verdict unchanged; where a
+  group's members share one level (``guni``) their ``lv`` and ``down`` are not kept (the
+  level is the group's ``gmax``, the next label comes from the code, :func:`_down_base`),
+  so that a group going down one level without splitting is not walked;
+* a split class can coincide with another group's tuple (a merge) only within a *family*
+  on ``j``: groups whose tuples agree on every attribute but ``j``. Entanglement is decided
+  per family with a hash table keyed on the tuple without ``j`` (exact: tuples are
+  compared when hashes agree);
+* :func:`_find` and :func:`_commit` split their groups into contiguous chunks of about equal
+  members run in parallel (``numba.prange``); each chunk writes only its own groups' slots
+  (and its own scratch row), so the result does not depend on the number of threads.
 """
 
 from __future__ import annotations
@@ -97,34 +68,27 @@ Levels = npt.NDArray[np.signedinteger[Any]]  # int8, or int16 for tall hierarchi
 
 
 class Table(NamedTuple):
-    """What the partial-domain step reads and never changes (see the module notes).
+    """What the partial-domain step reads and never changes, per position ``r`` and
+    attribute ``j``.
 
     Attributes
     ----------
     codes : ndarray of int32, shape (m, n)
-        The domain code of each attribute at each position.
-    dom : ndarray of int32
-        The label id of (attribute ``j``, level, domain code) at
-        ``dom_off[j] + level * dom_w[j] + code``.
-    dom_off, dom_w : ndarray of int64, shape (m,)
+        Domain codes.
+    dom, dom_off, dom_w : ndarray
+        The label id of (``j``, level, code) is ``dom[dom_off[j] + level * dom_w[j] + code]``.
     fh : ndarray of uint64
         A random 64-bit number per label id (attribute ``j``'s from ``lab_off[j]``).
     lab_off : ndarray of int64, shape (m + 1,)
-    bsize : ndarray of int64, shape (n,)
-        The records at each position.
-    orig : ndarray of int64, shape (n,)
-        The base class at each position.
+    bsize, orig : ndarray of int64, shape (n,)
+        The records and the base class at each position.
     lo : ndarray of int64, shape (m,)
-        The lowest level allowed per attribute.
+        The lowest level allowed.
     sp_indptr, sp_val, sp_cnt : ndarray of int64
-        The sensitive counts of each position, every sensitive attribute side by side
-        (CSR: position ``r``'s are ``sp_indptr[r]:sp_indptr[r + 1]``).
-    total_hist : ndarray of int64
-        The whole table's sensitive counts.
-    total : int
-        The whole table's records.
-    mcs : int
-        The models' minimal class size.
+        The sensitive counts, every sensitive attribute side by side (CSR: position ``r``'s
+        are ``sp_indptr[r]:sp_indptr[r + 1]``); ``total_hist`` the whole table's.
+    total, mcs : int
+        The whole table's records; the models' minimal class size.
     """
 
     codes: I32
@@ -145,25 +109,43 @@ class Table(NamedTuple):
 
 
 class Groups(NamedTuple):
-    """The group state of the partial-domain step (see the module notes for each array).
+    """The group state of the partial-domain step (``words`` = one bit per attribute).
 
     Attributes
     ----------
     lv : ndarray of int8 or int16, shape (n, m)
+        Per position, the level of each attribute (not kept where ``guni``).
     down : ndarray of int32, shape (m, n)
+        Per position, the label it takes when its group splits on an attribute: one level
+        down, or its own on the lowest level (not kept where ``guni``).
     doom : ndarray of uint64, shape (n, words)
+        Per position, the attributes on which it is doomed.
     gid : ndarray of int64, shape (n,)
         The group of each position.
     glab : ndarray of int32, shape (m, n)
-    ghash : ndarray of uint64, shape (n,)
-    gviol : ndarray of bool, shape (n,)
+        Per group, its labels (attribute-major: a scan of all groups on one attribute reads
+        one row); ``ghash`` the sum of their ``fh``.
+    gviol : ndarray of bool
+        Whether a group is suppressed.
     gfirst, gstart, gcount, mem, gsize : ndarray of int64, shape (n,)
+        Per group, its first base class (not a position), its members
+        ``mem[gstart : gstart + gcount]`` (contiguous: a split divides its group's range)
+        and its records.
     gmax : ndarray of int8 or int16, shape (n, m)
+        Per group, the deepest level of its members.
     gcand, gfail, guni, gdoom : ndarray of uint64, shape (n, words)
+        Per group, the attributes it is a candidate on (not suppressed, a member above the
+        lowest level), on which its split failed since it last changed, on which its
+        members share one level, and on which a member is doomed.
     gdl : ndarray of int32, shape (m, n)
+        Per attribute and group, the label one level down that all its members share, or
+        ``-1`` (inherited by the split classes of a split on another attribute).
     gcl : ndarray of int8 or int16, shape (m, n)
+        Per attribute and group, a level on which its members' codes share one label.
     lcount, delta : ndarray of int64, shape (n_labels,)
+        Base classes per label; zeros between calls.
     scratch : ndarray of int64, shape (n_chunks, n_labels)
+        One row per chunk of parallel work, all ``-1`` between calls.
     """
 
     lv: Levels
@@ -200,22 +182,20 @@ class Found(NamedTuple):
     judged : ndarray of int64
         The groups judged now (not known to fail since their last change), ascending.
     ent, failed : ndarray of bool
-        Per judged group: its split would merge with another group; a split class is
-        below the minimal class size (or, once judged, fails a model).
-    cls_group : ndarray of int64
-        Per split class, its judged group (group ``a``'s are ``cstart[a]:cstart[a + 1]``).
+        Per judged group: its split would merge with another group; it fails (a split
+        class below the minimal class size, or, once judged, failing a model).
+    cls_group, cstart, cls_label, cls_nb : ndarray of int64
+        The split classes, judged group after group (group ``a``'s are
+        ``cstart[a]:cstart[a + 1]``): each one's group, label and base classes.
     judge_of : ndarray of int64
-        Per split class, its row of ``judge_size``/``hist``, or ``-1``: its group failed on
-        size, or it is its group's only class (the group's records and verdict).
+        Per split class, its row of ``judge_size``/``hist``, or ``-1`` (its group failed on
+        size, or splits into itself).
     judge_size, hist : ndarray of int64
-        The classes the models judge, then one more row: every other record as one class
-        (so the models see the whole table's distribution).
-    cstart, cls_label, cls_nb : ndarray of int64
-        The split classes: each one's label on the attribute and base classes.
+        The classes the models judge, then one class of every other record (so the models
+        see the whole table's distribution).
     xoff, row_of, cls_of : ndarray of int64
-        Judged group ``a``'s members walked are ``row_of[xoff[a]:xoff[a + 1]]`` (in ``mem``
-        order), each with its split class counted within its group; none if its members
-        are known to share their label one level down (``gdl``).
+        Judged group ``a``'s members walked are ``row_of[xoff[a]:xoff[a + 1]]``, each with
+        its split class within its group (none if they share their label one level down).
     """
 
     n_cand: int | np.integer[Any]
@@ -235,10 +215,9 @@ class Found(NamedTuple):
 
 
 class _Walk(NamedTuple):
-    """The split classes of the judged groups as :func:`_split_groups` writes them: group
-    ``a``'s in slots ``xoff[a] + a + 0, 1, ...`` (``label``, ``size``, ``nb``), their number
-    ``ncls[a]``, whether one is too small ``failed[a]``; per member walked its position and
-    class within its group (``row_of``, ``cls_of``)."""
+    """The split classes of the judged groups (:func:`_split_groups`): group ``a``'s in slots
+    ``xoff[a] + a + 0, 1, ...``, their number and whether one is too small; per member
+    walked, its position and class within its group."""
 
     row_of: I64
     cls_of: I64
@@ -251,9 +230,8 @@ class _Walk(NamedTuple):
 
 class _Families(NamedTuple):
     """The families on an attribute of the judged groups (:func:`_entangled`): a hash table
-    of ``slots`` (``mask + 1``, a judged group each or ``-1``) keyed on ``hashes`` (a judged
-    group's tuple hash without the attribute), and a bit filter 8 times larger (``bits``,
-    the slot of a hash is ``(hash * fib) >> shift``, its table slot that over 8)."""
+    of ``slots`` keyed on ``hashes`` (a judged group's tuple hash without the attribute) and
+    a bit filter 8 times larger (the slot of a hash is ``(hash * fib) >> shift``)."""
 
     slots: I64
     mask: int
@@ -263,22 +241,10 @@ class _Families(NamedTuple):
 
 
 class Rules(NamedTuple):
-    """The models as the compiled judge reads them (:func:`judge_of`).
-
-    Attributes
-    ----------
-    offs, widths : ndarray of int64
-        Per model, its first column and number of columns in the side-by-side histograms
-        (0, 0 without a sensitive attribute).
-    n_total : ndarray of int64
-        Per model, the whole table's records in its columns (all records without one).
-    params : ndarray of float64
-        Every model's parameters end to end (model ``q``'s at
-        ``param_off[q]:param_off[q + 1]``).
-    param_off : ndarray of int64
-    table_counts : ndarray of int64
-        The whole table's count in each column.
-    """
+    """The models as the compiled judge reads them (:func:`judge_of`): per model its first
+    column and number of columns in the side-by-side histograms (``offs``, ``widths``), the
+    whole table's records in them (``n_total``), its parameters
+    (``params[param_off[q]:param_off[q + 1]]``); the whole table's count per column."""
 
     offs: I64
     widths: I64
@@ -298,22 +264,10 @@ class Terms(NamedTuple):
 
 
 class Grouping(NamedTuple):
-    """The full-domain search's grouping of the base classes into a table's classes.
-
-    Attributes
-    ----------
-    keys : ndarray of int32, shape (n, m)
-        The base classes' domain codes.
-    maps : ndarray of int64
-        Every attribute's level maps end to end (domain code -> label code).
-    weights : ndarray of int64, shape (n,)
-        The records of each base class.
-    tkeys, tvals : ndarray of int64
-        A hash table of at least two slots per base class (``tkeys`` all ``-1`` between
-        calls).
-    out : ndarray of int32 or int64, shape (n,)
-        Written: the class of each base class.
-    """
+    """The full-domain search's grouping of the base classes: their domain codes ``keys``
+    (n, m), every attribute's level maps end to end (``maps``: code -> label), their records
+    ``weights``, a hash table of at least two slots per base class (``tkeys`` all ``-1``
+    between calls, ``tvals``) and ``out``, written: the class of each base class."""
 
     keys: npt.NDArray[np.integer[Any]]
     maps: I64
@@ -357,11 +311,9 @@ def _same_family(a, b, j, glab):
 
 def _down_base(G, j, guni, gmax, doff, dw, lo_j):
     """Where in ``dom`` the labels one level down (or their own, on the lowest level
-    ``lo_j``) of group ``G``'s members' codes on ``j`` start (attribute ``j``'s labels at
-    ``doff``, ``dw`` codes a level), if its members share one level on ``j`` (``guni``:
-    ``down`` is not kept for them, see :func:`_split_into`); else ``-1`` (read ``down``).
-    (Per group, the kernels pass arrays, not records: a record's field read in a loop is
-    a reference counted each time.)"""
+    ``lo_j``) of group ``G``'s members' codes on ``j`` start, if its members share one level
+    on ``j`` (``guni``); else ``-1`` (read ``down``). (The kernels pass arrays, not
+    records, to per-group helpers: a record's field read in a loop is reference counted.)"""
     if (guni[G, j >> 6] >> np.uint64(j & 63)) & np.uint64(1):
         return doff + max(np.int64(gmax[G, j]) - 1, lo_j) * dw
     return np.int64(-1)
@@ -678,10 +630,10 @@ def _find(j, g, tab, gs):
     ent = _zeros_b(nj)
     failed = _zeros_b(nj)
     if nj == 0:
-        e64, z1 = _zeros_i(0), _zeros_i(1)
+        e64, z1, h1 = _zeros_i(0), _zeros_i(1), _zeros_i2(1, nv)
         everyone = np.full(1, tab.total, dtype=np.int64)  # one class: every record
-        return Found(n_cand, judged, ent, failed, e64, e64, everyone, _zeros_i2(1, nv), z1, e64,
-                     e64, z1, e64, e64)  # fmt: skip
+        return Found(n_cand, judged, ent, failed, e64, e64, everyone, h1, z1, e64, e64, z1, e64,
+                     e64)  # fmt: skip
     # --- split classes of the judged groups (their labels also decide entanglement), in
     # contiguous chunks of groups of about equal members, one per scratch row (in parallel)
     # group a's members are row_of[xoff[a]:xoff[a+1]]: none for a group whose members are
@@ -988,22 +940,14 @@ def _settle(j, g, s, ok, e, f, bad, tab, gs, terms, out):
 def _split_into(lo, hi, j, which, f, ct, cat, cdl, tab, gs):
     """Split groups ``f.judged[which[lo:hi]]`` (one chunk of :func:`_commit`) into the
     groups ``ct`` of their split classes, whose members start at ``cat`` in ``mem``
-    (``cdl``: per split class, scratch). On an attribute where a group's members share one
-    level (``guni``) its split classes' deepest level is known without walking them: the
-    same, or one less on ``j``. A split class's members share their label one level down on
-    an attribute other than ``j`` if its group's did (``gdl``); on ``j`` it is found as they
-    are walked. A group that :func:`_find` did not walk (one class, the group itself) is
-    walked here in ``mem``.
-
-    On ``j`` where a group's members share one level (``uni_j``), ``lv`` and ``down`` are
-    not kept (the level is the group's ``gmax``, the label one level down comes from the
-    code, :func:`_down_base`; :func:`_levels_of` writes the levels back): a group that
-    splits into itself then only goes down one level, unwalked, and its members share their
-    next label if they share one on a level at least ``gcl`` (per attribute and group: a
-    level on which its members' codes share one label: inherited by split classes, whose
-    members are a subset, made exact where a find walks a group that splits into itself,
-    and else found by walking the group once when it is not low enough), read on the code
-    of its first member in ``mem`` (any member gives the same label there)."""
+    (``cdl``: per split class, scratch). Where a group's members share one level (``guni``)
+    its split classes' deepest level is known unwalked: the same, or one less on ``j``. A
+    split class's members share their label one level down where its group's did (``gdl``);
+    on ``j`` it is found as they are walked. A group that :func:`_find` did not walk (one
+    class, the group itself) is walked here, unless its members share one level on ``j``:
+    it then only goes down one level, and its members share their next label if they share
+    one on a level at least ``gcl`` (inherited by split classes, whose members are a subset;
+    else found by walking the group once), read on the code of its first member."""
     lv, down, codes, dom, lo_lv = gs.lv, gs.down, tab.codes, tab.dom, tab.lo
     glab, ghash, gcand, gfail, gmax, guni = gs.glab, gs.ghash, gs.gcand, gs.gfail, gs.gmax, gs.guni
     gdl, gcl, gsize, gdoom, mem = gs.gdl, gs.gcl, gs.gsize, gs.gdoom, gs.mem
@@ -1159,29 +1103,10 @@ def _split_into(lo, hi, j, which, f, ct, cat, cdl, tab, gs):
                     gcand[t, x >> 6] |= np.uint64(1) << np.uint64(x & 63)
 
 
-def _set_candidate(G, lo_lv, gmax, gcand, gfail):
-    """The candidate bits of a group ``G`` not suppressed whose members were just set: a
-    candidate on the attributes where a member is above the lowest level, no split of it
-    failed yet (for :func:`_build_groups`)."""
-    for w in range(gcand.shape[1]):
-        gcand[G, w] = 0
-        gfail[G, w] = 0
-    for x in range(gmax.shape[1]):
-        if gmax[G, x] > lo_lv[x]:
-            gcand[G, x >> 6] |= np.uint64(1) << np.uint64(x & 63)
-
-
 def _build_groups(g, tab, gs):
-    """The group state of a table given as the group of each position (``gs.gid``, ``g``
-    groups; ``gs.gviol``: which are suppressed). A group's labels are those of its first
-    member (all its members share them); ``lcount``: base classes per label. A group not
-    suppressed is a candidate (``gcand``) on the attributes where a member is above the
-    lowest level; none has failed (``gfail``). ``guni``: the attributes on which its members
-    share one level. ``down``: each position's label one level down (its own on the lowest
-    level); ``gdl``: per attribute, the label one level down that all of a group's members
-    share, or ``-1``; ``gcl``: per attribute, a level on which its members' codes share one
-    label (read where they share one level, see :func:`_split_into`): their deepest.
-    ``gsize``: its records."""
+    """The group state (:class:`Groups`) of a table given as the group of each position
+    (``gs.gid``, ``g`` groups; ``gs.gviol``: which are suppressed) and its levels ``gs.lv``:
+    a group's labels are those of its first member; no split has failed yet."""
     lv, gid, glab, gmax, gcount, gdl = gs.lv, gs.gid, gs.glab, gs.gmax, gs.gcount, gs.gdl
     gsize, gfirst, gdoom, doom, down, gcl = gs.gsize, gs.gfirst, gs.gdoom, gs.doom, gs.down, gs.gcl
     guni, gstart, mem, lcount, ghash = gs.guni, gs.gstart, gs.mem, gs.lcount, gs.ghash
@@ -1251,17 +1176,19 @@ def _build_groups(g, tab, gs):
             h += fh[lab_off[x] + glab[x, G]]
             lcount[lab_off[x] + glab[x, G]] += gcount[G]
         ghash[G] = h
-        _set_candidate(G, lo_lv, gmax, gcand, gfail)
-        if gviol[G]:
-            for w in range(gcand.shape[1]):
-                gcand[G, w] = 0
+        for w in range(nw):
+            gcand[G, w] = 0
+            gfail[G, w] = 0
+        if not gviol[G]:  # a candidate where a member is above the lowest level
+            for x in range(m):
+                if gmax[G, x] > lo_lv[x]:
+                    gcand[G, x >> 6] |= np.uint64(1) << np.uint64(x & 63)
 
 
 def _levels_of(g, gs, orig, out):
     """``out[orig[r], x]``: the level of attribute ``x`` at each position ``r``, from ``lv``
-    or, where it is not kept (its group's members share one level, ``guni``, see
-    :func:`_split_into`), the group's ``gmax``. With ``out`` = ``lv`` and ``orig`` the
-    positions themselves it writes ``lv`` back."""
+    or, where it is not kept (``guni``), the group's ``gmax``; with ``out = lv`` and
+    ``orig`` the positions themselves it writes ``lv`` back."""
     lv, gmax, guni, gstart, gcount, mem = gs.lv, gs.gmax, gs.guni, gs.gstart, gs.gcount, gs.mem
     m = lv.shape[1]
     for G in range(g):
@@ -1472,7 +1399,7 @@ def kernels() -> SimpleNamespace:
     g["_score"] = _jit(_score, inline=True)
     for name in ("_zeros_b", "_zeros_i", "_zeros_u", "_zeros_i2", "_shared_level",
                  "_split_groups", "_hist_groups", "_split_into", "_chunk_bounds", "_ext_scan",
-                 "_set_candidate", "_order_of", "_hash_groups", "_dense_groups", "_e_after",
+                 "_order_of", "_hash_groups", "_dense_groups", "_e_after",
                  "_settle"):  # fmt: skip
         g[name] = _jit(g[name])
     for name in ("_entangled", "_find", "_commit"):

@@ -184,7 +184,6 @@ class PrivacyFrost2(Anonymizer):
             partial_domain=self.partial_domain,
             presampling=self._presampling(problem),
             progress=progress,
-            recheck=False,  # the release is re-checked by the release layer
         )
         base = evaluator.base
         assert base.row_class is not None

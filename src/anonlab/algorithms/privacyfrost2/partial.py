@@ -1,17 +1,15 @@
-"""Partial-domain de-generalization of PrivacyFrost2 (section 5.4, step 4) and the re-check.
+"""Partial-domain de-generalization of PrivacyFrost2 (section 5.4, step 4).
 
 After full-domain generalization every record of an attribute sits on the same level. The
 partial-domain step then works group by group (a group = records with the same
 quasi-identifier values): it de-generalizes one attribute of one group by one level (the
 group splits by the more detailed values) and keeps the change while the table still
 satisfies the check. Levels then differ between groups, so a table is described by one level
-vector per *base class* (the classes of the original values; every record of a base class
-shares its values, so it shares its levels too).
+vector per *base class* (the classes of the original values).
 
 Released classes are the groups of equal released *labels*: two groups whose labels coincide
 (a label repeated on two levels of a hierarchy, or a null, which stays null at every level)
-are one class of the released table. Every check here groups by labels, as a reader of the
-released table would.
+would be one class of the released table, so such splits are not made.
 
 Reading of the paper: a de-generalization is kept when the table passes the check and the
 score does not drop (the paper says the output's score "is larger than that of the best
@@ -25,7 +23,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 from itertools import repeat
 from typing import Any
 
@@ -34,151 +31,23 @@ import numpy.typing as npt
 
 from anonlab._progress import Progress
 from anonlab._typing import BoolArray, IntArray, U64Array
-from anonlab.algorithms._lattice.lattice import LatticeEvaluator, group_rows, roll_up
-from anonlab.algorithms.privacyfrost2._common import base_codes, hierarchies_of, side_by_side
+from anonlab.algorithms._lattice.lattice import LatticeEvaluator, roll_up
+from anonlab.algorithms.privacyfrost2._common import side_by_side
 from anonlab.algorithms.privacyfrost2._kernels import Groups, Table, Terms, judge_of, kernels
 from anonlab.algorithms.privacyfrost2.scoring import Score
-from anonlab.data.labels import factorize
 from anonlab.data.stats import ClassStats, SensitiveHistogram
 from anonlab.exceptions import ParameterError, PrivacyCheckError
 
-__all__ = [
-    "PartialDomainResult",
-    "partial_domain_degeneralization",
-    "released_codes",
-    "released_labels",
-    "verify_release",
-]
+__all__ = ["PartialDomainResult", "partial_domain_degeneralization"]
+
+Sparse = dict[str, tuple[IntArray, IntArray, npt.NDArray[np.float64], int]]
 
 
-def _check_levels(evaluator: LatticeEvaluator, base_levels: npt.ArrayLike) -> IntArray:
-    lv = np.asarray(base_levels, dtype=np.int64)
-    n, m = evaluator.base.n_classes, len(evaluator.base.columns)
-    if lv.shape != (n, m):
-        raise ParameterError(
-            f"Base-class levels must have shape (n_base_classes, n_attributes) = ({n}, {m}). "
-            f"Got {lv.shape}."
-        )
-    heights = np.asarray(evaluator.heights(), dtype=np.int64)
-    removed = (lv == -1).all(axis=1) if m else np.zeros(n, dtype=bool)
-    live = lv[~removed]
-    if live.size and ((live < 0).any() or (live > heights[None, :]).any()):
-        raise ParameterError(
-            "Base-class levels must lie between 0 and each hierarchy's height (or be -1 on "
-            "every attribute for a base class removed by pre-sampling)."
-        )
-    return lv
-
-
-def released_codes(
-    evaluator: LatticeEvaluator, base_levels: npt.ArrayLike
-) -> tuple[tuple[IntArray, npt.NDArray[np.object_]], ...]:
-    """The released label of every base class as a code into that attribute's labels.
-
-    Equal labels on different levels (a label repeated up a hierarchy) share one code; a null
-    stays null (``None``, the last label). The work is over the distinct labels of the levels
-    used and one lookup per base class (no string work per base class).
-
-    Parameters
-    ----------
-    evaluator : LatticeEvaluator
-        The evaluator whose base classes ``base_levels`` describes.
-    base_levels : array_like of int, shape (n_base_classes, n_attributes)
-        The level of each attribute in each base class (anonlab levels); a row of ``-1``
-        marks a base class removed by pre-sampling (its code is ``-1``).
-
-    Returns
-    -------
-    tuple of (codes, labels)
-        Per attribute: ``codes`` (int64, one per base class, ``-1`` for a removed one) into
-        ``labels`` (distinct labels, naturally ordered, a null as ``None`` last). Labels no
-        base class uses may be listed.
-    """
-    lv = _check_levels(evaluator, base_levels)
-    out = []
-    for j, h in enumerate(hierarchies_of(evaluator)):
-        col = lv[:, j]
-        codes = np.full(lv.shape[0], -1, dtype=np.int64)
-        parts: list[npt.NDArray[np.object_]] = []
-        offset = 0
-        for level in np.unique(col[col >= 0]):
-            rows = col == level
-            lcodes, labels = base_codes(evaluator, j, int(level), h)
-            codes[rows] = lcodes[rows] + offset
-            parts.append(labels)
-            offset += labels.size
-        if parts:
-            fcodes, cats = factorize(np.concatenate(parts))
-            keep = codes >= 0
-            codes[keep] = fcodes.astype(np.int64)[codes[keep]]
-        else:
-            cats = np.zeros(0, dtype=object)
-        out.append((codes, cats))
-    return tuple(out)
-
-
-def released_labels(
-    evaluator: LatticeEvaluator, base_levels: npt.ArrayLike
-) -> tuple[npt.NDArray[np.object_], ...]:
-    """The released label of every base class, per attribute.
-
-    Parameters
-    ----------
-    evaluator : LatticeEvaluator
-        The evaluator whose base classes ``base_levels`` describes.
-    base_levels : array_like of int, shape (n_base_classes, n_attributes)
-        The level of each attribute in each base class (anonlab levels), such as
-        ``PartialDomainResult.base_levels``; a row of ``-1`` marks a base class removed by
-        pre-sampling (its labels are ``None``: drop those records).
-
-    Returns
-    -------
-    tuple of ndarray of object
-        Per attribute, one label per base class (a null stays ``None``). The labels of the
-        rows are ``labels[j][base.row_class]`` when the base statistics have ``row_class``
-        (computed with ``with_rows=True``).
-    """
-    out = []
-    for codes, cats in released_codes(evaluator, base_levels):
-        col = np.full(codes.size, None, dtype=object)
-        keep = codes >= 0
-        col[keep] = cats[codes[keep]]
-        out.append(col)
-    return tuple(out)
-
-
-def _sensitive_needed(evaluator: LatticeEvaluator) -> list[str]:
-    return sorted({a for m in evaluator.models for a in m.sensitive_attributes})
-
-
-def _class_stats(
-    evaluator: LatticeEvaluator,
-    ids: IntArray,
-    sizes: IntArray,
-    sparse: dict[str, tuple[IntArray, IntArray, npt.NDArray[np.float64], int]],
-) -> ClassStats:
-    g = int(sizes.size)
-    hists = {}
-    for name, (cls, val, cnt, _) in sparse.items():
-        hists[name] = SensitiveHistogram.from_triplets(
-            evaluator.base.sensitive[name].values, ids[cls], val, cnt, n_classes=g
-        )
-    base = evaluator.base
-    return ClassStats(
-        columns=base.columns,
-        levels=tuple(-1 for _ in base.columns),  # mixed levels
-        sizes=sizes,
-        n_rows=base.n_rows,
-        sensitive=hists,
-    )
-
-
-def _sparse(
-    evaluator: LatticeEvaluator,
-) -> dict[str, tuple[IntArray, IntArray, npt.NDArray[np.float64], int]]:
+def _sparse(evaluator: LatticeEvaluator) -> Sparse:
+    """The base classes' counts of every sensitive attribute a model reads."""
     known = evaluator.sparse_histograms()
     out = {}
-    for name in _sensitive_needed(evaluator):
+    for name in sorted({a for m in evaluator.models for a in m.sensitive_attributes}):
         if name not in known:
             raise ParameterError(
                 f"The evaluator's base classes have no counts of sensitive attribute {name!r}, "
@@ -188,68 +57,21 @@ def _sparse(
     return out
 
 
-def _violating(evaluator: LatticeEvaluator, stats: ClassStats) -> BoolArray:
+def _mixed_stats(
+    evaluator: LatticeEvaluator, sizes: IntArray, hists: dict[str, SensitiveHistogram]
+) -> ClassStats:
+    """Class statistics of classes whose attributes sit on mixed levels."""
+    base = evaluator.base
+    levels = tuple(-1 for _ in base.columns)
+    return ClassStats(base.columns, levels, sizes, base.n_rows, sensitive=hists)
+
+
+def _violating(evaluator: Any, stats: ClassStats) -> BoolArray:
+    """Which classes violate a model or are below the minimal class size (``class_ok``)."""
     bad = stats.sizes < evaluator.mcs
     for model in evaluator.models:
         bad |= ~np.asarray(model.class_ok(stats), dtype=bool)
     return np.asarray(bad, dtype=bool)
-
-
-def verify_release(evaluator: LatticeEvaluator, base_levels: npt.ArrayLike) -> ClassStats:
-    """Re-check a table given by per-base-class levels, from its released labels.
-
-    The released labels of every base class are compared as strings (a null as a value of
-    its own), records with equal labels on every quasi-identifier form one class, and every
-    privacy model judges every class; classes that fail (or are smaller than the minimal
-    class size) are suppressed, and their records must fit the suppression limit.
-
-    Parameters
-    ----------
-    evaluator : LatticeEvaluator
-        Base classes, models and suppression limit.
-    base_levels : array_like of int, shape (n_base_classes, n_attributes)
-        The level of each attribute in each base class.
-
-    Returns
-    -------
-    ClassStats
-        The released classes (``row_class`` maps each *base class* to its released class).
-
-    Raises
-    ------
-    ParameterError
-        If ``base_levels`` has the wrong shape or a level outside a hierarchy.
-    PrivacyCheckError
-        If more records violate the models than the suppression limit allows.
-    """
-    if (_check_levels(evaluator, base_levels) < 0).any():
-        raise ParameterError(
-            "verify_release needs a level for every base class; check the records kept by "
-            "pre-sampling on restrict_evaluator(evaluator, keep) with base_levels[keep]."
-        )
-    released = released_codes(evaluator, base_levels)
-    codes = [c for c, _ in released]  # equal labels share a code, on any level
-    cards = [max(int(cats.size), 1) for _, cats in released]
-    base = evaluator.base
-    ids, g = group_rows(codes, cards)
-    sizes = np.bincount(ids, weights=base.sizes, minlength=g).astype(np.int64)
-    stats = _class_stats(evaluator, ids, sizes, _sparse(evaluator))
-    bad = _violating(evaluator, stats)
-    suppressed = int(sizes[bad].sum())
-    if suppressed > evaluator.max_suppressed:
-        raise PrivacyCheckError(
-            f"Re-check failed: {suppressed} records of the PrivacyFrost2 table violate the "
-            f"privacy models, more than the suppression limit of {evaluator.max_suppressed}. "
-            "Nothing may be released."
-        )
-    return ClassStats(
-        columns=stats.columns,
-        levels=stats.levels,
-        sizes=sizes,
-        n_rows=stats.n_rows,
-        row_class=ids,
-        sensitive=stats.sensitive,
-    )
 
 
 @dataclass
@@ -265,17 +87,16 @@ class _Table:
 
 
 def _first_seen(
-    levels: Sequence[npt.NDArray[np.object_]], *, sorted_first: bool = False
+    levels: Sequence[npt.NDArray[np.object_]],
 ) -> tuple[IntArray, npt.NDArray[np.object_]]:
     """Codes of the labels of a hierarchy's levels, concatenated, into their distinct
     values in the order first seen (no sorting, no string conversion).
 
     The labels of one level are distinct (a label may repeat on another level), so the
     first level's labels, the most numerous, are not put in a hash table: only the other
-    levels' labels are, and each is looked for in the first level. With ``sorted_first``
-    the first level's labels are str in code-point order, perhaps with a null (``None``)
-    last, as :meth:`Hierarchy.generalization` gives them: they are searched by bisection
-    instead of hashed.
+    levels' labels are, and each is looked for in the first level, by bisection (str in
+    code-point order, perhaps a null last, as :meth:`Hierarchy.generalization` gives them)
+    or, for labels of other types, by hashing.
     """
     first = levels[0]
     tail = np.concatenate(levels[1:]) if len(levels) > 1 else np.zeros(0, dtype=object)
@@ -286,16 +107,14 @@ def _first_seen(
     n0 = len(first)
     later_values = np.empty(len(later), dtype=object)
     later_values[:] = list(later)
-    found = _in_sorted(first, later_values) if sorted_first else None
-    if found is not None:
-        later_id = found  # its position in the first level, or -1
-    else:
+    later_id = _in_sorted(first, later_values)  # its position in the first level, or -1
+    if later_id is None:
         listed = first.tolist()
         later_id = np.full(len(later), -1, dtype=np.int64)
         if not later.keys().isdisjoint(listed):  # usually they are: 3x faster than lookups
             hit = np.fromiter(map(later.get, listed, repeat(-1)), dtype=np.int64, count=n0)
             at_first = hit >= 0
-            later_id[hit[at_first]] = np.flatnonzero(at_first)  # a label of the first level
+            later_id[hit[at_first]] = np.flatnonzero(at_first)
     new = later_id < 0
     later_id[new] = n0 + np.arange(int(new.sum()), dtype=np.int64)
     ids = np.concatenate([np.arange(n0, dtype=np.int64), later_id[tail_ids]])
@@ -323,22 +142,16 @@ def _in_sorted(first: npt.NDArray[np.object_], values: npt.NDArray[np.object_]) 
 
 
 class _LabelIndex:
-    """Global label ids of every (attribute, level, base class), for fast grouping by labels.
-
-    Per attribute, a small table gives the label id of each (level, domain value); the ids of
-    the base classes on one level are gathered from it when first asked for and kept.
-    """
+    """Global label ids of every (attribute, level, domain code): equal labels on different
+    levels share one id (a null is a label of its own), so grouping by ids groups by labels."""
 
     def __init__(self, evaluator: LatticeEvaluator) -> None:
         self.evaluator = evaluator
         base = evaluator.base
         assert base.keys is not None and base.domains is not None
-        n = base.n_classes
-        self.values: list[npt.NDArray[np.object_]] = []
         self.cards: list[int] = []
         self._dom: list[IntArray] = []  # (height + 1, domain size): label id per level
         self._codes: list[IntArray] = []  # domain code of each base class
-        self._level_ids: dict[tuple[int, int], IntArray] = {}
         keys_t = _transposed(np.asarray(base.keys, dtype=np.int32))
         for j, height in enumerate(evaluator.heights()):
             maps: list[IntArray] = []
@@ -349,45 +162,33 @@ class _LabelIndex:
                 maps.append(mapping + offset)
                 parts.append(labels)
                 offset += labels.size
-            # one id per distinct label, on any level (a null is a label of its own)
-            ids, values = _first_seen(parts, sorted_first=True)
+            ids, values = _first_seen(parts)
             self._dom.append(ids[np.stack(maps)])
-            self._codes.append(keys_t[j] if n else np.zeros(0, dtype=np.int64))
-            self.values.append(values)
+            self._codes.append(keys_t[j] if base.n_classes else np.zeros(0, dtype=np.int64))
             self.cards.append(max(int(values.size), 1))
         self._sparse = _sparse(evaluator)
 
-    def level_ids(self, j: int, level: int) -> IntArray:
-        """Label ids of attribute ``j`` at ``level`` for every base class (kept; read-only)."""
-        hit = self._level_ids.get((j, level))
-        if hit is None:
-            hit = self._dom[j][level][self._codes[j]]
-            hit.setflags(write=False)
-            self._level_ids[(j, level)] = hit
-        return hit
-
     def table(self, keys: Sequence[IntArray], *, counts: bool = True) -> _Table:
-        """The classes of base classes with label ids ``keys`` (one array per attribute),
-        judged: the check of a table. Without ``counts``, the table's ``counts`` (``e``) are
-        left empty (for a caller that counts the labels itself)."""
+        """The check of the table whose base classes have label ids ``keys`` (one array per
+        attribute); without ``counts`` its label counts ``e`` are left empty."""
         ids, sizes, _ = roll_up(
             list(keys), self.cards, self.evaluator.base.sizes, need_ids=True, need_codes=False
         )
         assert ids is not None
-        e = np.array(
-            [np.count_nonzero(np.bincount(k, minlength=c)) for k, c in zip(keys, self.cards)]
-            if counts
-            else [],
-            dtype=np.int64,
-        )
-        return self.judged(ids, sizes, e)
+        e = [np.count_nonzero(np.bincount(k, minlength=c)) for k, c in zip(keys, self.cards)]
+        return self.judged(ids, sizes, np.array(e if counts else [], dtype=np.int64))
 
     def judged(self, ids: IntArray, sizes: IntArray, counts: IntArray) -> _Table:
         """The table of classes ``ids`` (one per base class) of ``sizes`` records, judged by
         the models; ``counts`` become its label counts."""
         ev = self.evaluator
-        stats = _class_stats(ev, ids, sizes, self._sparse)
-        bad = _violating(ev, stats)
+        hists = {
+            name: SensitiveHistogram.from_triplets(
+                ev.base.sensitive[name].values, ids[cls], val, cnt, n_classes=int(sizes.size)
+            )
+            for name, (cls, val, cnt, _) in self._sparse.items()
+        }
+        bad = _violating(ev, _mixed_stats(ev, sizes, hists))
         suppressed = int(sizes[bad].sum())
         return _Table(ids, sizes, bad, suppressed, suppressed <= ev.max_suppressed, counts)
 
@@ -398,18 +199,17 @@ class PartialDomainResult:
 
     Arrays are indexed by the base classes of the evaluator passed to
     :func:`~anonlab.algorithms.privacyfrost2.privacyfrost2` (records removed by
-    pre-sampling have level ``-1`` and class ``-1``).
+    pre-sampling have level ``-1`` and class ``-1``). The release layer
+    (:class:`~anonlab.release.Levels`) makes, checks and measures the released table.
 
     Attributes
     ----------
     base_levels : ndarray of int64, shape (n_base_classes, n_attributes)
         Level (anonlab convention) of each attribute in each base class.
     class_of_base : ndarray of int64, shape (n_base_classes,)
-        The released class of each base class.
+        The released class of each base class, numbered in the order of their first base
+        class.
     class_sizes : ndarray of int64, shape (n_classes,)
-    class_levels : ndarray of int64, shape (n_classes, n_attributes)
-        The group-wise levels: the level of each attribute in each released class (if a
-        class joins groups on different levels through a shared label, the most general).
     suppressed : ndarray of bool, shape (n_classes,)
         Classes that violate a model and are suppressed (within the suppression limit).
     score : float
@@ -420,103 +220,34 @@ class PartialDomainResult:
         Group de-generalizations kept.
     tables_checked : int
         Tables checked during this step.
-    class_codes : tuple of ndarray of int64, optional
-        Per attribute, the released label of each class as a code into ``label_values``,
-        kept from the search.
-    label_values : tuple of ndarray of object, optional
-        Per attribute, the labels the codes index (distinct; in no particular order).
+
+    References
+    ----------
+    Kiyomoto and Miyake, CD-ARES 2014, section 5.4 (step 4).
     """
 
     base_levels: IntArray = field(repr=False)
     class_of_base: IntArray = field(repr=False)
     class_sizes: IntArray = field(repr=False)
-    class_levels: IntArray = field(repr=False)
     suppressed: BoolArray = field(repr=False)
     score: float
     value_counts: tuple[int, ...]
     splits: int
     tables_checked: int
-    class_codes: tuple[IntArray, ...] | None = field(default=None, repr=False)
-    label_values: tuple[npt.NDArray[np.object_], ...] | None = field(default=None, repr=False)
 
     @property
     def n_classes(self) -> int:
         """Number of released classes."""
         return int(self.class_sizes.size)
 
-    @cached_property
-    def label_codes(self) -> tuple[IntArray, ...] | None:
-        """Per attribute, the released label of each base class as a code into
-        ``label_values`` (``-1`` for a base class removed by pre-sampling): what
-        :func:`released_codes` computes (the same labels, coded in another order). From
-        ``class_codes`` on first use; None without them."""
-        if self.class_codes is None:
-            return None
-        cls = self.class_of_base
-        kept = cls >= 0
-        every = bool(kept.all())
-        out = []
-        for c in self.class_codes:
-            codes = c[cls] if every else np.where(kept, c[np.maximum(cls, 0)], -1)
-            out.append(codes.astype(np.int64, copy=False))
-        return tuple(out)
 
-    @cached_property
-    def class_labels(self) -> tuple[npt.NDArray[np.object_], ...]:
-        """Per attribute, the released label of each class (from ``class_codes``, on first
-        use).
-
-        Raises
-        ------
-        ValueError
-            If the result was made without ``class_codes`` and ``label_values``.
-        """
-        if self.class_codes is None or self.label_values is None:
-            raise ValueError("This partial-domain result was made without its label codes.")
-        return tuple(v[c] for c, v in zip(self.class_codes, self.label_values))
-
-    def _vector_ids(self) -> tuple[IntArray, int]:
-        """The level vector of each class, as dense ids (classes and attributes exist)."""
-        cols = list(np.ascontiguousarray(self.class_levels.T) + 1)  # -1 (no level) -> 0
-        return group_rows(cols, [int(c.max()) + 1 for c in cols])
-
-    def n_level_vectors(self) -> int:
-        """The number of distinct level vectors of the classes."""
-        if not self.class_sizes.size or not self.class_levels.shape[1]:
-            return int(min(self.class_sizes.size, 1))
-        lv = self.class_levels
-        m = lv.shape[1]
-        bits = max(int(lv.max() + 1).bit_length(), 1)
-        if bits * m <= 62:  # a vector packs into one integer (levels -1.. -> 0..): count those
-            key = (lv + 1) @ np.left_shift(1, bits * np.arange(m, dtype=np.int64))
-            key.sort()
-            return int(np.count_nonzero(key[1:] != key[:-1])) + 1
-        return self._vector_ids()[1]  # (levels too tall to pack: grouped)
-
-    def level_vectors(self) -> tuple[IntArray, IntArray]:
-        """The distinct level vectors of the classes and the number of records on each."""
-        if not self.class_sizes.size:
-            return np.zeros((0, self.class_levels.shape[1]), dtype=np.int64), np.zeros(
-                0, dtype=np.int64
-            )
-        lv = self.class_levels
-        if not lv.shape[1]:  # no attributes: one (empty) vector for every record
-            return np.zeros((1, 0), dtype=np.int64), np.array([self.class_sizes.sum()])
-        ids, n = self._vector_ids()
-        rows = np.bincount(ids, weights=self.class_sizes, minlength=n).astype(np.int64)
-        vecs = lv[_first_member(ids, n)]
-        order = np.lexsort(vecs.T[::-1])  # lexicographic, as np.unique
-        return vecs[order].astype(np.int64), rows[order]
-
-
-def _label_hashes(cards: Sequence[int]) -> list[U64Array]:
-    """A pseudo-random 64-bit number per label id of each attribute, distinct within an
-    attribute: SplitMix64's finalizer (Steele, Lea & Flood, OOPSLA 2014) of the label's
-    number in a sequence per attribute. The finalizer is a bijection of 64-bit integers,
-    so distinct numbers give distinct hashes, with no check."""
+def _label_hashes(cards: Sequence[int]) -> U64Array:
+    """A pseudo-random 64-bit number per label id of each attribute (end to end), distinct
+    within an attribute: SplitMix64's finalizer (Steele, Lea & Flood, OOPSLA 2014), a
+    bijection of 64-bit integers, of label ``i`` of attribute ``j`` numbered
+    ``(j + 1) * 2**40 + i``."""
     n = np.asarray(cards, dtype=np.int64)
     ends = np.cumsum(n)
-    # every attribute's sequence end to end: label i of attribute j is (j + 1) * 2**40 + i
     z = np.arange(int(ends[-1]) if n.size else 0, dtype=np.uint64)
     z -= np.repeat((ends - n).astype(np.uint64), n)
     z += np.repeat((np.arange(1, n.size + 1, dtype=np.uint64) << np.uint64(40)), n)
@@ -527,14 +258,7 @@ def _label_hashes(cards: Sequence[int]) -> list[U64Array]:
         z ^= z >> np.uint64(27)
         z *= np.uint64(0x94D049BB133111EB)
         z ^= z >> np.uint64(31)
-    return np.split(z, ends[:-1]) if n.size else []
-
-
-def _first_member(gid: IntArray, g: int) -> IntArray:
-    """The first base class (lowest index) of each of the ``g`` groups of ``gid``."""
-    first = np.full(g, gid.size, dtype=np.int64)
-    np.minimum.at(first, gid, np.arange(gid.size, dtype=np.int64))
-    return first
+    return z
 
 
 class _Rounds:
@@ -563,8 +287,7 @@ class _Rounds:
         self.progress = progress
         self.checked = 0
         self.splits = 0
-        # groups left alone because their labels would merge with another's (a diagnostic)
-        self.entangled = 0
+        self.entangled = 0  # groups left alone: their labels would merge with another's
 
     def _batch(self, j: int) -> bool:
         raise NotImplementedError
@@ -598,22 +321,12 @@ class _Rounds:
 
 
 class _CompiledPartial(_Rounds):
-    """State of the partial-domain search (PrivacyFrost2 5.4, step 4), on the compiled
-    kernels of :mod:`._kernels`.
+    """State of the partial-domain search (PrivacyFrost2 5.4, step 4) on the compiled
+    kernels of :mod:`._kernels` (whose notes describe the group state).
 
     Same search and outcome as checking every table whole (the test-only reference: every
     split, table checked and group left alone), at a cost per batch of the groups judged
-    rather than of the table: the released table is kept as groups of base classes
-    (contiguous member ranges, labels, a 64-bit tuple hash, the deepest level of each
-    attribute); a group whose split on an attribute failed the models, and that has not
-    changed since, fails again without being looked at, and so does a group holding a member
-    whose split class on that attribute was once too small (it stays too small as the
-    partition refines), while a group whose members are known to share their label one level
-    down splits into itself and passes (its records, and so its verdict, unchanged); merges
-    are found per family (groups equal on every attribute but the one split). The models
-    judge the split classes of the groups judged in one call per batch, on class statistics
-    that hold those classes and one class of every other record (so the whole table's
-    distribution is the same). When every model has a rule
+    rather than of the table. When every model has a rule
     (:meth:`~anonlab.models.base.PrivacyModel.class_rule`) and the score is tabulated
     (:meth:`Score.terms`) a whole round of batches is one compiled call; otherwise the
     batches are driven from Python, the models judging themselves (``class_ok``) and a score
@@ -639,33 +352,29 @@ class _CompiledPartial(_Rounds):
         n = base.n_classes
         m = len(levels)
         self._n, self._m = n, m
+        index = self.index
         if classes is None:
-            keys0 = [self.index.level_ids(j, int(lv)) for j, lv in enumerate(levels)]
-            table = self.index.table(keys0, counts=False)
+            keys0 = [index._dom[j][int(lv)][index._codes[j]] for j, lv in enumerate(levels)]
+            table = index.table(keys0, counts=False)
         else:  # the full-domain table's classes, as the search found them
             ids = np.asarray(classes[0], dtype=np.int64)
             csize = np.bincount(ids, weights=base.sizes, minlength=classes[1]).astype(np.int64)
-            table = self.index.judged(ids, csize, np.zeros(0, dtype=np.int64))
+            table = index.judged(ids, csize, np.zeros(0, dtype=np.int64))
         self._tick()
         self._starts(table)
         # The kernels see the base classes renumbered class by class of the full-domain
-        # table: a group's members (a subset of one such class) then lie close together in
-        # memory, and walking them reads compact ranges instead of the whole table.
+        # table, so that a group's members lie close together in memory.
         perm = kern.counting_order(table.ids, table.sizes.size)[0]
         self._at = np.empty(n, dtype=np.int64)  # the position of each base class
         self._at[perm] = np.arange(n, dtype=np.int64)
-        cards = self.index.cards
-        lab_off = np.zeros(m + 1, dtype=np.int64)
-        lab_off[1:] = np.cumsum(cards)
-        doms = self.index._dom
-        # 32-bit codes and labels: half the memory the kernels walk through
-        codes = np.empty((m, n), dtype=np.int32)
+        lab_off = _offsets([*index.cards, 0])
+        codes = np.empty((m, n), dtype=np.int32)  # (32-bit: half the memory to walk)
         kern.take_rows(np.asarray(base.keys, dtype=np.int32), perm, codes)
-        # the sensitive counts of every base class, all attributes side by side (CSR)
-        layout, cls, val, cnt, _, total_hist = side_by_side(self.index._sparse)
+        layout, cls, val, cnt, _, total_hist = side_by_side(index._sparse)
         self._sens = [(name, off, width) for name, (off, width) in layout.items()]
         by, sp_indptr = kern.counting_order(self._at[cls], n)
         bsize = np.ascontiguousarray(np.asarray(base.sizes)[perm], dtype=np.int64)
+        doms = index._dom
         self._tab = Table(
             codes=codes,
             dom=np.concatenate([d.reshape(-1) for d in doms] or [np.zeros(0, np.int64)]).astype(
@@ -673,7 +382,7 @@ class _CompiledPartial(_Rounds):
             ),
             dom_off=_offsets([d.size for d in doms]),
             dom_w=np.array([d.shape[1] for d in doms], dtype=np.int64),
-            fh=np.concatenate(_label_hashes(cards) or [np.zeros(0, dtype=np.uint64)]),
+            fh=_label_hashes(index.cards),
             lab_off=lab_off,
             bsize=bsize,
             orig=perm,
@@ -688,16 +397,15 @@ class _CompiledPartial(_Rounds):
         # the models' compiled judge (None: they judge themselves) and the score's terms
         # (None: tabulated per batch); with both, a whole round runs in one compiled call
         self._judge_k = judge_of(evaluator.models, layout, total_hist, self._tab.total)
-        terms = score.terms(priorities, base_counts, cards) if m else None
+        terms = score.terms(priorities, base_counts, index.cards) if m else None
         self._terms: Terms | None = None
         if terms is not None:
             sizes = [t.size for t in terms[1]]
             self._terms = Terms(terms[0] == "max", np.concatenate(terms[1]), _offsets(sizes))
         self._fused = self._judge_k is not None and self._terms is not None
-        # the group state (capacity n: groups partition the base classes), written by
-        # _sync's build_groups for the groups there are and by the commits for the groups
-        # they make; levels one byte each (two for hierarchies over 100 levels)
-        tall = max((h.height for h in hierarchies_of(evaluator)), default=0) > 100
+        # the group state (capacity n: groups partition the base classes); levels one byte
+        # each (two for hierarchies over 100 levels)
+        tall = max(evaluator.heights(), default=0) > 100
         ldt: type[np.signedinteger[Any]] = np.int16 if tall else np.int8
         n_labels = int(lab_off[-1])
         words = max((m + 63) // 64, 1)  # one bit per attribute
@@ -727,9 +435,7 @@ class _CompiledPartial(_Rounds):
             delta=np.zeros(n_labels, dtype=np.int64),
         )
         self._gs.lv[...] = np.asarray(levels, dtype=ldt)
-        # whether ``lv`` is behind: the kernels do not keep the levels of a group's members
-        # on an attribute where they share one level (it is the group's ``gmax``)
-        self._stale = False
+        self._stale = False  # whether lv is behind the group state (see levels)
         self._g = 0
         self._version = 0
         self._table: _Table | None = table
@@ -742,7 +448,8 @@ class _CompiledPartial(_Rounds):
     @property
     def levels(self) -> IntArray:
         """Level of each attribute in each base class (a copy)."""
-        if self._stale:  # the group state knows them (and is in step): no write-back
+        if self._stale:  # the group state knows them (the kernels keep no lv where a
+            # group's members share one level: it is the group's gmax)
             out = np.empty((self._n, self._m), dtype=np.int64)
             self.k.levels_of(self._g, self._gs, self._tab.orig, out)
             return out
@@ -866,14 +573,7 @@ class _CompiledPartial(_Rounds):
             name: SensitiveHistogram(ev.base.sensitive[name].values, hist[:, off : off + width])
             for name, off, width in self._sens
         }
-        stats = ClassStats(
-            columns=ev.base.columns,
-            levels=tuple(-1 for _ in ev.base.columns),  # mixed levels
-            sizes=sizes,
-            n_rows=ev.base.n_rows,
-            sensitive=hists,
-        )
-        return _violating(ev, stats)[:nk]
+        return _violating(ev, _mixed_stats(ev, sizes, hists))[:nk]
 
     def _terms_of(self, j: int) -> Terms:
         """A score without terms as terms for a batch on ``j``: attribute ``j``'s term of
@@ -897,13 +597,10 @@ class _CompiledPartial(_Rounds):
         sizes = np.bincount(gs.gid, weights=self._tab.bsize, minlength=g).astype(np.int64)
         violating = gs.gviol[:g].copy()
         suppressed = int(sizes[violating].sum())
-        # the groups are the released classes (no split that merges labels is kept)
         ok = suppressed <= evaluator.max_suppressed
+        # the groups are the released classes (no split that merges labels is kept)
         t = _Table(gid, sizes, violating, suppressed, ok, self._e.copy())
-        return _result(
-            self.index, self.levels, t, self.s, self.splits, self.checked,
-            class_levels=gs.gmax[:g].astype(np.int64), class_codes=gs.glab[:, :g],
-        )  # fmt: skip
+        return _result(self.levels, t, self.s, self.splits, self.checked)
 
 
 def _offsets(sizes: Sequence[int]) -> IntArray:
@@ -927,20 +624,10 @@ def _transposed(keys: npt.NDArray[np.int32]) -> npt.NDArray[np.int32]:
 
 
 def _result(
-    index: _LabelIndex,
-    levels: IntArray,
-    t: _Table,
-    s: float,
-    splits: int,
-    checked: int,
-    *,
-    class_levels: IntArray,
-    class_codes: npt.NDArray[np.integer],
+    levels: IntArray, t: _Table, s: float, splits: int, checked: int
 ) -> PartialDomainResult:
     """The result of a partial-domain search: classes numbered in the order of their first
-    base class, whatever numbering ``t`` has (``class_levels``: per class of ``t``, the
-    deepest level of each attribute; ``class_codes``: attribute by class of ``t``, the label
-    id of each class)."""
+    base class, whatever numbering ``t`` has."""
     n = t.ids.size
     g = int(t.sizes.size)
     first = np.empty(g, dtype=np.int64)  # the first base class of each class
@@ -952,14 +639,11 @@ def _result(
         base_levels=levels,
         class_of_base=rank[t.ids],
         class_sizes=t.sizes[order],
-        class_levels=np.asarray(class_levels[order], dtype=np.int64),
         suppressed=t.violating[order],
         score=s,
         value_counts=tuple(int(x) for x in t.counts),
         splits=splits,
         tables_checked=checked,
-        class_codes=tuple(np.asarray(c, dtype=np.int64)[order] for c in class_codes),
-        label_values=tuple(index.values),
     )
 
 

@@ -20,12 +20,7 @@ import numpy.typing as npt
 
 from anonlab._validation import check_int
 from anonlab.algorithms._lattice.lattice import LatticeEvaluator, roll_up
-from anonlab.algorithms.privacyfrost2._common import (
-    base_codes,
-    hierarchies_of,
-    per_attribute,
-    to_paper_levels,
-)
+from anonlab.algorithms.privacyfrost2._common import per_attribute, to_paper_levels
 from anonlab.data.stats import ClassStats, SensitiveHistogram
 from anonlab.exceptions import InputError, ParameterError
 from anonlab.metrics.base import MetricContext
@@ -111,13 +106,10 @@ class PreSample:
 def presample(evaluator: LatticeEvaluator, presampling: PreSampling) -> PreSample:
     """Find the isolated records of the table (PrivacyFrost2 pre-sampling, section 5.1).
 
-    1. Every quasi-identifier is generalized to its threshold level ``u``.
-    2. Records are grouped by their generalized values; groups with fewer than ``k'``
-       records are picked.
-    3. Their records are to be removed from the *original* table (the generalized table is
-       discarded): the result is a mask over the base classes of ``evaluator``.
-
-    Vectorised: one roll-up of the base classes (no loop over rows).
+    Every quasi-identifier is generalized to its threshold level ``u``, records are grouped
+    by their generalized values, and the records of groups with fewer than ``k'`` records
+    are to be removed from the *original* table: the result is a mask over the base classes
+    of ``evaluator`` (one roll-up of the base classes, no loop over rows).
 
     Parameters
     ----------
@@ -140,13 +132,9 @@ def presample(evaluator: LatticeEvaluator, presampling: PreSampling) -> PreSampl
     Kiyomoto and Miyake, CD-ARES 2014, section 5.1.
     """
     levels = presampling.levels(evaluator)
-    hierarchies = hierarchies_of(evaluator)
     base = evaluator.base
-    codes, cards = [], []
-    for j, (lv, h) in enumerate(zip(levels, hierarchies)):
-        c, labels = base_codes(evaluator, j, lv, h)
-        codes.append(c)
-        cards.append(int(labels.size))
+    codes = [evaluator.level_codes(j, lv) for j, lv in enumerate(levels)]
+    cards = [evaluator.level_size(j, lv) for j, lv in enumerate(levels)]
     ids, sizes, _ = roll_up(codes, cards, base.sizes, need_ids=True, need_codes=False)
     assert ids is not None
     small = sizes < presampling.k_prime

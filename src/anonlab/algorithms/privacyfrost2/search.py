@@ -47,20 +47,18 @@ Readings of the paper (Fig. 3 is partly garbled in print; the text of sections 5
   ``s``, so the search ends.
 
 Restarts (not in the paper). The paper's search is greedy: it takes one level of one
-attribute per step, the one that scores best at once, and never revisits a choice. An attribute
-whose finer levels pay off only together (ARX adult's education: 3 -> 5 -> 16 values) loses to
-one that pays at once (age: 5 -> 8 -> 15), and the tables the greedy path passed by are never
-explored. ``restarts`` revisits those choices, earliest first, in the manner of limited
-discrepancy search (Harvey and Ginsberg 1995): every de-generalization a top-down round or the
-2nd top-down considered but did not take -- scored above the ``s`` of its round, or skipped
-by the bound of 5.3 with a bound above it -- is queued in the order met (a *runner-up*). After
-the paper's procedure ends, each restart takes the oldest runner-up not yet stood on and runs
-the paper's optimization steps from it: one that passes the check starts the top-down, one
-that fails is a ``T^T`` for the bottom-up step (with the ``s`` of the table it came from).
-The runner-ups a restart considers join the end of the queue. A restart's table replaces
-``T^G`` only if it passes the check with a strictly higher score, so the result is never worse
-than the paper's; every restart counts, whatever its outcome, and the tables it checks and
-scores are counted like all others (each distinct table once).
+attribute per step, the one that scores best at once, and never revisits a choice, so an
+attribute whose finer levels pay off only together (ARX adult's education: 3 -> 5 -> 16
+values) loses to one that pays at once (age: 5 -> 8 -> 15). ``restarts`` revisits those
+choices, earliest first, in the manner of limited discrepancy search (Harvey and Ginsberg
+1995): every de-generalization a top-down round or the 2nd top-down considered but did not
+take (scored above the ``s`` of its round, or skipped by the bound of 5.3 with a bound above
+it) is queued in the order met (a *runner-up*). Each restart runs the paper's optimization
+steps from the oldest runner-up not yet stood on: one that passes the check starts the
+top-down, one that fails is a ``T^T`` for the bottom-up step (with the ``s`` of the table it
+came from); the runner-ups it considers join the queue. A restart's table replaces ``T^G``
+only if it passes the check with a strictly higher score, so the result is never worse than
+the paper's; its tables checked and scored are counted like all others.
 """
 
 from __future__ import annotations
@@ -82,7 +80,6 @@ from anonlab.algorithms.privacyfrost2._kernels import Grouping, judge_of, kernel
 from anonlab.algorithms.privacyfrost2.partial import (
     PartialDomainResult,
     partial_domain_degeneralization,
-    verify_release,
 )
 from anonlab.algorithms.privacyfrost2.presampling import (
     PreSample,
@@ -155,11 +152,10 @@ class PrivacyFrost2Result:
     partial : PartialDomainResult or None
         The partial-domain table, indexed by the evaluator's base classes.
     elapsed_s : float
-        Wall time of the search (pre-sampling, search, re-checks and partial step).
+        Wall time of the search (pre-sampling, search and partial step).
     presampling_s : float
-        Wall time of the pre-sampling step alone (section 5.1: the groups at the threshold
-        levels, the records removed and the remaining table's base classes, from the base
-        classes every job computes), which the paper's Table 1 reports; 0 without it.
+        Wall time of the pre-sampling step alone (section 5.1), which the paper's Table 1
+        reports; 0 without it.
     restarts : int
         The restart budget asked for (0 = the paper's procedure).
     restarts_run : int
@@ -626,7 +622,6 @@ def privacyfrost2(
     partial_domain: bool = False,
     presampling: PreSampling | None = None,
     progress: Progress | None = None,
-    recheck: bool = True,
 ) -> PrivacyFrost2Result:
     """Anonymize by PrivacyFrost2: the full-domain table with the best score, then optionally
     partial-domain de-generalization (Kiyomoto & Miyake 2014, sections 3-6, Fig. 3).
@@ -652,16 +647,12 @@ def privacyfrost2(
         generalized until it is ``(k + p)``-anonymous, with ``k`` the largest minimal class
         size of the models (k of k-anonymity, ceil(l) of l-diversity, ...).
     restarts : int, optional
-        Restarts of the optimization steps after the paper's procedure (an anonlab extension;
-        0 = exactly the paper's procedure, Fig. 3). Default: :data:`DEFAULT_RESTARTS` (8)
-        without ``partial_domain``, 0 with it: the partial-domain step refines a coarser
-        ``T^G`` further, and from the restarted (finer) ``T^G`` it ended lower in 4 of the 36
-        jobs of the paper's Tables 2-3 and higher in none (``benchmarks/README.md``). Each restart runs the top-down and 2nd
-        top-down / bottom-up steps (sections 5.3-5.4) from a *runner-up*: a de-generalization
-        a top-down round or the 2nd top-down considered but did not take, oldest first (module
-        notes). A restart's table replaces ``T^G`` only if it passes the check with a strictly
-        higher score, so the result is never worse than the paper's; the extra tables are
-        counted in ``tables_checked`` and ``tables_scored``.
+        Restarts of the optimization steps (sections 5.3-5.4) from the runner-ups after the
+        paper's procedure (an anonlab extension, module notes; 0 = exactly the paper's
+        procedure, Fig. 3). Default: :data:`DEFAULT_RESTARTS` (8) without
+        ``partial_domain``, 0 with it: the partial-domain step refines a coarser ``T^G``
+        further, and from the restarted (finer) ``T^G`` it ended lower in 4 of the 36 jobs of
+        the paper's Tables 2-3 and higher in none (``benchmarks/README.md``).
     partial_domain : bool, default False
         Run the partial-domain de-generalization (section 5.4, step 4).
     presampling : PreSampling, optional
@@ -670,11 +661,6 @@ def privacyfrost2(
         classes stay.
     progress : callable, optional
         ``progress(1, None)`` per table checked.
-    recheck : bool, default True
-        Re-check the returned table (the full-domain ``T^G``, or the partial-domain table when
-        ``partial_domain``) on its released labels with :func:`verify_release`. Callers that
-        re-check the released table themselves, as :func:`anonlab.anonymize` does with an
-        independent engine, pass ``False``.
 
     Returns
     -------
@@ -692,8 +678,9 @@ def privacyfrost2(
         A model no generalization can satisfy (``l`` above the distinct sensitive values,
         ...) raises the model's ParameterError.
     PrivacyCheckError
-        If the returned table fails the independent re-check on its released labels
-        (never expected: nothing unsafe is returned).
+        If ``T^G`` fails its check before the partial-domain step (never expected). The
+        release layer re-checks the released table independently
+        (:func:`anonlab.release.verify`).
 
     Notes
     -----
@@ -769,9 +756,6 @@ def privacyfrost2(
     paper_node, paper_s = search.optimize(initial, search.score(initial))
     node, s, restarts_run = search.restart(paper_node, paper_s, restarts)
 
-    n_base = work.base.n_classes
-    if recheck and not partial_domain:
-        verify_release(work, np.tile(np.asarray(node, dtype=np.int64), (n_base, 1)))
     suppressed = search.evaluate(node)[1]
 
     partial: PartialDomainResult | None = None
@@ -789,8 +773,6 @@ def privacyfrost2(
             progress=progress,
             classes=search.kept_classes(node),
         )
-        if recheck:
-            verify_release(work, partial.base_levels)
         if partial.score < s:  # pragma: no cover - the step only keeps non-decreasing changes
             raise AssertionError("The partial-domain step lowered the score.")
         final_score = partial.score
@@ -837,12 +819,9 @@ def _expand(partial: PartialDomainResult, keep: npt.NDArray[np.bool_]) -> Partia
         base_levels=levels,
         class_of_base=cls,
         class_sizes=partial.class_sizes,
-        class_levels=partial.class_levels,
         suppressed=partial.suppressed,
         score=partial.score,
         value_counts=partial.value_counts,
         splits=partial.splits,
         tables_checked=partial.tables_checked,
-        class_codes=partial.class_codes,  # (the classes stay: their labels too)
-        label_values=partial.label_values,
     )
