@@ -44,9 +44,9 @@ from anonlab.data.table import EncodedTable
 from anonlab.diagnosis.risk import warn_identifying_columns
 from anonlab.engines import ENGINES, Engine, get_engine
 from anonlab.engines.base import ReleasePlan
-from anonlab.exceptions import InputError, ParameterError
+from anonlab.exceptions import DataFormatError, InputError, ParameterError
 from anonlab.io import memory_estimate, read_hierarchy, read_table
-from anonlab.io.atomic import atomic_write, check_output, output_format
+from anonlab.io.atomic import atomic_write, check_input_file, check_output, output_format
 from anonlab.io.job import JobSpec, PersonalizedSpec, parse_job, read_job
 from anonlab.io.writers import write_table
 from anonlab.metrics import build_metric
@@ -225,7 +225,11 @@ def _frequency_set(engine: Engine, job: JobSpec, models: list[PrivacyModel]) -> 
         check_columns(list(m.sensitive_attributes), columns, what=f"attribute of model {m.name!r}")
         read.extend(m.sensitive_attributes)
     wanted = set(read)
-    return engine.frequency_set([c for c in columns if c in wanted])  # in the data's order
+    table = engine.frequency_set([c for c in columns if c in wanted])  # in the data's order
+    if table.n_rows == 0:
+        where = f" {table.source!r}" if table.source else ""
+        raise DataFormatError(f"The table{where} is empty: it has no rows. Nothing was written.")
+    return table
 
 
 def _limit_column(job: JobSpec) -> str | None:
@@ -422,7 +426,9 @@ def _open_engine(
     data: Any, spec: JobSpec, name: str, engine_options: Mapping[str, Any] | None = None
 ) -> Engine:
     """An out-of-core engine over the job's data (``engine_options`` passed to it)."""
-    source = FileSource(Path(data), csv=spec.csv) if isinstance(data, (str, os.PathLike)) else data
+    source = data
+    if isinstance(data, (str, os.PathLike)):
+        source = FileSource(check_input_file(data, "data file"), csv=spec.csv)
     options = dict(engine_options or {})
     if name == "duckdb":  # beyond it DuckDB spills to disk: the peak stays within a few GB
         limit = min(memory_budget(DUCKDB_MEMORY_SHARE), DUCKDB_MEMORY_CAP)

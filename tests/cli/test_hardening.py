@@ -186,6 +186,28 @@ def test_directories_as_data_job_or_output(work):
     assert listing(work) == before
 
 
+def test_a_fifo_as_data_is_refused_not_waited_on(work):
+    fifo = work / "pipe.csv"
+    os.mkfifo(fifo)
+    before = listing(work)
+    for engine in ("numpy", "duckdb"):
+        res = run("anonymize", fifo, "--job", work / "job.yaml", "-o", work / "o.csv",
+                  "--engine", engine)  # fmt: skip
+        one_line_error(res, "is a named pipe (FIFO); give a regular file")
+        res = run("check", fifo, "--job", work / "job.yaml", "--engine", engine)
+        one_line_error(res, "is a named pipe (FIFO)")
+    one_line_error(run("diagnose", fifo, "--qi", "age"), "is a named pipe (FIFO)")
+    assert listing(work) == before
+
+
+def test_an_empty_table_out_of_core_says_so(work):
+    (work / "empty.csv").write_text(",".join(COLS) + "\n", encoding="utf-8")
+    res = run("anonymize", work / "empty.csv", "--job", work / "job.yaml", "-o",
+              work / "o.csv", "--engine", "duckdb")  # fmt: skip
+    one_line_error(res, "is empty: it has no rows")
+    assert not (work / "o.csv").exists()
+
+
 def _drop_file_capabilities() -> None:  # pragma: no cover - runs in the child
     """Let root be refused like anyone else: drop CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH."""
     libc = ctypes.CDLL(None, use_errno=True)
@@ -213,13 +235,15 @@ def child_error(res: subprocess.CompletedProcess[str], message: str) -> None:
     assert "Traceback" not in res.stderr
 
 
+@pytest.mark.parametrize("engine", ["numpy", "duckdb"])
 @pytest.mark.parametrize("which", ["data.csv", "job.yaml", "sex.csv"])
-def test_unreadable_data_job_or_hierarchy(work, which):
+def test_unreadable_data_job_or_hierarchy(work, which, engine):
     (work / which).chmod(0)
     try:
         res = run_unprivileged(
-            "anonymize", work / "data.csv", "--job", work / "job.yaml", "--output", work / "o.csv"
-        )
+            "anonymize", work / "data.csv", "--job", work / "job.yaml", "--output", work / "o.csv",
+            "--engine", engine,
+        )  # fmt: skip
     finally:
         (work / which).chmod(0o644)
     child_error(res, "permission denied")

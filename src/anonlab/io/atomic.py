@@ -101,6 +101,8 @@ def check_input_file(path: str | os.PathLike[str], what: str) -> Path:
         raise InputError(f"The {what} {str(p)!r} cannot be read: {exc.strerror}.") from None
     if stat.S_ISDIR(st.st_mode):
         raise InputError(f"The {what} {str(p)!r} is a directory; give a file.")
+    if stat.S_ISFIFO(st.st_mode) or stat.S_ISSOCK(st.st_mode):  # reading would wait forever
+        raise InputError(f"The {what} {str(p)!r} is {_kind(st.st_mode)}; give a regular file.")
     try:
         with p.open("rb") as fh:
             fh.read(1)
