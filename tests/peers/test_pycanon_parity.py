@@ -2,7 +2,8 @@
 
 pycanon runs in its own virtualenv (benchmarks/.peer-venv, made by
 benchmarks/peers/setup_peers.sh); the script ``pycanon_values.py`` prints its values as JSON.
-The tests are skipped when that venv or pycanon is absent.
+The tests are skipped when that venv or pycanon is absent, unless ``ANONLAB_REQUIRE_PEERS=1``
+(CI sets it): then that is a failure.
 
 Agreements (same number): k (``k_anonymity``), distinct l (``l_diversity``), alpha of general
 (alpha,k)-anonymity (``alpha_k_anonymity``), basic beta (``basic_beta_likeness``), t with the
@@ -30,6 +31,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import subprocess
 from pathlib import Path
 
@@ -133,8 +135,13 @@ CASES = [*TEXT_CASES, NUMERIC, NULL_QI]
 
 @pytest.fixture(scope="module")
 def pycanon() -> dict[str, dict[str, float | None]]:
+    def absent(why: str) -> None:
+        if os.environ.get("ANONLAB_REQUIRE_PEERS") == "1":
+            pytest.fail(f"{why} and ANONLAB_REQUIRE_PEERS=1: the parity tests may not skip")
+        pytest.skip(why)
+
     if not PEER_PYTHON.exists():
-        pytest.skip(f"peer venv absent ({PEER_PYTHON}); run benchmarks/peers/setup_peers.sh")
+        absent(f"peer venv absent ({PEER_PYTHON}); run benchmarks/peers/setup_peers.sh")
     res = subprocess.run(
         [str(PEER_PYTHON), str(SCRIPT)],
         input=json.dumps(CASES),
@@ -144,7 +151,7 @@ def pycanon() -> dict[str, dict[str, float | None]]:
     )
     if res.returncode != 0:
         if "No module named" in res.stderr:
-            pytest.skip(f"pycanon is not installed in the peer venv: {res.stderr.strip()[-200:]}")
+            absent(f"pycanon is not installed in the peer venv: {res.stderr.strip()[-200:]}")
         raise AssertionError(res.stderr)
     out: dict[str, dict[str, float | None]] = json.loads(res.stdout)
     assert out.pop("_version") == "1.3.5"

@@ -86,9 +86,9 @@ prio_st = st.tuples(*[st.integers(1, 5) for _ in QIS])
 
 def partial_state(*args, **kw):
     """The partial-domain step's state (compiled kernels)."""
-    from anonlab.algorithms.privacyfrost2.partial import _CompiledPartial
+    from tests.support.pf2_reference import PartialState
 
-    return _CompiledPartial(*args, **kw)
+    return PartialState(*args, **kw)
 
 
 def setup(rows, models, suppression=0.0, bounds=None):

@@ -13,6 +13,7 @@ import numpy.typing as npt
 from anonlab.algorithms._lattice.lattice import LatticeEvaluator, group_rows, roll_up
 from anonlab.algorithms.privacyfrost2.partial import (
     PartialDomainResult,
+    _CompiledPartial,
     _LabelIndex,
     _result,
     _Rounds,
@@ -177,3 +178,37 @@ def reference_partial_domain(
     state = ReferencePartial(evaluator, levels, *args)
     state.run()
     return state.result(evaluator)
+
+
+class PartialState(_CompiledPartial):
+    """The compiled step's state whose levels and table tests may set (from mixed levels)
+    and whose table they may read after a run (numbered as :meth:`_LabelIndex.table` does)."""
+
+    @property
+    def levels(self) -> IntArray:
+        return super().levels
+
+    @levels.setter
+    def levels(self, value: IntArray) -> None:
+        self._gs.lv[...] = np.asarray(value)[self._tab.orig]
+        self._stale = False
+        self._gs.doom[...] = 0  # levels set from outside need not refine the ones known
+        self._table = None
+        self._dirty = True
+
+    @property
+    def table(self) -> _Table:
+        if self._table is None:
+            keys = self._gs.glab[:, self._gs.gid[self._at]]  # each base class's group labels
+            self._table = self.index.table(list(keys))
+        return self._table
+
+    @table.setter
+    def table(self, value: _Table) -> None:
+        if self._stale:  # the levels the group state knows, written back in place
+            positions = np.arange(self._n, dtype=np.int64)
+            self.k.levels_of(self._g, self._gs, positions, self._gs.lv)
+            self._stale = False
+        self._table = value
+        self._gs.doom[...] = 0
+        self._dirty = True

@@ -510,8 +510,7 @@ def test_lattice_must_match_the_evaluator():
 def test_partial_step_leaves_groups_whose_labels_would_merge():
     # "z" is its own parent in "a": a group at "*" split on "a" shows "z", the label of a
     # group already at level 0; such a split would merge two groups and is not made
-    from anonlab.algorithms.privacyfrost2.partial import _CompiledPartial
-    from tests.support.pf2_reference import table_of
+    from tests.support.pf2_reference import PartialState, table_of
 
     h = {
         "a": taxonomy_hierarchy({"x": ["xy"], "y": ["xy"], "z": ["z"]}, attribute="a"),
@@ -525,7 +524,7 @@ def test_partial_step_leaves_groups_whose_labels_would_merge():
         base, h, [build_model("k_anonymity", {"k": 2})], 0, build_metric("loss"), ctx
     )
     args = (ev, (2, 1), (0, 0), [0, 1], BasicScore(), np.ones(2), np.array([1, 2]), None)
-    state = _CompiledPartial(*args)
+    state = PartialState(*args)
     labels = base.key_labels()
     cx = labels.index(("z", "x"))
     levels = np.array([[2, 1], [2, 1]], dtype=np.int64)

@@ -1368,15 +1368,6 @@ def _take_rows(keys, at, out):
             out[x, i] = keys[r, x]
 
 
-def _keys_of(gid, glab, at, out):
-    """``out[x, o]``: the label of attribute ``x`` of base class ``o`` (its group's; ``at[o]``
-    is its position)."""
-    for o in range(at.size):
-        G = gid[at[o]]
-        for x in range(glab.shape[0]):
-            out[x, o] = glab[x, G]
-
-
 def _jit(f: Any, inline: bool = False, parallel: bool = False) -> Any:
     import numba
 
@@ -1411,7 +1402,6 @@ def kernels() -> SimpleNamespace:
         settle=_settle,
         build_groups=_jit(_build_groups),
         levels_of=_jit(_levels_of),
-        keys_of=_jit(_keys_of),
         take_rows=_jit(_take_rows),
         counting_order=_jit(_counting_order),
         split_classes=_jit(_split_classes),

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -90,55 +89,13 @@ def _first_seen(
     levels: Sequence[npt.NDArray[np.object_]],
 ) -> tuple[IntArray, npt.NDArray[np.object_]]:
     """Codes of the labels of a hierarchy's levels, concatenated, into their distinct
-    values in the order first seen (no sorting, no string conversion).
-
-    The labels of one level are distinct (a label may repeat on another level), so the
-    first level's labels, the most numerous, are not put in a hash table: only the other
-    levels' labels are, and each is looked for in the first level, by bisection (str in
-    code-point order, perhaps a null last, as :meth:`Hierarchy.generalization` gives them)
-    or, for labels of other types, by hashing.
-    """
-    first = levels[0]
-    tail = np.concatenate(levels[1:]) if len(levels) > 1 else np.zeros(0, dtype=object)
-    later: dict[object, int] = {}  # each label of the other levels: its rank, first seen
-    tail_ids = np.fromiter(
-        (later.setdefault(x, len(later)) for x in tail), dtype=np.int64, count=len(tail)
-    )
-    n0 = len(first)
-    later_values = np.empty(len(later), dtype=object)
-    later_values[:] = list(later)
-    later_id = _in_sorted(first, later_values)  # its position in the first level, or -1
-    if later_id is None:
-        listed = first.tolist()
-        later_id = np.full(len(later), -1, dtype=np.int64)
-        if not later.keys().isdisjoint(listed):  # usually they are: 3x faster than lookups
-            hit = np.fromiter(map(later.get, listed, repeat(-1)), dtype=np.int64, count=n0)
-            at_first = hit >= 0
-            later_id[hit[at_first]] = np.flatnonzero(at_first)
-    new = later_id < 0
-    later_id[new] = n0 + np.arange(int(new.sum()), dtype=np.int64)
-    ids = np.concatenate([np.arange(n0, dtype=np.int64), later_id[tail_ids]])
-    return ids, np.concatenate([np.asarray(first, dtype=object), later_values[new]])
-
-
-def _in_sorted(first: npt.NDArray[np.object_], values: npt.NDArray[np.object_]) -> IntArray | None:
-    """The position of each of ``values`` in ``first`` (str in code-point order, perhaps a
-    ``None`` last), ``-1`` where absent; None if a value is neither a str nor None."""
-    n0 = len(first)
-    null_at = n0 - 1 if n0 and first[n0 - 1] is None else -1
-    core = first[: n0 - 1] if null_at >= 0 else first
-    out = np.full(values.size, -1, dtype=np.int64)
-    is_null = np.fromiter((v is None for v in values), dtype=bool, count=values.size)
-    out[is_null] = null_at
-    text = np.flatnonzero(~is_null)
-    if not all(isinstance(v, str) for v in values[text]):
-        return None
-    if text.size and core.size:
-        pos = np.searchsorted(core, values[text])
-        at = np.minimum(pos, core.size - 1)
-        match = (pos < core.size) & (core[at] == values[text])
-        out[text[match]] = at[match]
-    return out
+    values in the order first seen (a label may repeat on another level)."""
+    seen: dict[object, int] = {}
+    flat = np.concatenate(levels)
+    ids = np.fromiter((seen.setdefault(x, len(seen)) for x in flat), np.int64, len(flat))
+    values = np.empty(len(seen), dtype=object)
+    values[:] = list(seen)
+    return ids, values
 
 
 class _LabelIndex:
@@ -455,37 +412,12 @@ class _CompiledPartial(_Rounds):
             return out
         return np.take(self._gs.lv, self._at, axis=0).astype(np.int64)
 
-    @levels.setter
-    def levels(self, value: IntArray) -> None:
-        self._gs.lv[...] = np.asarray(value)[self._tab.orig]
-        self._stale = False
-        self._gs.doom[...] = 0  # levels set from outside need not refine the ones known
-        self._dirty = True
-
-    @property
-    def table(self) -> _Table:
-        """The released classes, numbered as :meth:`_LabelIndex.table` numbers them."""
-        if self._table is None:
-            keys = np.empty((self._m, self._n), dtype=np.int64)
-            self.k.keys_of(self._gs.gid, self._gs.glab, self._at, keys)
-            self._table = self.index.table(list(keys))
-        return self._table
-
-    @table.setter
-    def table(self, value: _Table) -> None:
-        if self._stale:  # the levels the group state knows, written back in place
-            positions = np.arange(self._n, dtype=np.int64)
-            self.k.levels_of(self._g, self._gs, positions, self._gs.lv)
-            self._stale = False
-        self._table = value
-        self._gs.doom[...] = 0
-        self._dirty = True
-
     def _sync(self) -> None:
-        """Rebuild the group state from ``levels`` and ``table`` (after they were set)."""
+        """Build the group state from ``lv`` and the table ``_table`` (when they were set)."""
         if not self._dirty:
             return
-        t, gs = self.table, self._gs
+        t, gs = self._table, self._gs
+        assert t is not None
         self._g = g = int(t.sizes.size)
         gs.gid[...] = t.ids[self._tab.orig]
         gs.gviol[...] = False
