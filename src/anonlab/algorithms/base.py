@@ -29,6 +29,8 @@ from anonlab.release.result import SearchStats
 __all__ = [
     "ALGORITHMS",
     "Anonymizer",
+    "FREQUENCY_SET_ALGORITHMS",
+    "PARTITION_ALGORITHMS",
     "Param",
     "build_anonymizer",
     "register",
@@ -195,6 +197,22 @@ class Anonymizer(ABC):
         """
         return False
 
+    def accepts_partitions(self) -> bool:
+        """Whether the algorithm, with its parameters, runs out of core partition by partition.
+
+        An algorithm that places individual rows cannot run on a frequency set; out of core
+        it runs on blocks of the table sorted on its quasi-identifiers, each block anonymized
+        and verified on its own (Murakami & Uno, section 3.2.3; see
+        :mod:`anonlab.release.partitioned` for why the union of verified blocks satisfies
+        the models). The row-placing families (local recoding, non-homogeneous
+        generalization, personalized privacy) accept it; the default does not.
+
+        Returns
+        -------
+        bool
+        """
+        return False
+
     def _check_frequency_set(self, problem: Problem) -> None:
         """Refuse a frequency set when the algorithm needs the individual rows."""
         if problem.weighted and not self.accepts_frequency_set():
@@ -219,6 +237,11 @@ class Anonymizer(ABC):
 FREQUENCY_SET_ALGORITHMS = (
     "The full-domain searches (optimal, incognito, and privacyfrost2 without "
     "partial_domain and presampling)"
+)
+
+#: The algorithms that run out of core partition by partition, in words (for messages).
+PARTITION_ALGORITHMS = (
+    "The row-placing algorithms (progressive, top_down, wong_nh, murakami_uno, personalized)"
 )
 
 #: Every algorithm by its job-file name (filled by :func:`register`).

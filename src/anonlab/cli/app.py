@@ -519,6 +519,16 @@ def anonymize(
         ),
     ] = "auto",
     spark_master: SparkMaster = None,
+    block_rows: Annotated[
+        int | None,
+        typer.Option(
+            "--block-rows",
+            help="Out of core: rows per block of the algorithms that place rows "
+            "(progressive, top_down, wong_nh, murakami_uno, personalized), which run block "
+            "by block on the table sorted on its quasi-identifiers; default 100,000.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Anonymize a table as a YAML job file says, with the least information loss.
 
@@ -545,6 +555,7 @@ def anonymize(
                 progress=progress,
                 engine=engine,
                 engine_options=_spark_options(engine, spark_master),
+                block_rows=block_rows,
             )
         if as_json:
             sys.stdout.write(json.dumps(result.to_dict(), indent=2) + "\n")

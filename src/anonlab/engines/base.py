@@ -8,7 +8,7 @@ a cluster (Spark). Diagnosis and algorithms only talk to this interface.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -18,10 +18,10 @@ import numpy.typing as npt
 from anonlab._validation import check_columns, check_int
 from anonlab.data.hierarchy import Hierarchy
 from anonlab.data.stats import ClassStats
-from anonlab.data.table import EncodedTable
+from anonlab.data.table import EncodedColumn, EncodedTable
 from anonlab.exceptions import HierarchyError, ParameterError
 
-__all__ = ["Engine", "Levels", "ReleasePlan"]
+__all__ = ["Engine", "Levels", "ReleasePlan", "RowsPlan"]
 
 Levels = Mapping[str, int]
 
@@ -82,6 +82,36 @@ class ReleasePlan:
             if top.size == 1:
                 return str(top[0])
         return None
+
+
+@dataclass(frozen=True)
+class RowsPlan:
+    """A release given row by row: the labels staged block by block (a per-partition release).
+
+    The algorithms that place individual rows run out of core partition by partition
+    (:meth:`Engine.partitions`); each block's released labels are staged with
+    :meth:`Engine.stage_labels`, keyed by each row's position in the source. The release is
+    then one pass over the source, in its order: the ``replaced`` columns taken from the
+    staged labels, every other column as it is, identifiers dropped, the rows of suppressed
+    classes removed or their ``masked`` columns set to ``*``.
+
+    Parameters
+    ----------
+    columns : tuple of str
+        The released columns, in order (identifiers already left out).
+    replaced : tuple of str
+        The columns whose released values are the staged labels (the quasi-identifiers, and
+        a sensitive attribute a release generalizes).
+    masked : tuple of str
+        The columns set to ``*`` in a suppressed row when ``mask_suppressed``.
+    mask_suppressed : bool
+        Mask the suppressed rows instead of removing them.
+    """
+
+    columns: tuple[str, ...]
+    replaced: tuple[str, ...]
+    masked: tuple[str, ...] = ()
+    mask_suppressed: bool = False
 
 
 class Engine:
@@ -252,6 +282,145 @@ class Engine:
         """
         raise self._no_release("read releases back")
 
+    # ------------------------------------------------------------- per partition
+    def partitions(
+        self,
+        columns: Sequence[str],
+        *,
+        categories: Mapping[str, npt.NDArray[np.object_]],
+        order_by: Mapping[str, Hierarchy],
+        block_rows: int,
+    ) -> Iterator[tuple[npt.NDArray[np.int64], EncodedTable]]:
+        """Stream the rows sorted by ``order_by``, in blocks of ``block_rows`` rows.
+
+        The rows are sorted by each column of ``order_by`` in turn (its values in the order
+        of its hierarchy's leaves, a null last), then by their position in the source, so
+        similar records share a block (Murakami & Uno, section 3.2.3). Only the last block
+        may be smaller.
+
+        Parameters
+        ----------
+        columns : sequence of str
+            The columns of each block.
+        categories : Mapping[str, ndarray]
+            Each column's labels (those of the whole table): every block is encoded with
+            them, so a block's codes mean what the whole table's mean.
+        order_by : Mapping[str, Hierarchy]
+            The sort columns, most significant first, with their hierarchies.
+        block_rows : int
+            Rows per block.
+
+        Yields
+        ------
+        rows : ndarray of int64
+            Each row's position in the source (the order the release is written in).
+        table : EncodedTable
+            The block's ``columns``, row-aligned with ``rows``.
+        """
+        raise self._no_release("stream partitions")
+
+    def stage_labels(
+        self,
+        rows: npt.NDArray[np.int64],
+        labels: Mapping[str, EncodedColumn],
+        keep: npt.NDArray[np.bool_],
+    ) -> None:
+        """Stage the released labels of one block for :meth:`write_staged_release`.
+
+        Parameters
+        ----------
+        rows : ndarray of int64
+            The rows' positions in the source.
+        labels : Mapping[str, EncodedColumn]
+            Per replaced column, the released labels, row-aligned with ``rows``.
+        keep : ndarray of bool
+            Per row, False when it is suppressed.
+        """
+        raise self._no_release("stage released labels")
+
+    def clear_staged(self) -> None:
+        """Forget the staged labels (default: nothing staged)."""
+
+    def write_staged_release(
+        self,
+        plan: RowsPlan,
+        path: str | os.PathLike[str],
+        *,
+        fmt: str,
+        separator: str = ",",
+    ) -> int:
+        """Write the release of the staged labels to ``path``, in the source's row order.
+
+        Parameters
+        ----------
+        plan : RowsPlan
+        path : path-like
+        fmt : str
+            ``"csv"``, ``"csv.gz"`` or ``"parquet"``.
+        separator : str
+            The CSV separator.
+
+        Returns
+        -------
+        int
+            The rows written.
+        """
+        raise self._no_release("write per-partition releases")
+
+    def staged_mismatches(
+        self,
+        plan: RowsPlan,
+        path: str | os.PathLike[str],
+        *,
+        fmt: str,
+        separator: str = ",",
+    ) -> int:
+        """Count the rows of a written release that do not hold the staged labels.
+
+        The written file read back, row by row in its order, against the staged labels of
+        the rows it keeps (in the source's order): a row whose ``plan.replaced`` columns
+        differ, or a row too many or too few, counts.
+
+        Returns
+        -------
+        int
+            0 when the file holds exactly the staged release.
+        """
+        raise self._no_release("read per-partition releases back")
+
+    def staged_spanning(
+        self,
+        plan: RowsPlan,
+        columns: Sequence[str],
+        categories: Mapping[str, npt.NDArray[np.object_]],
+    ) -> tuple[int, npt.NDArray[np.int64], EncodedTable, EncodedTable]:
+        """The released classes whose labels (``plan.masked``) occur in several staged blocks.
+
+        A per-record model judges such merged classes again (their parts were verified in
+        their blocks).
+
+        Parameters
+        ----------
+        plan : RowsPlan
+            Its ``masked`` columns (the quasi-identifiers) are the class key.
+        columns : sequence of str
+            Source columns to return for the kept rows of those classes (none: count only).
+        categories : Mapping[str, ndarray]
+            Their labels (the whole table's).
+
+        Returns
+        -------
+        n_classes : int
+            Classes spanning blocks.
+        row_class : ndarray of int64
+            The class (0 .. n_classes - 1) of each row returned.
+        source : EncodedTable
+            The rows' ``columns`` as in the source.
+        released : EncodedTable
+            The rows' staged labels (``plan.replaced``).
+        """
+        raise self._no_release("find classes spanning blocks")
+
     @property
     def writes_releases(self) -> bool:
         """Whether the engine implements the release protocol (:meth:`frequency_set`,
@@ -261,6 +430,23 @@ class Engine:
             cls.frequency_set is not Engine.frequency_set
             and cls.write_release is not Engine.write_release
             and cls.release_stats is not Engine.release_stats
+        )
+
+    @property
+    def runs_partitions(self) -> bool:
+        """Whether the engine runs the row-placing algorithms partition by partition
+        (:meth:`partitions`, :meth:`stage_labels`, :meth:`write_staged_release`,
+        :meth:`staged_mismatches`, :meth:`staged_spanning`)."""
+        cls = type(self)
+        return all(
+            getattr(cls, name) is not getattr(Engine, name)
+            for name in (
+                "partitions",
+                "stage_labels",
+                "write_staged_release",
+                "staged_mismatches",
+                "staged_spanning",
+            )
         )
 
     def _no_release(self, what: str) -> ParameterError:

@@ -113,6 +113,10 @@ class _LocalRecoding(Anonymizer):
     def _check_problem(self, problem: Problem) -> None:
         check_requirement(problem, self.name)
 
+    def accepts_partitions(self) -> bool:
+        """True: out of core, blocks of the sorted table are recoded one by one."""
+        return True
+
     def _run(self, lp: LocalProblem, progress: Progress | None) -> _Run:
         """Run the algorithm: its result, its statistics class and their own fields."""
         raise NotImplementedError

@@ -120,6 +120,10 @@ class WongNH(Anonymizer):
         problem_k(problem, self.name)
         _model(problem, self.name, self.generalization, self.pseudo_qids)
 
+    def accepts_partitions(self) -> bool:
+        """True: out of core, each block of the sorted table gets its own cover."""
+        return True
+
     def _fit(self, problem: Problem, progress: Progress | None) -> None:
         del progress
         start = time.perf_counter()
@@ -276,6 +280,11 @@ class MurakamiUno(Anonymizer):
         self.n_jobs = n_jobs
         self.generalization = generalization
         self.pseudo_qids = [] if pseudo_qids is None else pseudo_qids
+
+    def accepts_partitions(self) -> bool:
+        """True: out of core, each block of the sorted table gets its own cover (the
+        paper's own partitioning, section 3.2.3)."""
+        return True
 
     def _check_problem(self, problem: Problem) -> None:
         k = problem_k(problem, self.name)

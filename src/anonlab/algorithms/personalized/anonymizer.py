@@ -121,6 +121,10 @@ class Personalized(Anonymizer):
         self.k = k
 
     # ------------------------------------------------------------------ checks
+    def accepts_partitions(self) -> bool:
+        """True: out of core, each block of the sorted table is clustered on its own."""
+        return True
+
     def _check_problem(self, problem: Problem) -> None:
         """Refuse, before any work, models it cannot meet and tables too small for a group."""
         self._target(problem)

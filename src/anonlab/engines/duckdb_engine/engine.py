@@ -29,7 +29,7 @@ import os
 import shutil
 import tempfile
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +42,7 @@ from anonlab.data.labels import factorize
 from anonlab.data.source import CsvOptions, FileSource, header_names
 from anonlab.data.stats import ClassStats, SensitiveHistogram
 from anonlab.data.table import EncodedColumn, EncodedTable
-from anonlab.engines.base import Engine, Levels, ReleasePlan
+from anonlab.engines.base import Engine, Levels, ReleasePlan, RowsPlan
 from anonlab.exceptions import DataFormatError, HierarchyError, InputError, ParameterError
 
 __all__ = ["DuckDBEngine"]
@@ -56,6 +56,10 @@ _BUCKETED = 1 << 16
 #: a quarter of DuckDB's default (122,880) lowered the peak RSS on Census-Income (42 columns)
 #: from ~470 to ~350 MiB for ~10% slower questions (benchmarks/bench_duckdb_gz.py).
 _ROW_GROUP_ROWS = 32_768
+#: The column that numbers the source's rows in a per-partition release (a name no data has).
+_ROW = "__anonlab_row"
+_KEEP = "__anonlab_keep"
+_BLOCK = "__anonlab_block"
 
 
 def _q(name: str) -> str:
@@ -173,6 +177,9 @@ class DuckDBEngine(Engine):
         self._enums: dict[tuple[str, int], tuple[str, Hierarchy]] = {}
         self._serial = itertools.count()  # names of the types and tables releases make
         self._sizes: dict[tuple[tuple[str, int], ...], npt.NDArray[np.int64]] = {}
+        self._numbered_sql: str | None = None  # the source with each row's position
+        self._staged: list[Path] = []  # per-partition labels, one Parquet file per block
+        self._staged_sorted = False  # whether the table staged_labels holds them, sorted
         for col, h in self.hierarchies.items():
             if col in self._names:
                 self._check_cover(col, h)
@@ -481,13 +488,7 @@ class DuckDBEngine(Engine):
         """
         self.validate(list(plan.columns), None)
         self.validate(list(plan.quasi_identifiers), None)
-        options = {
-            "parquet": "FORMAT parquet",
-            "csv": f"FORMAT csv, HEADER true, DELIMITER {_lit(separator)}",
-            "csv.gz": f"FORMAT csv, HEADER true, DELIMITER {_lit(separator)}, COMPRESSION gzip",
-        }
-        if fmt not in options:
-            raise ParameterError(f"Unknown release format {fmt!r}; use {', '.join(options)}.")
+        options = _copy_options(fmt, separator)
         pa = import_optional("pyarrow")
         lists: dict[str, Any] = {}  # the one-row table's columns
         labels: dict[str, str] = {}  # quasi-identifier -> SQL of its released label
@@ -536,7 +537,7 @@ class DuckDBEngine(Engine):
             + (f" WHERE {' AND '.join(where)}" if where else "")
         )
         try:
-            res = self.con.execute(f"COPY ({query}) TO {_lit(str(path))} ({options[fmt]})")
+            res = self.con.execute(f"COPY ({query}) TO {_lit(str(path))} ({options})")
             written = res.fetchall()
         except self._duckdb.Error as exc:
             raise DataFormatError(
@@ -661,12 +662,7 @@ class DuckDBEngine(Engine):
         if fmt == "parquet":
             scan = f"read_parquet({_lit(str(path))})"
         elif fmt in ("csv", "csv.gz"):
-            scan = (
-                f"read_csv({_lit(str(path))}, header = true, delim = {_lit(separator)}, "
-                "quote = '\"', escape = '\"', all_varchar = true, "
-                "allow_quoted_nulls = false, "
-                f"compression = {_lit('gzip' if fmt == 'csv.gz' else 'none')})"
-            )
+            scan = _csv_scan(path, fmt, separator)
         else:
             raise ParameterError(f"Unknown release format {fmt!r}.")
         cols = list(quasi_identifiers)
@@ -686,6 +682,328 @@ class DuckDBEngine(Engine):
             with_keys=True,
             view="released",
         )
+
+    # ------------------------------------------------------------- per partition
+    def _numbered(self) -> str:
+        """SQL of the source's rows with their positions (column :data:`_ROW`), the rows a
+        per-partition release reads and writes; its columns have their own types.
+
+        A Parquet file (the source, or a CSV's cleaned copy) numbers its rows itself
+        (``file_row_number``); a data frame is copied once with ``row_number()``, so reading
+        and writing see one numbering."""
+        if self._numbered_sql is not None:
+            return self._numbered_sql
+        if isinstance(self.source, FileSource) and self.source.format == "parquet":
+            path = str(self.source.path)
+        elif self._materialized is not None:
+            path = str(self._materialized)
+        else:
+            copy = self._tmp / "numbered.parquet"
+            self._run(
+                f"COPY (SELECT *, row_number() OVER () - 1 AS {_q(_ROW)} FROM {self._raw}) "
+                f"TO {_lit(str(copy))} (FORMAT parquet, ROW_GROUP_SIZE {_ROW_GROUP_ROWS})"
+            )
+            self._numbered_sql = f"read_parquet({_lit(str(copy))})"
+            return self._numbered_sql
+        self._numbered_sql = (
+            f"(SELECT * EXCLUDE (file_row_number), file_row_number AS {_q(_ROW)} "
+            f"FROM read_parquet({_lit(path)}, file_row_number = true))"
+        )
+        return self._numbered_sql
+
+    def _kept_rows(self) -> str:
+        """SQL of the numbered rows the engine keeps (after ``drop_nulls``)."""
+        where = " AND ".join(f"{_q(c)} IS NOT NULL" for c in self._drop_nulls)
+        return f"(SELECT * FROM {self._numbered()}{' WHERE ' + where if where else ''})"
+
+    def partitions(
+        self,
+        columns: Sequence[str],
+        *,
+        categories: Mapping[str, npt.NDArray[np.object_]],
+        order_by: Mapping[str, Hierarchy],
+        block_rows: int,
+    ) -> Iterator[tuple[npt.NDArray[np.int64], EncodedTable]]:
+        """Stream the rows sorted by ``order_by`` in blocks (see :meth:`Engine.partitions`).
+
+        One ``COPY (SELECT ... ORDER BY ...)`` writes the columns asked for, sorted, to a
+        Parquet file in the engine's folder (DuckDB sorts beyond its memory limit by
+        spilling); the blocks are then read from it ``block_rows`` rows at a time. Each
+        sort key is a value's position in the ENUM of its hierarchy's values (a value not
+        in the hierarchy and a null sort last).
+        """
+        cols = list(dict.fromkeys(columns))
+        self.validate(list(dict.fromkeys([*cols, *order_by])), None)
+        missing = [c for c in cols if c not in categories]
+        if missing:
+            raise ParameterError(f"No labels given for column {missing[0]!r} of the partitions.")
+        rows = int(block_rows)
+        if rows < 1:
+            raise ParameterError(f"The 'block_rows' of partitions must be >= 1. Got {rows}.")
+        pa = import_optional("pyarrow")
+        pq = import_optional("pyarrow.parquet")
+        keys = [
+            f"enum_code(TRY_CAST(CAST({_q(c)} AS VARCHAR) AS {self._enum_type(c, h)})) NULLS LAST"
+            for c, h in order_by.items()
+        ]
+        select = ", ".join(f"CAST({_q(c)} AS VARCHAR) AS {_q(c)}" for c in cols)
+        sorted_path = self._tmp / f"sorted_{next(self._serial)}.parquet"
+        self._run(
+            f"COPY (SELECT {_q(_ROW)}, {select} FROM {self._kept_rows()} "
+            f"ORDER BY {', '.join([*keys, _q(_ROW)])}) TO {_lit(str(sorted_path))} "
+            f"(FORMAT parquet, ROW_GROUP_SIZE {_ROW_GROUP_ROWS})"
+        )
+        lookup = {c: {v: i for i, v in enumerate(categories[c].tolist())} for c in cols}
+        try:
+            source = pq.ParquetFile(sorted_path)
+            pending: list[Any] = []
+            count = 0
+            for batch in source.iter_batches(batch_size=min(rows, 1 << 16)):
+                pending.append(batch)
+                count += batch.num_rows
+                while count >= rows:
+                    table = pa.Table.from_batches(pending)
+                    yield self._block(table.slice(0, rows), cols, categories, lookup)
+                    rest = table.slice(rows)
+                    pending = rest.to_batches()
+                    count = rest.num_rows
+            if count:
+                yield self._block(pa.Table.from_batches(pending), cols, categories, lookup)
+        finally:
+            sorted_path.unlink(missing_ok=True)
+
+    def _block(
+        self,
+        table: Any,
+        cols: list[str],
+        categories: Mapping[str, npt.NDArray[np.object_]],
+        lookup: Mapping[str, Mapping[Any, int]],
+    ) -> tuple[npt.NDArray[np.int64], EncodedTable]:
+        """One block: its rows' positions and its columns, encoded with ``categories``."""
+        row = np.asarray(table.column(_ROW).to_numpy(), dtype=np.int64)
+        encoded = []
+        for c in cols:
+            enc = table.column(c).combine_chunks().dictionary_encode()
+            labels = enc.dictionary.to_pylist()
+            where = lookup[c]
+            absent = [v for v in labels if v not in where]
+            if absent:  # pragma: no cover - the categories are the whole table's
+                raise InputError(f"Value {absent[0]!r} of column {c!r} is not among its labels.")
+            remap = np.array([where[v] for v in labels], dtype=np.int32)
+            index = np.asarray(enc.indices.fill_null(0).to_numpy(zero_copy_only=False))
+            codes = remap[index] if remap.size else np.zeros(index.size, dtype=np.int32)
+            null = np.asarray(enc.indices.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+            if null.any():
+                if None not in where:  # pragma: no cover - the categories are the whole table's
+                    raise InputError(f"Column {c!r} has a null its labels do not have.")
+                codes[null] = where[None]
+            encoded.append(EncodedColumn(c, codes.astype(np.int32), categories[c]))
+        source = str(self.source.path) if isinstance(self.source, FileSource) else None
+        return row, EncodedTable(tuple(encoded), source=source)
+
+    def stage_labels(
+        self,
+        rows: npt.NDArray[np.int64],
+        labels: Mapping[str, EncodedColumn],
+        keep: npt.NDArray[np.bool_],
+    ) -> None:
+        """Write one block's labels to a Parquet file of the engine's folder (pyarrow; the
+        DuckDB connection is not used, so a partition stream stays open)."""
+        pa = import_optional("pyarrow")
+        pq = import_optional("pyarrow.parquet")
+        if self._staged_sorted:  # labels staged after a release was written: sort again
+            self._run("DROP TABLE IF EXISTS staged_labels")
+            self._staged_sorted = False
+        data: dict[str, Any] = {
+            _ROW: pa.array(np.asarray(rows, dtype=np.int64)),
+            _KEEP: pa.array(np.asarray(keep, dtype=bool)),
+            _BLOCK: pa.array(np.full(len(rows), len(self._staged), dtype=np.int64)),
+        }
+        for name, col in labels.items():
+            cats = pa.array(col.categories.tolist(), type=pa.string())
+            data[name] = pa.DictionaryArray.from_arrays(
+                pa.array(col.codes, type=pa.int32()), cats
+            ).cast(pa.string())
+        folder = self._tmp / "staged"
+        folder.mkdir(exist_ok=True)
+        path = folder / f"block_{len(self._staged):06d}.parquet"
+        pq.write_table(pa.table(data), path)
+        self._staged.append(path)
+
+    def clear_staged(self) -> None:
+        """Delete the staged labels."""
+        for path in self._staged:
+            path.unlink(missing_ok=True)
+        self._staged = []
+        self._staged_sorted = False
+        self._run("DROP TABLE IF EXISTS staged_labels")
+
+    def _staged_table(self, plan: RowsPlan) -> str:
+        """A temporary table of the staged labels sorted by row position (made once)."""
+        if not self._staged:
+            raise ParameterError("No labels are staged: nothing to release.")
+        if not self._staged_sorted:
+            files = "[" + ", ".join(_lit(str(p)) for p in self._staged) + "]"
+            cols = ", ".join(_q(c) for c in (_ROW, _KEEP, _BLOCK, *plan.replaced))
+            self._run(
+                f"CREATE TEMP TABLE staged_labels AS SELECT {cols} FROM read_parquet({files}) "
+                f"ORDER BY {_q(_ROW)}"
+            )
+            self._staged_sorted = True
+        return "staged_labels"
+
+    def write_staged_release(
+        self,
+        plan: RowsPlan,
+        path: str | os.PathLike[str],
+        *,
+        fmt: str,
+        separator: str = ",",
+    ) -> int:
+        """Write the staged release in the source's order (see
+        :meth:`Engine.write_staged_release`).
+
+        The staged labels, sorted by row position, are joined to the source row by row
+        (``POSITIONAL JOIN``: no hash table, no sort of the wide rows, the source's order
+        kept); a row whose position differs from its label's stops the query with an error.
+        """
+        self.validate(list(plan.columns), None)
+        options = _copy_options(fmt, separator)
+        labels = self._staged_table(plan)
+        select = []
+        for i, c in enumerate(plan.columns):
+            if c in plan.replaced:
+                expr = f"L.{_q(c)}"
+                if plan.mask_suppressed and c in plan.masked:
+                    expr = f"CASE WHEN L.{_q(_KEEP)} THEN {expr} ELSE '*' END"
+            else:
+                expr = f"s.{_q(c)}"
+            if i == 0:  # every row checks that its label is its own
+                expr = (
+                    f"CASE WHEN s.{_q(_ROW)} IS DISTINCT FROM L.{_q(_ROW)} THEN "
+                    f"error('a staged label is not aligned with its row') ELSE {expr} END"
+                )
+            select.append(f"{expr} AS {_q(c)}")
+        where = "" if plan.mask_suppressed else f" WHERE L.{_q(_KEEP)}"
+        query = (
+            f"SELECT {', '.join(select)} FROM {self._kept_rows()} AS s "
+            f"POSITIONAL JOIN {labels} AS L{where}"
+        )
+        try:
+            res = self.con.execute(f"COPY ({query}) TO {_lit(str(path))} ({options})")
+            written = res.fetchall()
+        except self._duckdb.Error as exc:
+            raise DataFormatError(
+                f"Cannot write the release of {self._label()}: {_summary(exc)}"
+            ) from None
+        return int(written[0][0]) if written and written[0] else 0
+
+    def staged_mismatches(
+        self,
+        plan: RowsPlan,
+        path: str | os.PathLike[str],
+        *,
+        fmt: str,
+        separator: str = ",",
+    ) -> int:
+        """Count the written rows that differ from the staged labels (see
+        :meth:`Engine.staged_mismatches`): the file's rows in its order beside the kept
+        labels in the source's order (``POSITIONAL JOIN``)."""
+        labels = self._staged_table(plan)
+        cols = list(plan.replaced)
+        casts = ", ".join(f"CAST({_q(c)} AS VARCHAR) AS {_q(c)}" for c in cols)
+        scan = (
+            f"read_parquet({_lit(str(path))})"
+            if fmt == "parquet"
+            else _csv_scan(path, fmt, separator)
+        )
+        masked = [
+            f"CASE WHEN {_q(_KEEP)} THEN {_q(c)} ELSE '*' END AS {_q(c)}"
+            if plan.mask_suppressed and c in plan.masked
+            else _q(c)
+            for c in cols
+        ]
+        where = "" if plan.mask_suppressed else f" WHERE {_q(_KEEP)}"
+        staged = f"SELECT {_q(_ROW)}, {', '.join(masked)} FROM {labels}{where}"
+        written = f"SELECT 1 AS one, {casts} FROM {scan}"
+        differ = " OR ".join(
+            ["w.one IS NULL", f"l.{_q(_ROW)} IS NULL"]
+            + [f"w.{_q(c)} IS DISTINCT FROM l.{_q(c)}" for c in cols]
+        )
+        try:  # both in order, side by side (a row too many or too few meets a NULL)
+            res = self.con.execute(
+                f"SELECT count(*) FROM ({written}) w POSITIONAL JOIN ({staged}) l WHERE {differ}"
+            ).fetchall()
+        except self._duckdb.Error as exc:
+            raise DataFormatError(
+                f"Cannot read the written release back: {_summary(exc)}"
+            ) from None
+        return int(res[0][0])
+
+    def staged_spanning(
+        self,
+        plan: RowsPlan,
+        columns: Sequence[str],
+        categories: Mapping[str, npt.NDArray[np.object_]],
+    ) -> tuple[int, npt.NDArray[np.int64], EncodedTable, EncodedTable]:
+        """The released classes whose labels occur in more than one staged block (see
+        :meth:`Engine.staged_spanning`): one ``GROUP BY`` of the staged labels, then their
+        kept rows joined to the source."""
+        labels = self._staged_table(plan)
+        keys = [_q(c) for c in plan.masked]
+        span = (
+            f"SELECT {', '.join(keys)}, row_number() OVER () - 1 AS cls FROM {labels} "
+            f"WHERE {_q(_KEEP)} GROUP BY {', '.join(keys)} "
+            f"HAVING count(DISTINCT {_q(_BLOCK)}) > 1"
+        )
+        self._run(f"CREATE OR REPLACE TEMP TABLE spanning AS {span}")
+        n = int(self._run("SELECT count(*) FROM spanning").fetchall()[0][0])
+        cols = list(dict.fromkeys(columns))
+        empty = EncodedTable(())
+        if not n or not cols:
+            return n, np.zeros(0, dtype=np.int64), empty, empty
+        on = " AND ".join(f"L.{k} IS NOT DISTINCT FROM sp.{k}" for k in keys)
+        staged = ", ".join(f"L.{_q(c)} AS {_q('l_' + c)}" for c in plan.replaced)
+        source = ", ".join(f"CAST(r.{_q(c)} AS VARCHAR) AS {_q('s_' + c)}" for c in cols)
+        try:
+            table = self.con.sql(
+                f"SELECT sp.cls, {staged}, {source} FROM {labels} L JOIN spanning sp ON {on} "
+                f"JOIN {self._kept_rows()} r ON r.{_q(_ROW)} = L.{_q(_ROW)} "
+                f"WHERE L.{_q(_KEEP)} ORDER BY L.{_q(_ROW)}"
+            ).to_arrow_table()
+        except self._duckdb.Error as exc:
+            raise DataFormatError(f"Cannot read {self._label()}: {_summary(exc)}") from None
+        row_class = np.asarray(table.column("cls").to_numpy(), dtype=np.int64)
+        lookup = {c: {v: i for i, v in enumerate(categories[c].tolist())} for c in cols}
+        renamed = table.select([f"s_{c}" for c in cols]).rename_columns(cols)
+        renamed = renamed.append_column(_ROW, table.column("cls"))
+        _, original = self._block(renamed, cols, categories, lookup)
+        released = EncodedTable(
+            tuple(_encode_arrow(c, table.column(f"l_{c}")) for c in plan.replaced)
+        )
+        return n, row_class, original, released
+
+
+def _copy_options(fmt: str, separator: str) -> str:
+    """The options of a ``COPY ... TO`` in a release format."""
+    options = {
+        "parquet": "FORMAT parquet",
+        "csv": f"FORMAT csv, HEADER true, DELIMITER {_lit(separator)}",
+        "csv.gz": f"FORMAT csv, HEADER true, DELIMITER {_lit(separator)}, COMPRESSION gzip",
+    }
+    if fmt not in options:
+        raise ParameterError(f"Unknown release format {fmt!r}; use {', '.join(options)}.")
+    return options[fmt]
+
+
+def _csv_scan(path: str | os.PathLike[str], fmt: str, separator: str) -> str:
+    """A written CSV release read back as text (a null as an empty field)."""
+    return (
+        f"read_csv({_lit(str(path))}, header = true, delim = {_lit(separator)}, "
+        "quote = '\"', escape = '\"', all_varchar = true, "
+        "allow_quoted_nulls = false, "
+        f"compression = {_lit('gzip' if fmt == 'csv.gz' else 'none')})"
+    )
 
 
 def _number(codes: Sequence[str], cards: Sequence[int]) -> str:

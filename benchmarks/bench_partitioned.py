@@ -1,0 +1,175 @@
+#!/usr/bin/env python3
+"""The row-placing algorithms out of core, partition by partition (issue 33, item 3).
+
+``progressive`` ((alpha,k) local recoding, paper 002) and ``wong_nh`` (non-homogeneous
+generalization, paper 003) on the scale benchmark's data (``benchmarks/bench_scale.py``:
+Adult resampled to 1,000,000 rows, ARX's 9 adult quasi-identifiers and hierarchies, k = 5;
+``progressive`` with 5 % suppression and the loss metric, ``wong_nh`` with none and GCP),
+anonymized with ``--engine duckdb``: DuckDB sorts the table on its quasi-identifiers and
+streams it in blocks, each block is anonymized in memory and verified, the union is written
+in the source's order and re-checked. Beside it, the in-memory algorithm (``--engine numpy``)
+on the same table, and on its first 100,000 rows with one block (the same release) and with
+blocks of 25,000 rows: the loss of the release, measured on the release by the job's metric.
+
+Each measurement is one child process running ``anonlab.anonymize(...)`` (reading, the
+blocks, verification, writing the Parquet release and its re-check) and reports its wall
+time and its peak RSS (``VmHWM``, DuckDB's memory included). The machine has 2 cores shared
+with other jobs: its load is recorded before and after.
+
+    .venv/bin/python benchmarks/bench_partitioned.py [--algorithms progressive,wong_nh]
+
+Writes ``benchmarks/results/partitioned.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bench_scale  # noqa: E402
+import common  # noqa: E402
+
+MILLION = 1_000_000
+HEAD = 100_000
+
+
+def job(algorithm: str) -> dict[str, Any]:
+    """The scale benchmark's job with ``algorithm`` (GCP and no suppression for a cover)."""
+    out = bench_scale.job()
+    out["algorithm"] = algorithm
+    if algorithm in ("wong_nh", "murakami_uno"):
+        out["metric"] = "gcp"
+        out["suppression"] = 0.0
+    return out
+
+
+def head(path: Path, rows: int) -> Path:
+    """The first ``rows`` rows of ``path`` as their own Parquet file (made once)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    out = path.with_name(f"{path.stem}_head{rows // 1000}k.parquet")
+    if out.exists() and pq.ParquetFile(out).metadata.num_rows == rows:
+        return out
+    batches = []
+    count = 0
+    for batch in pq.ParquetFile(path).iter_batches(batch_size=min(rows, 65_536)):
+        batches.append(batch.slice(0, rows - count))
+        count += batches[-1].num_rows
+        if count >= rows:
+            break
+    pq.write_table(pa.Table.from_batches(batches), out)
+    return out
+
+
+def child(algorithm: str, engine: str, block_rows: str, data: str, output: str) -> None:
+    """One measurement in this fresh process; prints one JSON line."""
+    import anonlab
+
+    t0 = time.perf_counter()
+    rows = None if block_rows == "-" else int(block_rows)
+    options = {} if engine == "numpy" else {"block_rows": rows}
+    result = anonlab.anonymize(data, job(algorithm), output=output, engine=engine, **options)
+    total = time.perf_counter() - t0
+    search = result.search
+    print(
+        json.dumps(
+            {
+                "total_s": total,
+                "loss": result.loss,
+                "metric": result.metric,
+                "suppressed_rows": result.suppressed_rows,
+                "blocks": getattr(search, "blocks", 1),
+                "blocks_s": sum(b["seconds"] for b in getattr(search, "per_block", [])) or None,
+                "spanning_classes": getattr(search, "spanning_classes", None),
+                "peak_rss_mib": common.peak_rss_mib("self"),
+            }
+        )
+    )
+
+
+def measure(algorithm: str, engine: str, block_rows: int | None, data: Path) -> dict[str, Any]:
+    """Run one (algorithm, engine, block size) on ``data`` in a child process."""
+    output = bench_scale.DATA / f"release_partitioned_{algorithm}_{engine}.parquet"
+    size = "-" if block_rows is None else str(block_rows)
+    print(f"  {algorithm} {engine} block_rows={size} {data.name} ...", flush=True)
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", algorithm, engine, size]
+    doc = common.run_json_child([*cmd, str(data), str(output)])
+    output.unlink(missing_ok=True)
+    doc.update(algorithm=algorithm, engine=engine, block_rows=block_rows, data=data.name)
+    return doc
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--algorithms", default="progressive,wong_nh", help="comma separated")
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    ap.add_argument("rest", nargs="*", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        child(args.child, *args.rest)
+        return
+    big = bench_scale.ensure_data(MILLION)
+    small = head(big, HEAD)
+    plan = [
+        (small, "numpy", None),
+        (small, "duckdb", HEAD),  # one block: the in-memory release
+        (small, "duckdb", 25_000),
+        (big, "numpy", None),
+        (big, "duckdb", None),  # the default: 100,000 rows per block
+    ]
+    runs = []
+    for algorithm in [a.strip() for a in args.algorithms.split(",") if a.strip()]:
+        for data, engine, block_rows in plan:  # sequential: the 2 cores are shared
+            runs.append(measure(algorithm, engine, block_rows, data))
+    rows = []
+    for r in runs:
+        n = HEAD if r["data"] == small.name else MILLION
+        rows.append(
+            [
+                r["algorithm"],
+                f"{n:,}",
+                r["engine"],
+                "-" if r["engine"] == "numpy" else f"{r['block_rows'] or 100_000:,}",
+                r["blocks"],
+                f"{r['total_s']:.1f}",
+                f"{r['peak_rss_mib']:,.0f}",
+                f"{r['metric']} {r['loss']:.5f}",
+                r["suppressed_rows"],
+            ]
+        )
+    common.print_table(
+        ["algorithm", "rows", "engine", "block rows", "blocks", "anonymize s", "peak RSS MiB",
+         "loss (on the release)", "suppressed"],
+        rows,
+        title="anonymize per partition (duckdb) beside in memory (numpy): 9 QIs, k = 5",
+    )  # fmt: skip
+    same = {}
+    for algorithm in {r["algorithm"] for r in runs}:
+        mine = [r for r in runs if r["algorithm"] == algorithm and r["data"] == small.name]
+        one = [r for r in mine if r["engine"] == "duckdb" and r["block_rows"] == HEAD]
+        mem = [r for r in mine if r["engine"] == "numpy"]
+        if one and mem:
+            same[algorithm] = abs(one[0]["loss"] - mem[0]["loss"]) <= 1e-9 * max(mem[0]["loss"], 1)
+    print("\none block of 100,000 rows gives the in-memory loss: " + json.dumps(same))
+    path = common.write_results(
+        "partitioned",
+        {
+            "job": {**job("progressive"), "quasi_identifiers": list(bench_scale.QUASI_IDENTIFIERS)},
+            "data": f"{big.name} (bench_scale.py) and its first {HEAD:,} rows",
+            "runs": runs,
+            "one_block_equals_in_memory": same,
+        },
+    )
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()

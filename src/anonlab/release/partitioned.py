@@ -1,0 +1,577 @@
+"""Releases made partition by partition: blocks verified on their own, the union argued.
+
+The algorithms that place individual rows (local recoding, non-homogeneous generalization,
+personalized privacy) need the rows in memory. Out of core they follow Murakami & Uno's
+approach for large tables (paper 003, section 3.2.3): the table is sorted on its
+quasi-identifiers (ascending cardinality, then each value's place in its hierarchy), cut
+into blocks of a bounded number of rows, and each block is anonymized on its own. Every
+block's release is verified by :func:`~anonlab.release.verify.verify` before it is kept;
+this module says why the union of verified blocks satisfies the job's models, and refuses
+the models for which it does not.
+
+The union argument
+------------------
+Released classes of different blocks whose labels coincide are one class of the release:
+a class of the union is a disjoint union of verified classes. A model survives the union
+when a union of classes that each satisfy it satisfies it (the same property that makes a
+model monotonic under generalization, which also merges classes), and when a class's
+verdict does not depend on the rest of the table:
+
+==========================  =========================================================
+k_anonymity                 sizes add: ``|E_1 u E_2| >= k``.
+alpha_k_anonymity           each bound is linear in the class's counts (Definitions 4,
+(fraction, general, multi)  10-14): ``c_1 <= alpha n_1`` and ``c_2 <= alpha n_2`` give
+                            ``c_1 + c_2 <= alpha (n_1 + n_2)``.
+distinct_l_diversity        the union holds every value of each part.
+entropy_l_diversity         entropy is concave: ``H(lambda P + (1 - lambda) Q) >=
+                            lambda H(P) + (1 - lambda) H(Q) >= log l``.
+recursive_cl_diversity      the union's largest count is at most the sum of the parts',
+                            its tail (all but the ``l - 1`` largest) at least the sum of
+                            theirs.
+cell cover (k_anonymity)    each block's cover is k-regular on its own rows; their union
+                            is k-regular on the table, and every edge of a block's
+                            anonymity graph is an edge of the table's, so the k
+                            edge-disjoint perfect matchings of the blocks together are k
+                            such matchings of the table (Murakami & Uno, Theorem 1).
+==========================  =========================================================
+
+Refused (:func:`check_union`): the refined simple (alpha,k)-anonymity (Definition 5's
+``ceil`` is subadditive: two classes of two rows with one sensitive row each pass at
+alpha = 0.1, their union does not), and every model that compares a class with the whole
+table's distribution (t-closeness, beta-likeness, delta-disclosure): a block sees only its
+own distribution. (With the whole table's distribution t-closeness would survive the union
+too -- the EMD is convex in the class distribution -- but a block cannot judge against it.)
+
+Per-record models (personalized privacy, paper 004) are not preserved by merging classes:
+a record's Pleak counts every record of its class, and the other block's part of a merged
+class may hold many records whose released values cover its value. Classes that span blocks
+are therefore judged again, record by record, by the model itself
+(:func:`spanning_verdict`) before anything is written.
+
+The loss of the union is measured exactly (:func:`union_loss`): the released cells of every
+block counted per (label, level, original value) and merged by their text, the classes of
+the union from the written release grouped again, measured by the job's metric against the
+whole table's context. A cell cover's GCP is the row-weighted mean of the blocks' (each
+cell's NCP depends on its hierarchy only), its NCP the sum.
+
+References
+----------
+.. [1] K. Murakami and T. Uno, "Optimization algorithm for k-anonymization of datasets with
+   low information loss", Int. J. Inf. Secur. 17 (2018), section 3.2.3 (sorting and
+   partitioning) and Theorem 1.
+.. [2] R. C.-W. Wong, J. Li, A. W.-C. Fu, K. Wang, "(alpha, k)-anonymous data publishing",
+   J. Intell. Inf. Syst. 33 (2009), Lemma 2 and Definition 5.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+import numpy.typing as npt
+
+from anonlab._typing import IntArray
+from anonlab.data.labels import factorize
+from anonlab.data.stats import ClassStats
+from anonlab.data.table import EncodedColumn, EncodedTable
+from anonlab.engines import get_engine
+from anonlab.exceptions import ParameterError
+from anonlab.metrics.base import CellCounts, MetricContext, ReleaseCells
+from anonlab.models.base import PrivacyModel
+from anonlab.models.per_record import RecordModel, RecordVerdict
+from anonlab.release.clusters import Clusters
+from anonlab.release.measure import metric_context, release_cells
+from anonlab.release.problem import Problem
+from anonlab.release.recoding import Recoding
+from anonlab.release.result import SearchStats, stat
+from anonlab.release.verify import Release, Verification, verify
+
+__all__ = [
+    "BlockRelease",
+    "DEFAULT_BLOCK_ROWS",
+    "PartitionStats",
+    "Partitioned",
+    "UNION_SAFE",
+    "block_ready",
+    "check_union",
+    "release_block",
+    "spanning_verdict",
+    "union_loss",
+]
+
+#: Rows per block by default: Murakami & Uno's partitions (section 3.2.3: 100,000 records).
+#: A block's in-memory work is that of the algorithm on this many rows (well under 1 GB for
+#: every family on 9 quasi-identifiers); ``block_rows`` sets it.
+DEFAULT_BLOCK_ROWS = 100_000
+
+#: The models whose verdict survives the union of verified blocks, and why (module docstring).
+UNION_SAFE: dict[str, str] = {
+    "k_anonymity": "class sizes add up",
+    "alpha_k_anonymity": "each alpha bound is linear in a class's counts (Definitions 4, 10-14)",
+    "distinct_l_diversity": "a union holds every sensitive value of its parts",
+    "entropy_l_diversity": "entropy is concave in the class distribution",
+    "recursive_cl_diversity": "the largest count is subadditive, the tail superadditive",
+}
+
+#: Models refused per partition, and why.
+_GLOBAL_REFERENCE = (
+    "it compares each class with the whole table's distribution, which a block does not see"
+)
+_REFUSED: dict[str, str] = {
+    "equal_t_closeness": _GLOBAL_REFERENCE,
+    "ordered_t_closeness": _GLOBAL_REFERENCE,
+    "hierarchical_t_closeness": _GLOBAL_REFERENCE,
+    "basic_beta_likeness": _GLOBAL_REFERENCE,
+    "enhanced_beta_likeness": _GLOBAL_REFERENCE,
+    "delta_disclosure": _GLOBAL_REFERENCE,
+}
+
+
+def check_union(models: Sequence[PrivacyModel], owner: str) -> None:
+    """Refuse, before any work, a model the union of verified blocks may violate.
+
+    Parameters
+    ----------
+    models : sequence of PrivacyModel
+        The job's models.
+    owner : str
+        The algorithm (named in the message).
+
+    Raises
+    ------
+    ParameterError
+        A model outside :data:`UNION_SAFE` (and not a per-record model, whose merged
+        classes are judged again), or the refined simple (alpha,k)-anonymity.
+    """
+    for m in models:
+        if isinstance(m, RecordModel):
+            continue  # classes spanning blocks are judged again (spanning_verdict)
+        if m.name in UNION_SAFE and m.monotonic_generalization:
+            continue
+        if m.name == "alpha_k_anonymity":
+            why = (
+                "the refined bound |(E,s)| <= ceil(alpha |E|) (Definition 5) is not kept when "
+                "classes of two blocks with the same labels merge; set 'refined: false' "
+                "(Definition 4's fraction, which is kept)"
+            )
+        else:
+            why = _REFUSED.get(m.name, "anonlab cannot show that the union of blocks keeps it")
+        raise ParameterError(
+            f"Model {m.name!r} cannot be met partition by partition ({owner} out of core): "
+            f"{why}. Run it with --engine numpy (engine='numpy') on a table that fits in "
+            "memory. Nothing was written."
+        )
+
+
+def block_ready(problem: Problem) -> bool:
+    """Whether a block can be anonymized on its own.
+
+    True when the block, as one class (every quasi-identifier at its root), satisfies every
+    class model (paper 002, Lemma 1: a fraction bound must hold on the block as a whole) and
+    has the rows the models need. A block that is not ready is anonymized together with the
+    next one.
+    """
+    need = max([m.min_class_size for m in problem.models] + [1])
+    if problem.n_records < need:
+        return False
+    models = [m for m in problem.models if not isinstance(m, RecordModel)]
+    if not any(m.sensitive_attributes for m in models):
+        return True
+    whole = get_engine("numpy", problem.table).class_stats([], sensitive=list(problem.sensitive))
+    for m in models:
+        try:
+            m.check_feasible(whole)
+        except ParameterError:
+            return False
+        if not bool(np.asarray(m.class_ok(whole), dtype=bool).all()):
+            return False
+    return True
+
+
+# --------------------------------------------------------------------------- one block
+@dataclass
+class BlockRelease:
+    """What a verified block contributes to the release (small: no row of another block).
+
+    Attributes
+    ----------
+    rows : ndarray of int64
+        The block's rows, by their position in the source.
+    labels : dict of str to EncodedColumn
+        The released values of the columns the release changes, row-aligned with ``rows``.
+    keep : ndarray of bool
+        Per row, False when it is suppressed.
+    verification : Verification
+        The block's verification.
+    loss : float
+        The block's loss, by the job's metric against the block's own context.
+    cells : list of tuple, optional
+        Class-forming releases: per quasi-identifier the released cells counted per
+        (label text, level, original value text), with kept and suppressed counts.
+    suppressed_sizes : ndarray of int64
+        The sizes of the block's suppressed classes.
+    search : SearchStats
+        The algorithm's statistics on the block.
+    summary : dict
+        The recoding's summary on the block.
+    kind : str
+        The recoding's type (``Levels``, ``Clusters``, ``CellCover``).
+    seconds : float
+        Time of the block (fit and verification).
+    replaced : tuple of str
+        The columns the release changes (set from ``labels``).
+    n_rows : int
+        Rows of the block (kept after :meth:`forget_rows`).
+    """
+
+    rows: IntArray
+    labels: dict[str, EncodedColumn]
+    keep: npt.NDArray[np.bool_]
+    verification: Verification
+    loss: float
+    cells: list[tuple[Any, ...]] | None
+    suppressed_sizes: IntArray
+    search: SearchStats
+    summary: dict[str, Any]
+    kind: str = ""
+    seconds: float = 0.0
+
+    replaced: tuple[str, ...] = ()
+    n_rows: int = 0
+
+    def __post_init__(self) -> None:
+        self.replaced = tuple(self.labels)
+        self.n_rows = int(self.rows.size)
+
+    def forget_rows(self) -> None:
+        """Drop the per-row arrays once the labels are staged (the figures stay)."""
+        self.rows = np.zeros(0, dtype=np.int64)
+        self.labels = {}
+        self.keep = np.zeros(0, dtype=bool)
+
+
+def release_block(
+    problem: Problem,
+    recoding: Recoding,
+    rows: IntArray,
+    *,
+    search: SearchStats,
+    context: MetricContext | None = None,
+) -> BlockRelease:
+    """Verify one block's recoding (:func:`~anonlab.release.verify.verify`) and keep what
+    the release of the whole table needs of it.
+
+    Parameters
+    ----------
+    problem : Problem
+        The block's problem.
+    recoding : Recoding
+        What the algorithm returned for it.
+    rows : ndarray of int64
+        The block's rows, by their position in the source (row-aligned with the table).
+    search : SearchStats
+        The algorithm's statistics.
+    context : MetricContext, optional
+        The algorithm's metric context of the block, if it has one.
+
+    Raises
+    ------
+    PrivacyCheckError
+        The block fails its verification: nothing may be released.
+    """
+    if recoding.rows is not None:  # pragma: no cover - only PrivacyFrost2 removes rows
+        raise ParameterError("A per-partition release keeps every row of its block.")
+    release = verify(problem, recoding, mask_suppressed=True, context=context)
+    changed = list(problem.quasi_identifiers)
+    if isinstance(recoding, Clusters) and recoding.sensitive is not None:
+        changed.append(recoding.sensitive)
+    if release.suppressed.any():  # the labels of suppressed rows, not their mask
+        released = recoding.apply(problem)
+    else:  # every row as verified (nothing is masked)
+        released = problem.table.with_columns(
+            {c: EncodedColumn(c, *release.columns.encoded(c)) for c in changed}
+        )
+    labels = {c: released[c] for c in changed}
+    keep = np.ones(problem.n_rows, dtype=bool)
+    cells = None
+    supp_sizes = np.zeros(0, dtype=np.int64)
+    if recoding.forms_classes:
+        stats = release.classes
+        assert stats.row_class is not None
+        keep = ~release.suppressed[stats.row_class]
+        supp_sizes = np.asarray(stats.sizes[release.suppressed], dtype=np.int64)
+        ctx = metric_context(problem) if context is None else context
+        counted = release_cells(
+            problem,
+            problem.table,
+            released,
+            recoding.row_levels(problem),
+            stats,
+            release.suppressed,
+            ctx,
+        )
+        base = ctx.base
+        assert base.domains is not None
+        cells = []
+        for j, q in enumerate(problem.quasi_identifiers):
+            c = counted.cells[j]
+            values = base.domains[base.columns.index(q)][c.value]
+            cells.append((released[q].categories[c.label], c.level, values, c.kept, c.suppressed))
+    return BlockRelease(
+        np.asarray(rows, dtype=np.int64),
+        labels,
+        keep,
+        release.verification,
+        release.loss,
+        cells,
+        supp_sizes,
+        search,
+        recoding.summary(problem),
+        type(recoding).__name__,
+    )
+
+
+# --------------------------------------------------------------------------- the union
+def union_loss(
+    problem: Problem,
+    blocks_cells: Sequence[list[tuple[Any, ...]]],
+    class_sizes: IntArray,
+    suppressed_sizes: IntArray,
+    context: MetricContext | None = None,
+) -> float:
+    """The job's metric on the union of the blocks' releases (exact).
+
+    Parameters
+    ----------
+    problem : Problem
+        The whole table's problem (a frequency set: its context is the whole table's).
+    blocks_cells : sequence
+        Each block's :attr:`BlockRelease.cells`.
+    class_sizes : ndarray of int64
+        The sizes of the released classes of the union (not suppressed): the written
+        release grouped again.
+    suppressed_sizes : ndarray of int64
+        The sizes of every block's suppressed classes.
+    context : MetricContext, optional
+        The whole table's metric context.
+    """
+    ctx = metric_context(problem) if context is None else context
+    base = ctx.base
+    assert base.domains is not None
+    merged = []
+    for j, q in enumerate(problem.quasi_identifiers):
+        parts = [b[j] for b in blocks_cells]
+        label_text = np.concatenate([p[0] for p in parts])
+        level = np.concatenate([p[1] for p in parts]).astype(np.int64)
+        value_text = np.concatenate([p[2] for p in parts])
+        kept = np.concatenate([p[3] for p in parts]).astype(np.int64)
+        supp = np.concatenate([p[4] for p in parts]).astype(np.int64)
+        domain = base.domains[base.columns.index(q)]
+        value = _codes_in(value_text, domain, q)
+        label, labels = factorize(label_text)
+        n_val = max(int(domain.size), 1)
+        n_lv = int(level.max()) + 1 if level.size else 1
+        key = (label.astype(np.int64) * n_lv + level) * n_val + value
+        uniq, inv = np.unique(key, return_inverse=True)
+        inv = inv.reshape(-1)
+        rest, v = np.divmod(uniq, n_val)
+        lab, lv = np.divmod(rest, n_lv)
+        merged.append(
+            CellCounts(
+                value=v.astype(np.int64),
+                level=lv.astype(np.int64),
+                label=lab.astype(np.int64),
+                kept=np.bincount(inv, weights=kept, minlength=uniq.size).astype(np.int64),
+                suppressed=np.bincount(inv, weights=supp, minlength=uniq.size).astype(np.int64),
+            )
+        )
+        del labels
+    sizes = np.concatenate([np.asarray(class_sizes, np.int64), np.asarray(suppressed_sizes)])
+    flags = np.zeros(sizes.size, dtype=bool)
+    flags[np.asarray(class_sizes).size :] = True
+    cells = ReleaseCells(problem.quasi_identifiers, tuple(merged), sizes, flags)
+    return float(problem.metric.release_loss(cells, ctx))
+
+
+def _codes_in(
+    texts: npt.NDArray[np.object_], domain: npt.NDArray[np.object_], what: str
+) -> IntArray:
+    """The position of each text in ``domain`` (a loop over the distinct texts only)."""
+    inv, uniq = factorize(texts)
+    where = {v: i for i, v in enumerate(domain.tolist())}
+    missing = [v for v in uniq.tolist() if v not in where]
+    if missing:  # pragma: no cover - the blocks' values are the whole table's
+        raise ParameterError(f"Value {missing[0]!r} of {what!r} is not in the whole table.")
+    codes = np.array([where[v] for v in uniq.tolist()], dtype=np.int64)
+    out: IntArray = codes[np.asarray(inv, dtype=np.int64)] if codes.size else np.zeros(0, np.int64)
+    return out
+
+
+def spanning_verdict(
+    model: RecordModel,
+    row_class: npt.ArrayLike,
+    original: EncodedColumn,
+    released: EncodedColumn,
+    limits: npt.ArrayLike,
+) -> RecordVerdict:
+    """A per-record model's verdict on the rows of classes that span several blocks.
+
+    Each block's classes were verified record by record; a class whose labels occur in
+    several blocks is the union of their parts, and a record's measure (Pleak, paper 004
+    Definition 8) counts every record of the union. The model judges those records again,
+    on the union (:meth:`~anonlab.models.per_record.RecordModel.judge_records`).
+
+    Parameters
+    ----------
+    model : RecordModel
+    row_class : array_like of int
+        The union class of each row.
+    original, released : EncodedColumn
+        The sensitive attribute before and after the release, row-aligned.
+    limits : array_like of float
+        Each row's own limit.
+    """
+    return model.judge_records(np.asarray(row_class, np.int64), original, released, limits)
+
+
+# --------------------------------------------------------------------------- result shapes
+@dataclass
+class Partitioned(Recoding):
+    """The recoding of a per-partition release: one recoding per block, summarized.
+
+    The blocks' recodings stay with their blocks (their rows are not in memory together);
+    :meth:`summary` gives the blocks and the sums of their summaries' counts.
+
+    Parameters
+    ----------
+    algorithm : str
+        The algorithm that made each block's recoding.
+    kind : str
+        The blocks' recoding type (``Levels``, ``Clusters``, ``CellCover``).
+    blocks : int
+        Blocks anonymized.
+    block_rows : int
+        The rows per block asked for.
+    summaries : dict
+        The blocks' summaries, counts summed.
+    """
+
+    algorithm: str
+    kind: str
+    blocks: int
+    block_rows: int
+    summaries: dict[str, Any] = field(default_factory=dict)
+    rows: IntArray | None = None
+    forms_classes: ClassVar[bool] = True
+
+    def row_levels(self, problem: Problem) -> npt.NDArray[np.int64]:
+        """Not available: the rows are in the blocks (out of core)."""
+        raise ParameterError("A per-partition release keeps its rows in the output file.")
+
+    def apply(self, problem: Problem) -> EncodedTable:
+        """Not available: the rows are in the blocks (out of core)."""
+        raise ParameterError("A per-partition release keeps its rows in the output file.")
+
+    def summary(self, problem: Problem) -> dict[str, Any]:
+        """The blocks and the blocks' summaries with their counts summed."""
+        del problem
+        return {
+            "partitioned": True,
+            "blocks": self.blocks,
+            "block_rows": self.block_rows,
+            "block_recoding": self.kind,
+            **self.summaries,
+        }
+
+
+def merge_summaries(into: dict[str, Any], other: Mapping[str, Any]) -> dict[str, Any]:
+    """Sum the counts of two recoding summaries (nested mappings of numbers); other values
+    keep the first block's."""
+    for key, value in other.items():
+        if key not in into:
+            into[key] = _copy(value)
+        elif isinstance(value, Mapping) and isinstance(into[key], dict):
+            merge_summaries(into[key], value)
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            if key != "k":
+                into[key] = into[key] + value
+    return into
+
+
+def _copy(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {k: _copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return list(value)
+    return value
+
+
+@dataclass
+class PartitionStats(SearchStats):
+    """What a per-partition run did (``elapsed_s`` and ``evaluated`` summed over blocks).
+
+    Attributes
+    ----------
+    blocks : int
+        Blocks anonymized.
+    block_rows : int
+        Rows per block asked for.
+    smallest_block, largest_block : int
+        Rows of the smallest and the largest block anonymized.
+    merged_blocks : int
+        Blocks anonymized together with the next (a block not ready on its own, or a last
+        block too small).
+    spanning_classes : int
+        Released classes whose labels occur in several blocks (merged in the release).
+    per_block : list of dict
+        Per block: rows, seconds, rows suppressed, the algorithm's own figures (JSON only).
+    """
+
+    blocks: int = stat("blocks", 0)
+    block_rows: int = stat("rows per block (--block-rows)", 0)
+    smallest_block: int = stat("smallest block", 0)
+    largest_block: int = stat("largest block", 0)
+    merged_blocks: int = stat("blocks merged with the next", 0)
+    spanning_classes: int = stat("classes spanning blocks", 0)
+    per_block: list[dict[str, Any]] = field(default_factory=list)
+
+
+def combine_verifications(
+    problem: Problem, blocks: Sequence[BlockRelease], classes: int, method: str
+) -> Verification:
+    """The verification of the union: the blocks' suppressed rows summed, ``classes`` the
+    union's (the written release grouped again), every model holding."""
+    keys = list(blocks[0].verification.checks) if blocks else []
+    return Verification(
+        {k: True for k in keys},
+        sum(b.verification.suppressed_rows for b in blocks),
+        0,
+        classes,
+        method,
+    )
+
+
+def union_release(
+    columns: Any,
+    verification: Verification,
+    loss: float,
+    metric: str,
+    classes: ClassStats,
+) -> Release:
+    """A :class:`~anonlab.release.verify.Release` of the union (its rows are in the file)."""
+    return Release(
+        columns,
+        verification,
+        loss,
+        metric,
+        classes,
+        np.zeros(classes.n_classes, dtype=bool),
+    )
+
+
+def without_rows(stats: ClassStats) -> ClassStats:
+    """Class statistics without their per-row class (for a result)."""
+    return dataclasses.replace(stats, row_class=None)
