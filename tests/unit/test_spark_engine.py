@@ -361,3 +361,75 @@ def test_cli_anonymize_and_check_take_the_spark_master(spark, tmp_path):
         wrong = runner.invoke(app, [*command, "--spark-master", master])
         assert wrong.exit_code == 2 and "--engine spark" in wrong.output
     assert not (tmp_path / "x.csv").exists()
+
+
+def test_distinct_counts_and_row_count_of_typed_parquet_equal_numpy(spark, tmp_path):
+    """Each column's distinct values on its own type, made text as the questions see them
+    (NaN and null one value, 1.0 the text 1), and the rows counted without a question having
+    read them."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    path = tmp_path / "t.parquet"
+    pq.write_table(
+        pa.table(
+            {
+                "n": pa.array([3, 1, 3, None, 1, 3, 7]),
+                "f": pa.array([0.0, 1.0, 1.0, None, float("nan"), 2.5, 0.0]),
+                "t": pa.array(["a", "b", "a", "a", None, "b", "c"]),
+            }
+        ),
+        path,
+    )
+    sp = open_engine(path, engine="spark")
+    assert sp.n_rows == 7
+    expected = open_engine(path).distinct_counts(["n", "f", "t"])
+    assert sp.distinct_counts(["n", "f", "t"]) == expected == {"n": 4, "f": 4, "t": 4}
+
+
+#: ("a", null) is a class of one row, suppressed; (null, "a") has the same hash of its
+#: labels (Spark's xxhash64 skips nulls) and is kept
+SUPPRESSION_ROWS = [
+    ("a", None, 1),
+    (None, "a", 2),
+    (None, "a", 2),
+    ("b", "c", 4),
+    ("b", "c", 4),
+    ("c", "b", 6),
+    ("c", "b", 6),
+    ("b", "b", 8),
+    ("b", "b", 8),
+]
+
+
+@pytest.mark.parametrize("mask", [False, True])
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_suppressed_classes_removed_or_masked_as_numpy(spark, tmp_path, mask, suffix):
+    from anonlab.api import anonymize
+
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    src = tmp_path / "data.parquet"
+    q1, q2, n = zip(*SUPPRESSION_ROWS)
+    pq.write_table(pa.table({"q1": list(q1), "q2": list(q2), "n": pa.array(n, pa.int64())}), src)
+    job = {
+        "quasi_identifiers": {"q1": {}, "q2": {}},
+        "models": [{"k_anonymity": {"k": 2}}],
+        "suppression": 0.2,
+        "metric": "loss",
+        "output": {"suppressed": "mask" if mask else "remove"},
+    }
+    ours = anonymize(src, job, output=tmp_path / f"spark{suffix}", engine="spark")
+    theirs = anonymize(src, job, output=tmp_path / f"numpy{suffix}", engine="numpy")
+    assert ours.transformation == theirs.transformation == {"q1": 0, "q2": 0}
+    assert ours.suppressed_rows == theirs.suppressed_rows == 1
+    if suffix == ".csv":
+        rows = _fields(tmp_path / "spark.csv")
+        assert rows == _fields(tmp_path / "numpy.csv")
+    else:
+        table = pq.read_table(tmp_path / "spark.parquet")
+        assert table.to_pylist() == pq.read_table(tmp_path / "numpy.parquet").to_pylist()
+        # text is plain text (not dictionaries) and numbers stay numbers
+        assert [str(t) for t in table.schema.types] == ["string", "string", "int64"]
+        rows = [[str(v) for v in r.values()] for r in table.to_pylist()]
+    kept = {r[-1] for r in rows}
+    assert "2" in kept and ("1" in kept) == mask
