@@ -317,7 +317,12 @@ class Engine:
         table : EncodedTable
             The block's ``columns``, row-aligned with ``rows``.
         """
-        raise self._no_release("stream partitions")
+        raise ParameterError(
+            f"The {self.name} engine cannot stream partitions yet, so it cannot run the "
+            "algorithms that place individual rows (they run block by block out of core); "
+            "use --engine duckdb (out of core) or --engine numpy (in memory). Nothing was "
+            "written."
+        )
 
     def stage_labels(
         self,

@@ -122,7 +122,7 @@ def split_sizes(
             f"The suppression mask has shape {mask.shape}; expected one entry per class "
             f"({sizes.size})."
         )
-    s_rows = int(sizes[mask].sum())
+    s_rows = int(np.dot(sizes, mask))  # (a masked sum: twice as fast as sizes[mask])
     return sizes, mask, int(sizes.sum()) - s_rows, s_rows
 
 
@@ -178,9 +178,8 @@ def value_counts(context: MetricContext, column: str) -> FloatArray:
         keys = require_keys(base, "needing value counts")
         j = base_index(context, column)
         assert base.domains is not None
-        counts = np.bincount(
-            keys[:, j], weights=base.sizes.astype(np.float64), minlength=len(base.domains[j])
-        )
+        sizes = cached(context, ("float_sizes",), lambda: base.sizes.astype(np.float64))
+        counts = np.bincount(keys[:, j], weights=sizes, minlength=len(base.domains[j]))
         return np.asarray(counts, dtype=np.float64)
 
     result: FloatArray = cached(context, ("value_counts", column), make)
@@ -191,13 +190,20 @@ def base_map(context: MetricContext, column: str, level: int) -> tuple[IntArray,
     """Map base domain codes of ``column`` to label codes at ``level``; and the number of
     label codes (the hierarchy's labels at that level, plus one for a null)."""
 
-    def make() -> tuple[IntArray, int]:
+    def every_level() -> tuple[IntArray, list[int]]:  # one gather for all levels
         base = context.base
         require_keys(base, "needing generalization maps")
         assert base.domains is not None
         j = base_index(context, column)
-        mapping, labels = hierarchy_of(context, column).generalization(base.domains[j], level)
-        return mapping.astype(np.int64), int(labels.size)
+        mappings, labels = hierarchy_of(context, column).generalizations(base.domains[j])
+        return mappings.astype(np.int64), [int(lab.size) for lab in labels]
+
+    def make() -> tuple[IntArray, int]:
+        mappings, sizes = cached(context, ("base_maps", column), every_level)
+        hierarchy = hierarchy_of(context, column)
+        if not 0 <= level <= hierarchy.height:  # the hierarchy's own error
+            hierarchy.generalization(np.zeros(0, dtype=object), level)
+        return mappings[level], sizes[level]
 
     result: tuple[IntArray, int] = cached(context, ("base_map", column, level), make)
     return result
@@ -278,10 +284,19 @@ def class_leaf_counts(stats: ClassStats, j: int, context: MetricContext) -> IntA
 def level_cardinality(context: MetricContext, column: str, level: int) -> int:
     """Distinct labels at ``level`` among the values present in the data."""
 
+    def present() -> npt.NDArray[np.bool_]:  # the values of the base domain in the data
+        base = context.base
+        keys = require_keys(base, "needing value counts")
+        assert base.domains is not None
+        j = base_index(context, column)
+        out = np.zeros(len(base.domains[j]), dtype=bool)
+        out[keys[:, j] if bool((base.sizes > 0).all()) else keys[base.sizes > 0, j]] = True
+        return out
+
     def make() -> int:
-        mapping, _ = base_map(context, column, level)
-        present = value_counts(context, column) > 0
-        return int(np.unique(mapping[present]).size)
+        mapping, n_labels = base_map(context, column, level)
+        values = cached(context, ("present", column), present)
+        return int(np.count_nonzero(np.bincount(mapping[values], minlength=n_labels)))
 
     result: int = cached(context, ("level_card", column, level), make)
     return result

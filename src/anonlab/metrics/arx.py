@@ -240,9 +240,9 @@ class Discernibility(Metric):
     ) -> float:
         """Return DM (see the class docstring)."""
         sizes, mask, _, s_rows = split_sizes(stats, suppressed)
-        kept = sizes[~mask]
         if self.monotonic:
             return float(int(np.dot(sizes, sizes)))
+        kept = np.where(mask, 0, sizes)
         return float(int(np.dot(kept, kept)) + int(context.n_rows) * s_rows)
 
     def lower_bound(self, levels: tuple[int, ...], context: MetricContext) -> float | None:
@@ -345,7 +345,7 @@ class AverageClassSize(Metric):
         s = np.asarray(sizes, dtype=np.int64)
         k = max(int(context.min_class_size), 1)
         big = s >= k
-        most = int(np.count_nonzero(big)) + int(s[~big].sum()) // k
+        most = int(np.count_nonzero(big)) + (int(s.sum()) - int(np.dot(s, big))) // k
         n = float(context.n_rows)
         den = float(most) * self.s_factor + self.g_factor
         return n / den if den > 0 else 0.0

@@ -24,7 +24,7 @@ regrouping rows.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -36,6 +36,9 @@ from anonlab.algorithms._lattice.lattice import (
     NodeResult,
     SearchResult,
     better,
+    grid_heights,
+    grid_nodes,
+    height_order,
     timed,
 )
 from anonlab.metrics.base import Metric
@@ -52,16 +55,22 @@ class Tagger:
     nodes and binary-searching the path: a node that satisfies the predicate tags all its
     generalizations, one that does not tags all its specializations.
 
+    The tagger numbers the nodes in row-major order of the lattice's grid (:attr:`nodes`),
+    so that the generalizations of a node, and its specializations, are a box of the grid:
+    a tag is one assignment to a view (:meth:`above`, :meth:`below`).
+
     Parameters
     ----------
     nodes : ndarray, shape (N, m)
-        All nodes.
+        All nodes of the lattice, in any order (:meth:`classify_all` follows it).
     maxs : ndarray, shape (m,)
         Maximum level per attribute.
     check : callable
         The predicate on a node, monotonic under generalization.
     progress : callable, optional
         Called once per check.
+    grid_order : bool
+        Whether ``nodes`` are in row-major order of the grid already (then kept).
     """
 
     def __init__(
@@ -70,51 +79,65 @@ class Tagger:
         maxs: npt.NDArray[np.int64],
         check: Callable[[tuple[int, ...]], bool],
         progress: Progress | None = None,
+        *,
+        grid_order: bool = False,
     ) -> None:
         n, m = nodes.shape
-        self.nodes = nodes
         self.maxs = maxs
         self.check = check
         self.progress = progress
-        self.mins = nodes.min(axis=0) if n else np.zeros(m, dtype=np.int64)
-        radix = (maxs - self.mins + 1).astype(np.int64)
+        if n:  # (the first node of the grid is its bottom)
+            self.mins = nodes[0].copy() if grid_order else nodes.min(axis=0)
+        else:
+            self.mins = np.zeros(m, dtype=np.int64)
+        self.shape = tuple(int(x) for x in maxs - self.mins + 1) if m else ()
         self.strides = np.ones(m, dtype=np.int64)
         for j in range(m - 2, -1, -1):
-            self.strides[j] = self.strides[j + 1] * radix[j + 1]
-        self.pos = np.empty(int(np.prod(radix)) if m else 1, dtype=np.int64)
-        self.pos[((nodes - self.mins) * self.strides).sum(axis=1)] = np.arange(n)
-        self.status = np.zeros(n, dtype=np.int8)
-        # per attribute and level: which nodes are at least / at most that level there
-        self._ge = [[nodes[:, j] >= lv for lv in range(int(maxs[j]) + 1)] for j in range(m)]
-        self._le = [[nodes[:, j] <= lv for lv in range(int(maxs[j]) + 1)] for j in range(m)]
-        # the path step of every node: its successors, most room first (-1: none)
-        room = maxs[None, :] - nodes
-        order = np.argsort(-room, axis=1, kind="stable")
-        code = ((nodes - self.mins) * self.strides).sum(axis=1)
-        succ = np.full((n, m), -1, dtype=np.int64)
-        for j in range(m):
-            ok = room[:, j] > 0
-            succ[ok, j] = self.pos[code[ok] + self.strides[j]]
-        self._steps = np.take_along_axis(succ, order, axis=1)
+            self.strides[j] = self.strides[j + 1] * self.shape[j + 1]
+        self._mins: list[int] = self.mins.tolist()
+        self._maxs: list[int] = maxs.tolist()
+        self._strides: list[int] = self.strides.tolist()
+        #: All nodes in row-major order of the grid (a node's index is its grid position).
+        self.nodes = nodes if grid_order else grid_nodes(self._mins, self._maxs)
+        self._given: npt.NDArray[np.int64] | None = None if grid_order else nodes
+        self.status = np.zeros(self.nodes.shape[0], dtype=np.int8)
+        self._grid = self.status.reshape(self.shape)
+        self._steps: dict[int, list[int]] = {}
 
-    def at_least(self, v: npt.NDArray[np.int64] | tuple[int, ...]) -> npt.NDArray[np.bool_]:
-        """Mask of the nodes at least as general as ``v`` in every attribute."""
-        sel = np.ones(len(self.status), dtype=bool)
-        for j, lv in enumerate(v):
-            sel &= self._ge[j][int(lv)]
-        return sel
+    def index(self, v: Sequence[int]) -> int:
+        """Position of node ``v`` (a sequence of ints) in :attr:`nodes`."""
+        return sum([(x - a) * s for x, a, s in zip(v, self._mins, self._strides)])
 
-    def index(self, v: npt.NDArray[np.int64]) -> int:
-        """Position of node ``v`` in ``nodes``."""
-        return int(self.pos[int(((v - self.mins) * self.strides).sum())])
+    def positions(self, nodes: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """Positions of the rows of ``nodes`` in :attr:`nodes`."""
+        out: npt.NDArray[np.int64] = ((nodes - self.mins) * self.strides).sum(axis=1)
+        return out
+
+    def above(self, v: Sequence[int]) -> tuple[slice, ...]:
+        """The box of the nodes at least as general as ``v`` (a sequence of ints) in every
+        attribute (an index into an array of the nodes reshaped to :attr:`shape`)."""
+        return tuple([slice(x - a, None) for x, a in zip(v, self._mins)])
+
+    def below(self, v: Sequence[int]) -> tuple[slice, ...]:
+        """The box of the nodes at most as general as ``v`` in every attribute."""
+        return tuple([slice(0, x - a + 1) for x, a in zip(v, self._mins)])
 
     def _tag(self, i: int, ok: bool) -> None:
-        v = self.nodes[i]
-        masks = self._ge if ok else self._le
-        sel = masks[0][int(v[0])].copy() if len(v) else np.ones(len(self.status), dtype=bool)
-        for j in range(1, len(v)):
-            sel &= masks[j][int(v[j])]
-        self.status[sel] = ANON if ok else NOT_ANON
+        v = self.nodes[i].tolist()
+        if ok:
+            self._grid[self.above(v)] = ANON
+        else:
+            self._grid[self.below(v)] = NOT_ANON
+
+    def _successors(self, i: int) -> list[int]:
+        """The successors of node ``i``, most room above first (the path's step order)."""
+        hit = self._steps.get(i)
+        if hit is None:
+            room = [b - x for x, b in zip(self.nodes[i].tolist(), self._maxs)]
+            order = sorted(range(len(room)), key=room.__getitem__, reverse=True)
+            hit = [i + self._strides[j] for j in order if room[j] > 0]
+            self._steps[i] = hit
+        return hit
 
     def resolve(
         self,
@@ -137,8 +160,8 @@ class Tagger:
         status = self.status
         i = start
         while True:
-            for s in self._steps[i].tolist():
-                if s >= 0 and status[s] == UNKNOWN and (bounds is None or bounds[s] < cut):
+            for s in self._successors(i):
+                if status[s] == UNKNOWN and (bounds is None or bounds[s] < cut):
                     path.append(s)
                     i = s
                     break
@@ -147,7 +170,7 @@ class Tagger:
         lo, hi = 0, len(path) - 1
         if bounds is not None and hi > 0:
             top = path[hi]
-            self._tag(top, self.check(tuple(int(x) for x in self.nodes[top])))
+            self._tag(top, self.check(tuple(self.nodes[top].tolist())))
             if self.progress is not None:
                 self.progress(1, None)
             if self.status[top] != ANON:
@@ -157,7 +180,7 @@ class Tagger:
             mid = (lo + hi) // 2
             i = path[mid]
             if self.status[i] == UNKNOWN:
-                self._tag(i, self.check(tuple(int(x) for x in self.nodes[i])))
+                self._tag(i, self.check(tuple(self.nodes[i].tolist())))
                 if self.progress is not None:
                     self.progress(1, None)
             if self.status[i] == ANON:
@@ -169,16 +192,21 @@ class Tagger:
     def status_of(self, i: int) -> int:
         """The status of node ``i``, checking it (and tagging) if it is unknown."""
         if self.status[i] == UNKNOWN:
-            self._tag(i, self.check(tuple(int(x) for x in self.nodes[i])))
+            self._tag(i, self.check(tuple(self.nodes[i].tolist())))
             if self.progress is not None:
                 self.progress(1, None)
         return int(self.status[i])
 
-    def classify_all(self) -> npt.NDArray[np.int8]:
-        """Resolve every node (in the order of ``nodes``) and return the statuses."""
-        for i in range(self.nodes.shape[0]):
+    def classify_all(self, order: npt.NDArray[np.int64] | None = None) -> npt.NDArray[np.int8]:
+        """Resolve every node, in ``order`` (positions in :attr:`nodes`; by default the
+        order of the nodes given), and return the statuses of the nodes given, in their
+        order."""
+        given = None if self._given is None else self.positions(self._given)
+        if order is None:
+            order = np.arange(self.nodes.shape[0]) if given is None else given
+        for i in order.tolist():
             self.resolve(i)
-        return self.status
+        return self.status.copy() if given is None else self.status[given]
 
 
 def optimal_search(
@@ -230,10 +258,10 @@ def _node_progress(ev: LatticeEvaluator, total: int, progress: Progress | None) 
 def _search(
     ev: LatticeEvaluator, lattice: Lattice, monotonic: bool, progress: Progress | None
 ) -> SearchResult:
-    nodes = lattice.nodes()
+    maxs = np.asarray(lattice.max_levels, dtype=np.int64)
+    nodes = grid_nodes(lattice.min_levels, lattice.max_levels)
     n_nodes = nodes.shape[0]
     progress = _node_progress(ev, n_nodes, progress)
-    maxs = np.asarray(lattice.max_levels, dtype=np.int64)
     start_evals = ev.evaluations
     checked: dict[tuple[int, ...], bool] = {}
 
@@ -242,7 +270,11 @@ def _search(
         checked[v] = res.anonymous
         return res.anonymous
 
-    tagger = Tagger(nodes, maxs, full_check if monotonic else ev.mcs_ok, progress)
+    # in grid order the generalizations of a node are a box
+    check = full_check if monotonic else ev.mcs_ok
+    tagger = Tagger(nodes, maxs, check, progress, grid_order=True)
+    heights = grid_heights(lattice.min_levels, lattice.max_levels)
+    by_height = height_order(heights)  # as Lattice.nodes orders them
     bounds = ev.metric.lower_bounds(nodes, ev.context)
     has_bound = bounds is not None
     if bounds is not None:
@@ -250,31 +282,28 @@ def _search(
         order = np.arange(0)  # the bounds order the nodes (see _by_bound)
         lb = lb.copy()  # raised as classes become known
 
+        lb_grid = lb.reshape(tagger.shape)
+
         def raise_bounds(levels: tuple[int, ...], sizes: npt.NDArray[np.int64]) -> None:
             b = ev.metric.successor_bound(sizes, ev.context)
             # bounds only grow with the levels: if the node's own bound is at least b, so
             # is every generalization's
-            if b is not None and b > lb[tagger.index(np.asarray(levels))]:
-                sel = tagger.at_least(levels)
-                np.maximum(lb, np.where(sel, b, lb), out=lb)
+            if b is not None and b > lb[tagger.index(levels)]:
+                box = lb_grid[tagger.above(levels)]
+                np.maximum(box, b, out=box)
 
         ev.on_classes = raise_bounds
     else:
         lb = np.zeros(n_nodes)
-        order = np.arange(n_nodes)  # by total height
+        order = by_height
         if monotonic and ev.metric.monotonic:
             # a monotonic metric without a bound: only the minimal anonymous nodes compete
-            status = tagger.classify_all()
-            anon = status == ANON
+            anon = tagger.classify_all(by_height) == ANON
             minimal = anon.copy()
             for j in range(nodes.shape[1]):
-                lower = nodes.copy()
-                lower[:, j] -= 1
-                ok = lower[:, j] >= lattice.min_levels[j]
-                idx = np.flatnonzero(ok)
-                below = np.array([tagger.index(lower[i]) for i in idx], dtype=np.int64)
-                minimal[idx[anon[below]]] = False
-            order = np.flatnonzero(minimal)
+                idx = np.flatnonzero(nodes[:, j] > lattice.min_levels[j])
+                minimal[idx[anon[idx - tagger.strides[j]]]] = False  # one level lower in j
+            order = by_height[minimal[by_height]]
     best: NodeResult | None = None
     if has_bound and ev.max_suppressed > 0:
         # with suppression most nodes below the optimum's bound are not anonymous and the
@@ -283,7 +312,9 @@ def _search(
         if progress is not None:
             progress(1, None)
     candidates = (
-        _by_bound(lb, nodes, tagger.status) if has_bound else ((0.0, int(i)) for i in order)
+        _by_bound(lb, heights, by_height, tagger.status)
+        if has_bound
+        else ((0.0, int(i)) for i in order)
     )
     for key, node in candidates:
         if has_bound and best is not None and best.loss is not None and key >= best.loss:
@@ -295,7 +326,7 @@ def _search(
             node_status = tagger.resolve(node)
         if node_status != ANON:
             continue
-        levels = tuple(int(x) for x in nodes[node])
+        levels = tuple(nodes[node].tolist())
         res = ev.evaluate(levels, with_loss=True)
         checked[levels] = res.anonymous
         if progress is not None:
@@ -315,7 +346,8 @@ def _search(
 
 def _by_bound(
     lb: npt.NDArray[np.float64],
-    nodes: npt.NDArray[np.int64],
+    heights: npt.NDArray[np.int64],
+    by_height: npt.NDArray[np.int64],
     status: npt.NDArray[np.int8],
     *,
     chunk: int = 2048,
@@ -329,8 +361,7 @@ def _by_bound(
     heap, so the many nodes that are ruled out cost no step of Python each.
     """
     first = lb.copy()
-    heights = nodes.sum(axis=1)
-    order = np.lexsort((heights, first))
+    order = by_height[np.argsort(first[by_height], kind="stable")]  # bound, height, position
     later: list[tuple[float, int, int]] = []
     pos = 0
     todo: list[int] = []
@@ -344,12 +375,16 @@ def _by_bound(
             return
         if todo and (not later or (first[todo[-1]], heights[todo[-1]]) <= later[0][:2]):
             i = todo.pop()
+            if status[i] == NOT_ANON:  # tagged since its chunk was read
+                continue
             if lb[i] > first[i]:
                 heapq.heappush(later, (float(lb[i]), int(heights[i]), i))
                 continue
             yield float(first[i]), i
         else:
             key, _, i = heapq.heappop(later)
+            if status[i] == NOT_ANON:
+                continue
             if lb[i] > key:
                 heapq.heappush(later, (float(lb[i]), int(heights[i]), i))
                 continue
@@ -373,13 +408,13 @@ def _incumbent(
     loss need not fall along the path).
     """
     by_loss = type(ev.metric).successor_bound is not Metric.successor_bound
-    i = tagger.index(np.asarray(lattice.max_levels, dtype=np.int64))
+    i = tagger.index(lattice.max_levels)
     if tagger.status_of(i) != ANON:
         return None
     mins = np.asarray(lattice.min_levels, dtype=np.int64)
 
     def evaluate(node: int) -> NodeResult:
-        levels = tuple(int(x) for x in tagger.nodes[node])
+        levels = tuple(tagger.nodes[node].tolist())
         res = ev.evaluate(levels, with_loss=True)
         checked[levels] = res.anonymous
         return res
@@ -389,12 +424,7 @@ def _incumbent(
         best = None
     while True:
         v = tagger.nodes[i]
-        children = []
-        for j in range(v.size):
-            if v[j] > mins[j]:
-                w = v.copy()
-                w[j] -= 1
-                children.append(tagger.index(w))
+        children = [i - int(tagger.strides[j]) for j in range(v.size) if v[j] > mins[j]]
         children.sort(key=lambda c: (lb[c], int(tagger.nodes[c].sum())))
         if not by_loss:
             nxt = next((c for c in children if tagger.status_of(c) == ANON), None)
