@@ -14,7 +14,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -51,7 +50,12 @@ from anonlab.engines import ENGINES, Engine, get_engine
 from anonlab.engines.base import ReleasePlan, RowsPlan
 from anonlab.exceptions import DataFormatError, InputError, ParameterError, PrivacyCheckError
 from anonlab.io import memory_estimate, read_hierarchy, read_table
-from anonlab.io.atomic import atomic_write, check_input_file, check_output, output_format
+from anonlab.io.atomic import (
+    check_input_file,
+    check_output,
+    output_format,
+    readable_atomic_write,
+)
 from anonlab.io.job import JobSpec, PersonalizedSpec, parse_job, read_job
 from anonlab.io.writers import write_table
 from anonlab.metrics import build_metric
@@ -684,25 +688,16 @@ def _write_out_of_core(
     )
     fmt = output_format(output)
     separator = spec.csv.separator
-    with atomic_write(output, protect=protect) as tmp:
-        device = check_output(output, protect=protect)
-        target = Path(tempfile.mkdtemp(prefix="anonlab-release-")) / "release" if device else tmp
-        try:
-            engine.write_release(plan, target, fmt=fmt, separator=separator)
-            written = engine.release_stats(
-                target,
-                fmt=fmt,
-                quasi_identifiers=list(problem.quasi_identifiers),
-                sensitive=list(problem.sensitive),
-                separator=separator,
-            )
-            recheck_written(problem, written, release.verification, mask_suppressed=mask)
-            if device:
-                with open(target, "rb") as src, open(tmp, "wb") as dst:
-                    shutil.copyfileobj(src, dst)
-        finally:
-            if device:
-                shutil.rmtree(target.parent, ignore_errors=True)
+    with readable_atomic_write(output, protect=protect) as target:
+        engine.write_release(plan, target, fmt=fmt, separator=separator)
+        written = engine.release_stats(
+            target,
+            fmt=fmt,
+            quasi_identifiers=list(problem.quasi_identifiers),
+            sensitive=list(problem.sensitive),
+            separator=separator,
+        )
+        recheck_written(problem, written, release.verification, mask_suppressed=mask)
 
 
 # ------------------------------------------------------------------ per partition
@@ -951,7 +946,6 @@ def _write_partitioned(
     forms_classes = blocks[0].cells is not None
     fmt = "parquet" if output is None else output_format(output)
     separator = spec.csv.separator
-    folder = Path(tempfile.mkdtemp(prefix="anonlab-release-"))
     stage(progress, "writing" if output is None else f"writing {Path(output).name}")
 
     def write_and_check(target: Path) -> tuple[Release, int]:
@@ -960,18 +954,11 @@ def _write_partitioned(
             sensitive, progress,
         )  # fmt: skip
 
-    try:
-        if output is None:
-            return write_and_check(folder / "release.parquet")
-        with atomic_write(output, protect=protect) as tmp:
-            device = check_output(output, protect=protect)
-            out = write_and_check(folder / "release" if device else tmp)
-            if device:
-                with open(folder / "release", "rb") as src, open(tmp, "wb") as dst:
-                    shutil.copyfileobj(src, dst)
-            return out
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    if output is not None:
+        with readable_atomic_write(output, protect=protect) as target:
+            return write_and_check(target)
+    with tempfile.TemporaryDirectory(prefix="anonlab-release-") as folder:
+        return write_and_check(Path(folder) / "release.parquet")
 
 
 def _check_partitioned(

@@ -25,8 +25,10 @@ import contextlib
 import errno
 import os
 import secrets
+import shutil
 import socket
 import stat
+import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -39,6 +41,7 @@ __all__ = [
     "check_output",
     "clean_stale_temporaries",
     "output_format",
+    "readable_atomic_write",
 ]
 
 #: Output suffixes and the format each writes.
@@ -289,3 +292,38 @@ def atomic_write(
     finally:
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
+
+
+@contextlib.contextmanager
+def readable_atomic_write(
+    path: str | os.PathLike[str], *, protect: Iterable[str | os.PathLike[str]] = ()
+) -> Iterator[Path]:
+    """:func:`atomic_write` for a writer that reads its file back before it is released.
+
+    Yields the temporary file of :func:`atomic_write`; for a character device (which cannot
+    be read back) a file in a temporary folder, whose bytes go to the device only when the
+    block ends without an error.
+
+    Parameters
+    ----------
+    path : path-like
+        The final file, as for :func:`atomic_write`.
+    protect : iterable of path-like
+        Input files that must never be overwritten.
+
+    Yields
+    ------
+    Path
+        The file to write and read back.
+    """
+    with atomic_write(path, protect=protect) as tmp:
+        if not check_output(path, protect=protect):
+            yield tmp
+            return
+        folder = Path(tempfile.mkdtemp(prefix="anonlab-release-"))
+        try:
+            yield folder / "release"
+            with open(folder / "release", "rb") as src, open(tmp, "wb") as dst:
+                shutil.copyfileobj(src, dst)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
