@@ -51,6 +51,8 @@ from anonlab.engines.base import ReleasePlan, RowsPlan
 from anonlab.exceptions import DataFormatError, InputError, ParameterError, PrivacyCheckError
 from anonlab.io import memory_estimate, read_hierarchy, read_table
 from anonlab.io.atomic import (
+    PARQUET_DATASET,
+    atomic_folder,
     check_input_file,
     check_output,
     output_format,
@@ -526,7 +528,10 @@ def anonymize(
         hierarchies, models, suppression, metric, algorithm and its parameters.
     output : path, optional
         Write the released table here (``.csv``, ``.csv.gz`` or ``.parquet``), atomically,
-        after the re-check. The job's inputs are never overwritten.
+        after the re-check. The job's inputs are never overwritten. With the Spark engine, a
+        string ending with ``/`` names a new folder that receives the release as a Parquet
+        dataset (part files written in parallel, in the source's row order by file name),
+        re-checked before it is renamed into place.
     progress : callable, optional
         ``progress(advance, total)`` as the search advances; ``progress.stage(message)``
         (if it has one) as each step starts.
@@ -569,7 +574,12 @@ def anonymize(
         _check_frequency_algorithm(algorithm, name)
     protect = input_files(data, spec)
     if output is not None:  # before any work: a bad output path costs nothing
-        output_format(output)
+        if output_format(output) == PARQUET_DATASET and name != "spark":
+            raise InputError(
+                f"The output {str(output)!r} ends with '/': a Parquet dataset folder, which "
+                f"the spark engine writes (--engine spark); with the {name} engine give a "
+                "file name ending with .csv, .csv.gz or .parquet. Nothing was written."
+            )
         check_output(output, protect=protect)
     stage(
         progress,
@@ -671,7 +681,8 @@ def _write_out_of_core(
     """Stream the release into a temporary file beside ``output``, group the written file
     again and let the models judge it (:func:`~anonlab.release.recheck_written`); only a
     file that passes is renamed over ``output``. A character device (``/dev/stdout``) gets
-    the file's bytes after the check."""
+    the file's bytes after the check; a Parquet dataset folder (``output`` ending with
+    ``/``) is written into a temporary folder and renamed into place likewise."""
     hidden = set(spec.identifiers) | set(problem.identifiers)
     suppressed = release.classes.key_labels() if release.suppressed.any() else []
     plan = ReleasePlan(
@@ -688,7 +699,12 @@ def _write_out_of_core(
     )
     fmt = output_format(output)
     separator = spec.csv.separator
-    with readable_atomic_write(output, protect=protect) as target:
+    staging = (
+        atomic_folder(output)
+        if fmt == PARQUET_DATASET
+        else readable_atomic_write(output, protect=protect)
+    )
+    with staging as target:
         engine.write_release(plan, target, fmt=fmt, separator=separator)
         written = engine.release_stats(
             target,

@@ -24,6 +24,8 @@ import yaml
 from typer.testing import CliRunner
 
 import anonlab
+import anonlab.exceptions
+import anonlab.io.atomic
 from anonlab.cli import app
 from anonlab.exceptions import ParameterError, PrivacyRiskWarning
 from anonlab.models import build_model
@@ -171,6 +173,39 @@ def test_a_killed_run_leaves_the_target_as_it_was(work):
             raise RuntimeError("killed")
     assert target.read_text() == "previous release\n"
     assert listing(work) == {"data.csv", "sex.csv", "job.yaml", "out.csv"}
+
+
+def test_a_dataset_folder_output_is_new_complete_or_absent(work):
+    """An output ending with '/' (a Parquet dataset folder, which the spark engine writes):
+    refused by the other engines and when the path exists; written into a temporary folder
+    and renamed into place only when complete; stale temporary folders cleaned."""
+    before = listing(work)
+    for engine in ("numpy", "duckdb"):
+        res = anonymize(work, f"{work / 'rel'}/", "--engine", engine)
+        one_line_error(res, "a Parquet dataset folder, which the spark engine writes")
+    assert listing(work) == before
+    (work / "taken").mkdir()
+    with pytest.raises(anonlab.exceptions.InputError, match="exists"):
+        anonlab.io.atomic.check_output(f"{work / 'taken'}/")
+    with pytest.raises(anonlab.exceptions.InputError, match="does not exist"):
+        anonlab.io.atomic.check_output(f"{work / 'no' / 'rel'}/")
+    with pytest.raises(RuntimeError):
+        with anonlab.io.atomic.atomic_folder(f"{work / 'rel'}/") as staged:
+            staged.mkdir()
+            (staged / "part-00000.parquet").write_text("half")
+            raise RuntimeError("killed")
+    assert listing(work) == before | {"taken"}
+    child = subprocess.Popen(["true"])  # a process that has ended
+    child.wait()
+    stale = work / f".rel.anonlab-tmp.{socket.gethostname()}.{child.pid}.deadbeef"
+    (stale / "release").mkdir(parents=True)
+    with anonlab.io.atomic.atomic_folder(f"{work / 'rel'}/") as staged:
+        assert not stale.exists()
+        staged.mkdir()
+        (staged / "part-00000.parquet").write_text("rows")
+        assert not (work / "rel").exists()
+    assert (work / "rel" / "part-00000.parquet").read_text() == "rows"
+    assert listing(work) == before | {"taken", "rel"}
 
 
 # ------------------------------------------------------------------ 2. no tracebacks

@@ -314,6 +314,45 @@ def test_anonymize_on_spark_writes_the_numpy_release(spark, tmp_path, suffix):
     )
 
 
+def test_anonymize_on_spark_writes_a_parquet_dataset_folder(spark, tmp_path):
+    """An output ending with '/': Spark's part files are the release (nothing joined by the
+    driver), read back and re-checked before the folder is renamed into place; the same rows
+    in the same order as numpy's file."""
+    from anonlab.api import anonymize
+
+    pq = pytest.importorskip("pyarrow.parquet")
+    data = ROOT / "src/anonlab/datasets/adult.csv.gz"
+    job = ROOT / "examples/adult_k5.yaml"
+    folder = f"{tmp_path / 'release'}/"
+    ours = anonymize(data, job, output=folder, engine="spark")
+    theirs = anonymize(data, job, output=tmp_path / "numpy.parquet", engine="numpy")
+    assert ours.transformation == theirs.transformation and ours.output == folder
+    parts = sorted((tmp_path / "release").glob("part-*.parquet"))
+    assert parts  # the parts as Spark wrote them
+    rows = [r for part in parts for r in pq.read_table(part).to_pylist()]
+    assert rows == pq.read_table(tmp_path / "numpy.parquet").to_pylist()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["numpy.parquet", "release"]
+    with pytest.raises(InputError, match="exists"):  # never written over
+        anonymize(data, job, output=folder, engine="spark")
+    assert sorted((tmp_path / "release").glob("part-*.parquet")) == parts
+
+
+def test_a_release_folder_that_fails_the_recheck_is_not_kept(spark, tmp_path, monkeypatch):
+    from anonlab import anonymization
+    from anonlab.api import anonymize
+    from anonlab.exceptions import PrivacyCheckError
+
+    def fail(*args, **kwargs):
+        raise PrivacyCheckError("the written release failed the re-check")
+
+    monkeypatch.setattr(anonymization, "recheck_written", fail)
+    data = ROOT / "src/anonlab/datasets/adult.csv.gz"
+    with pytest.raises(PrivacyCheckError):
+        anonymize(data, ROOT / "examples/adult_k5.yaml", output=f"{tmp_path / 'r'}/",
+                  engine="spark")  # fmt: skip
+    assert list(tmp_path.iterdir()) == []
+
+
 # ---------------------------------------------------------------------- command line
 def test_cli_diagnose_on_spark_answers_as_numpy(spark, tmp_path):
     import json
@@ -352,6 +391,14 @@ def test_cli_anonymize_and_check_take_the_spark_master(spark, tmp_path):
     )  # fmt: skip
     assert done.exit_code == 0, done.output
     assert out.is_file()
+    folder = tmp_path / "released"
+    done = runner.invoke(
+        app,
+        ["anonymize", data, "--job", job, "-o", f"{folder}/", "--engine", "spark",
+         "--spark-master", master, "--json"],
+    )  # fmt: skip
+    assert done.exit_code == 0, done.output
+    assert any(folder.glob("part-*.parquet"))
     checked = runner.invoke(
         app, ["check", data, "--job", job, "--engine", "spark", "--spark-master", master]
     )

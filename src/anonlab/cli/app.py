@@ -501,12 +501,12 @@ def anonymize(
         Path, typer.Option("--job", help="YAML job file.", show_default=False, readable=False)
     ],
     output: Annotated[
-        Path,
+        str,
         typer.Option(
             "--output",
             "-o",
-            help="Where to write the released table (.csv, .csv.gz, .parquet).",
-            readable=False,
+            help="Where to write the released table (.csv, .csv.gz, .parquet); with "
+            "--engine spark, a new folder ending with / receives a Parquet dataset.",
         ),
     ],
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON for machines.")] = False,
@@ -542,9 +542,10 @@ def anonymize(
     section)), output ({suppressed: remove | mask}), and the CSV options separator, header,
     quote, encoding, na_values, strip, names.
 
-    The output format follows the suffix: .csv, .csv.gz or .parquet. The result is
-    re-checked by the privacy models before it is written (atomically); the input, the
-    job file and its hierarchy files are never overwritten.
+    The output format follows the suffix: .csv, .csv.gz or .parquet; with --engine spark
+    an output ending with / is a new folder of Parquet part files (a dataset, written in
+    parallel). The result is re-checked by the privacy models before it is written
+    (atomically); the input, the job file and its hierarchy files are never overwritten.
     """
     with _errors():
         with _progress(not as_json, "nodes") as progress:

@@ -14,6 +14,11 @@ What is refused before anything is written, with one clear line:
   same file by device and inode, whatever path names it;
 * a target whose folder does not exist or cannot be written.
 
+An output path that ends with ``/`` names a *Parquet dataset*: a new folder of Parquet part
+files, as Spark writes a table in parallel (:func:`atomic_folder`). It is written into a
+temporary folder beside it (``.NAME.anonlab-tmp.HOST.PID.RANDOM/``) and renamed into place
+when complete; an existing path of any kind is refused, so nothing is ever overwritten.
+
 New files get the permissions the process's umask gives (``0666 & ~umask``); a file that is
 replaced keeps its permissions. A symbolic link is followed: the file it points to is
 replaced and the link stays.
@@ -36,10 +41,13 @@ from anonlab.exceptions import InputError
 
 __all__ = [
     "OUTPUT_FORMATS",
+    "PARQUET_DATASET",
+    "atomic_folder",
     "atomic_write",
     "check_input_file",
     "check_output",
     "clean_stale_temporaries",
+    "is_dataset_path",
     "output_format",
     "readable_atomic_write",
 ]
@@ -47,19 +55,31 @@ __all__ = [
 #: Output suffixes and the format each writes.
 OUTPUT_FORMATS: dict[str, str] = {".csv": "csv", ".csv.gz": "csv.gz", ".parquet": "parquet"}
 
+#: The format of an output path that ends with ``/``: a new folder of Parquet part files.
+PARQUET_DATASET = "parquet dataset"
+
 _TMP_TAG = ".anonlab-tmp."
+
+
+def is_dataset_path(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` names a Parquet dataset folder: a string that ends with ``/`` (a
+    ``Path`` drops the slash, so it always names a file)."""
+    return isinstance(path, str) and path.endswith(("/", os.sep))
 
 
 def output_format(path: str | os.PathLike[str]) -> str:
     """Return the format an output path asks for by its suffix: ``csv``, ``csv.gz``, ``parquet``.
 
-    A character device (``/dev/null``, ``/dev/stdout``) is written as CSV.
+    A character device (``/dev/null``, ``/dev/stdout``) is written as CSV; a path that ends
+    with ``/`` is a Parquet dataset folder (:data:`PARQUET_DATASET`).
 
     Raises
     ------
     InputError
         For any other suffix; the message lists the valid ones.
     """
+    if is_dataset_path(path):
+        return PARQUET_DATASET
     name = Path(path).name.lower()
     try:
         if stat.S_ISCHR(os.stat(path).st_mode):
@@ -143,10 +163,11 @@ def _alive(pid: int) -> bool:
 
 
 def clean_stale_temporaries(folder: Path) -> list[Path]:
-    """Remove the temporary files that killed anonlab runs on this host left in ``folder``.
+    """Remove the temporary files (and dataset folders) that killed anonlab runs on this
+    host left in ``folder``.
 
     A temporary file is ``.NAME.anonlab-tmp.HOST.PID.RANDOM``; it is stale when its process
-    (on this host) no longer runs. Returns the files removed.
+    (on this host) no longer runs. Returns the paths removed.
     """
     host = socket.gethostname()
     removed: list[Path] = []
@@ -167,6 +188,9 @@ def clean_stale_temporaries(folder: Path) -> list[Path]:
         with contextlib.suppress(OSError):
             if entry.is_file(follow_symlinks=False):
                 os.unlink(entry.path)
+                removed.append(Path(entry.path))
+            elif entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path)
                 removed.append(Path(entry.path))
     return removed
 
@@ -193,6 +217,9 @@ def check_output(
     InputError
         A directory or special file, an input file, a missing or unwritable folder.
     """
+    if is_dataset_path(path):
+        _new_folder(path)
+        return False
     given = Path(path)
     target = Path(os.path.realpath(given))  # a symbolic link: replace the file it points to
     try:
@@ -216,14 +243,32 @@ def check_output(
             return True
         if not stat.S_ISREG(st.st_mode):
             raise InputError(f"The output {str(given)!r} is {_kind(st.st_mode)}; give a file name.")
-    folder = target.parent
-    if not folder.is_dir():
-        raise InputError(f"The output folder {str(given.parent)!r} does not exist.")
-    if not os.access(folder, os.W_OK | os.X_OK):
-        raise InputError(
-            f"Cannot write into the output folder {str(given.parent)!r}: permission denied."
-        )
+    _check_folder(target.parent, given.parent)
     return False
+
+
+def _check_folder(folder: Path, given: Path) -> None:
+    """Raise unless the output folder ``folder`` (named ``given`` to the user) exists and
+    can be written."""
+    if not folder.is_dir():
+        raise InputError(f"The output folder {str(given)!r} does not exist.")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise InputError(f"Cannot write into the output folder {str(given)!r}: permission denied.")
+
+
+def _new_folder(path: str | os.PathLike[str]) -> Path:
+    """The absolute path of the Parquet dataset folder ``path`` (ending with ``/``), which
+    must not exist yet, in a folder that exists and can be written."""
+    given = Path(path)  # (the trailing slash dropped)
+    target = Path(os.path.abspath(given))
+    if os.path.lexists(target):
+        raise InputError(
+            f"The output {str(path)!r} exists; a Parquet dataset (an output path ending with "
+            "'/') is written to a new folder only, so nothing is ever overwritten: give a new "
+            "path."
+        )
+    _check_folder(target.parent, given.parent)
+    return target
 
 
 @contextlib.contextmanager
@@ -292,6 +337,60 @@ def atomic_write(
     finally:
         with contextlib.suppress(FileNotFoundError):
             tmp.unlink()
+
+
+@contextlib.contextmanager
+def atomic_folder(path: str | os.PathLike[str]) -> Iterator[Path]:
+    """Yield a path for a new folder (a Parquet dataset); on success the folder written
+    there is renamed to ``path``, on error it is removed.
+
+    Parameters
+    ----------
+    path : str
+        The new folder, ending with ``/``; it must not exist (see :func:`check_output`).
+
+    Yields
+    ------
+    Path
+        Where to create the folder: inside a temporary folder beside ``path``.
+
+    Raises
+    ------
+    InputError
+        If ``path`` exists (also if it appeared while the folder was written), or its
+        parent folder does not exist or cannot be written; nothing is written then.
+    """
+    target = _new_folder(path)
+    parent = target.parent
+    clean_stale_temporaries(parent)
+    tmp = (
+        parent
+        / f".{target.name}{_TMP_TAG}{socket.gethostname()}.{os.getpid()}.{secrets.token_hex(4)}"
+    )
+    try:
+        os.mkdir(tmp)
+    except OSError as exc:
+        raise InputError(
+            f"Cannot write into the output folder {str(parent)!r}: {exc.strerror}."
+        ) from None
+    try:
+        staged = tmp / "release"  # (a plain name: readers skip hidden ones)
+        yield staged
+        for root, _, files in os.walk(staged):
+            for name in files:
+                fd = os.open(os.path.join(root, name), os.O_RDONLY)
+                try:
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+        if os.path.lexists(target):
+            raise InputError(
+                f"The output {str(path)!r} appeared while the release was written; it was "
+                "left as it is and nothing was written."
+            )
+        os.rename(staged, target)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 @contextlib.contextmanager

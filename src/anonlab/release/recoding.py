@@ -41,13 +41,18 @@ __all__ = ["Recoding", "FullDomain", "Levels", "generalize_column", "generalize_
 def generalize_column(col: EncodedColumn, hierarchy: Hierarchy, level: int) -> EncodedColumn:
     """The column with every value replaced by its label at ``level`` of ``hierarchy``.
 
-    The labels of the column's categories are encoded (a handful of values), then the row
-    codes are mapped: the same column as encoding the generalized rows, without touching
-    each row's label.
+    The labels in use at ``level`` are encoded (a handful of values, each once), then the
+    categories' and the rows' codes are mapped: the same column as encoding the generalized
+    rows, without touching each row's or each category's label.
     """
     mapping, labels = hierarchy.generalization(col.categories, level)
-    small_codes, categories = factorize(labels[mapping])
-    return EncodedColumn(col.name, small_codes[col.codes], categories)
+    used = np.zeros(labels.size, dtype=bool)
+    used[mapping] = True
+    at = np.flatnonzero(used)
+    codes, categories = factorize(labels[at])
+    by_label = np.zeros(labels.size, dtype=np.int32)
+    by_label[at] = codes
+    return EncodedColumn(col.name, by_label[mapping][col.codes], categories)
 
 
 def generalize_cells(

@@ -55,6 +55,7 @@ from anonlab.exceptions import (
     OptionalDependencyError,
     ParameterError,
 )
+from anonlab.io.atomic import PARQUET_DATASET
 
 __all__ = ["SparkEngine", "spark_session", "LOCAL_MASTER"]
 
@@ -949,7 +950,10 @@ class SparkEngine(Engine):
             ).agg(F.collect_list(_record([F.col(f"s{j}") for j in range(len(qis))])).alias("sk"))
             released = [labels[q] for q in qis]
             rows = rows.join(F.broadcast(by_hash), F.xxhash64(*released) == F.col("sh"), "left")
-            flag = F.coalesce(F.array_contains("sk", _record(released)), F.lit(False))
+            # (the labels' record is built only for the rows whose hash is found)
+            flag = F.when(F.col("sk").isNull(), F.lit(False)).otherwise(
+                F.array_contains("sk", _record(released))
+            )
             if plan.mask_suppressed:
                 labels = {
                     q: F.when(flag, F.lit("*")).otherwise(label) for q, label in labels.items()
@@ -996,14 +1000,23 @@ class SparkEngine(Engine):
         memory holds one batch of rows at a time. Parquet parts are written uncompressed and
         their text columns read as the dictionaries Spark encoded them with, so the driver
         decodes no string (the file is compressed as it is written). The folder must be one
-        the executors can write and the driver read (always so in local mode); on a cluster,
-        write the partitioned dataset itself with :meth:`release_frame` and
-        ``DataFrame.write``.
+        the executors can write and the driver read (always so in local mode).
+
+        With ``fmt`` :data:`~anonlab.io.atomic.PARQUET_DATASET` the parts are the release:
+        Spark writes them (Snappy-compressed) into the new folder ``path``, nothing is
+        joined, and the rows keep the source's order part after part (by file name). This is
+        the format for a cluster (``path`` on storage every executor and the driver see).
         """
         if fmt not in _FORMATS:
             raise ParameterError(f"Unknown release format {fmt!r}; use {', '.join(_FORMATS)}.")
         frame = self.release_frame(plan)
         target = Path(path)
+        if fmt == PARQUET_DATASET:
+            self._guard(
+                lambda: frame.write.mode("errorifexists").parquet(target.resolve().as_uri())
+            )
+            pq = import_optional("pyarrow.parquet")
+            return sum(pq.read_metadata(part).num_rows for part in target.glob("part-*"))
         folder = Path(tempfile.mkdtemp(prefix="anonlab-spark-", dir=target.parent))
         parts = folder / "parts"
         try:
@@ -1056,13 +1069,14 @@ class SparkEngine(Engine):
         folder = None
         label, self._label = self._label, "the written release"
         try:
-            # Spark skips files named ".*" (the caller's temporary file) and decompresses by
-            # suffix: read the file under a plain name
-            folder = Path(tempfile.mkdtemp(prefix="anonlab-spark-", dir=source.parent))
-            (folder / f"release.{fmt}").symlink_to(source)
-            source = folder / f"release.{fmt}"
+            if fmt != PARQUET_DATASET:
+                # Spark skips files named ".*" (the caller's temporary file) and decompresses
+                # by suffix: read the file under a plain name
+                folder = Path(tempfile.mkdtemp(prefix="anonlab-spark-", dir=source.parent))
+                (folder / f"release.{fmt}").symlink_to(source)
+                source = folder / f"release.{fmt}"
             reader = self.spark.read
-            if fmt == "parquet":
+            if fmt in ("parquet", PARQUET_DATASET):
                 frame = self._guard(lambda: reader.parquet(source.as_uri()))
             else:
                 frame = self._guard(
@@ -1102,7 +1116,7 @@ class SparkEngine(Engine):
 
 
 # ---------------------------------------------------------------------- helpers
-_FORMATS = ("csv", "csv.gz", "parquet")
+_FORMATS = ("csv", "csv.gz", "parquet", PARQUET_DATASET)
 #: Compression of the Parquet parts Spark writes before they are joined into one file.
 _PART_COMPRESSION = "none"
 #: Rows per row group of a written Parquet release (pyarrow's default).
