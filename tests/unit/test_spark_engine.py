@@ -199,7 +199,7 @@ def test_parquet_with_typed_columns_matches_numpy(spark, tmp_path):
         pa.table(
             {
                 "n": pa.array([3, 1, 3, None, 1, 3]),
-                "f": pa.array([1.0, 0.5, 1.0, None, float("nan"), 2.0]),
+                "f": pa.array([1.0, 0.5, -0.0, None, float("nan"), float("-inf")]),
                 "t": pa.array(["a", "b", "a", "a", None, "b"]),
                 "l": pa.array([[1], [2], [], None, [1, 2], [3]]),
             }

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["natural_order", "factorize", "as_text", "NULL_LABEL"]
+__all__ = ["natural_order", "factorize", "as_text", "float_labels", "NULL_LABEL"]
 
 #: How a null is shown in reports and error messages. Internally a null is ``None``.
 NULL_LABEL = "<null>"
@@ -22,6 +22,36 @@ def as_text(values: npt.NDArray[np.object_]) -> npt.NDArray[np.object_]:
     element 400 KB).
     """
     out: npt.NDArray[np.object_] = np.asarray(_STR(values), dtype=object).reshape(-1)
+    return out
+
+
+#: Whole floats below this magnitude are written as integers (every such float is one).
+_WHOLE_BELOW = 2.0**53
+
+
+def float_labels(values: npt.NDArray[np.floating]) -> npt.NDArray[np.object_]:
+    """The label of each float: a whole number below ``2**53`` as an integer (``1.0`` is
+    ``"1"``, ``-0.0`` is ``"0"``), NaN a null (``None``), any other value its shortest
+    round-trip text in its own precision (``"2.5"``, ``"1e-05"``, ``"1e+16"``, ``"inf"``:
+    Python's ``repr`` for 64-bit floats).
+
+    Every engine writes a float column's values this way, so that a value has one label
+    whichever engine reads it (DuckDB's cast of a double to text is the same ``repr``).
+
+    Parameters
+    ----------
+    values : ndarray of float
+        Distinct values of a column (the loop is over those that are not whole numbers).
+    """
+    values = np.asarray(values)
+    out = np.empty(values.size, dtype=object)
+    nan = np.isnan(values)
+    with np.errstate(invalid="ignore"):
+        whole = ~nan & (np.abs(values) < _WHOLE_BELOW) & (values == np.floor(values))
+    out[whole] = as_text(values[whole].astype(np.int64))
+    rest = ~nan & ~whole
+    out[rest] = [str(v) for v in values[rest]]  # numpy's shortest repr of its own type
+    out[nan] = None
     return out
 
 

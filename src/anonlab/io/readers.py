@@ -16,7 +16,7 @@ import numpy as np
 
 from anonlab._optional import import_optional
 from anonlab._validation import check_columns
-from anonlab.data.labels import factorize
+from anonlab.data.labels import factorize, float_labels
 from anonlab.data.schema import Schema
 from anonlab.data.source import CsvOptions, FileSource, infer_format, read_header
 from anonlab.data.table import EncodedColumn, EncodedTable
@@ -283,18 +283,21 @@ def read_arrow(
         if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
             typed[name] = col  # released as it is when not generalized: numbers stay numbers
         is_float = pa.types.is_floating(col.type)
-        if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
+        if not is_float and not (
+            pa.types.is_string(col.type) or pa.types.is_large_string(col.type)
+        ):
             col = pc.cast(col, pa.string())
-        dict_arr = pc.dictionary_encode(col)
+        dict_arr = pc.dictionary_encode(col)  # (a float column: its distinct numbers)
         if isinstance(dict_arr, pa.ChunkedArray):
             dict_arr = dict_arr.combine_chunks()
-        labels = dict_arr.dictionary.to_pylist()
+        if is_float:  # as every engine writes them (NaN a null)
+            labels = float_labels(dict_arr.dictionary.to_numpy(zero_copy_only=False)).tolist()
+        else:
+            labels = dict_arr.dictionary.to_pylist()
         if strip:
-            labels = [v.strip() for v in labels]
+            labels = [None if v is None else v.strip() for v in labels]
         if markers:
             labels = [None if v in markers else v for v in labels]
-        if is_float:
-            labels = [None if v in ("nan", "NaN", "-nan") else v for v in labels]
         raw = _indices(dict_arr.indices)
         if dict_arr.indices.null_count:
             raw = np.where(_valid(dict_arr.indices), raw, len(labels))

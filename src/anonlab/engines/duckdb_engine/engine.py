@@ -66,6 +66,20 @@ def _q(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
+def _text(column: str, kind: str) -> str:
+    """SQL: the text of ``column`` (an SQL expression of DuckDB type ``kind``) as anonlab's
+    readers write it: a float as :func:`~anonlab.data.labels.float_labels` does (a whole
+    number below 2**53 without ``.0``, NaN a null; DuckDB writes any other double as
+    Python's ``repr``), anything else cast to text."""
+    if kind in ("DOUBLE", "FLOAT"):
+        return (
+            f"CASE WHEN isnan({column}) THEN NULL "
+            f"WHEN abs({column}) < 9007199254740992 AND {column} = floor({column}) "
+            f"THEN CAST(CAST({column} AS BIGINT) AS VARCHAR) ELSE CAST({column} AS VARCHAR) END"
+        )
+    return f"CAST({column} AS VARCHAR)"
+
+
 def _lit(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
@@ -143,6 +157,8 @@ class DuckDBEngine(Engine):
         self.source = source
         names, scan = self._scan(source)
         self._names = names
+        csv_text = isinstance(source, FileSource) and source.format == "csv"
+        self._kinds = dict.fromkeys(names, "VARCHAR") if csv_text else self._kinds_of(scan)
         casts = ", ".join(f"{self._clean(n, source)} AS {_q(n)}" for n in names)
         where = ""
         self._drop_nulls: list[str] = []
@@ -235,8 +251,18 @@ class DuckDBEngine(Engine):
         rel = self.con.sql("SELECT * FROM frame_src LIMIT 0")
         return list(rel.columns), "frame_src"
 
+    def _kinds_of(self, scan: str) -> dict[str, str]:
+        """The DuckDB type of each column of ``scan`` (``"VARCHAR"``, ``"DOUBLE"``, ...)."""
+        rel = self.con.sql(f"SELECT * FROM {scan} LIMIT 0")
+        return {n: str(t) for n, t in zip(rel.columns, rel.types)}
+
+    def _text(self, name: str, alias: str = "") -> str:
+        """SQL: the text of the source's column ``name`` (read through ``alias``, e.g.
+        ``"s."``) as the readers write it (:func:`_text`)."""
+        return _text(f"{alias}{_q(name)}", self._kinds.get(name, "VARCHAR"))
+
     def _clean(self, name: str, source: Any) -> str:
-        expr = f"CAST({_q(name)} AS VARCHAR)"
+        expr = _text(_q(name), self._kinds.get(name, "VARCHAR"))
         if isinstance(source, FileSource) and source.format == "csv":
             opts = source.csv
             if opts.strip:
@@ -564,7 +590,7 @@ class DuckDBEngine(Engine):
         q = plan.quasi_identifiers[j]
         lv = plan.levels[j]
         h = plan.hierarchies[q]
-        value = f"CAST(s.{_q(q)} AS VARCHAR)"
+        value = _text(f"s.{_q(q)}", self._kinds.get(q, "VARCHAR"))
         kind = self._enum_type(q, h)
         by_leaf = {r[0]: r[lv] for r in h.rows()}
         released = [by_leaf[v] for v in self._enum_values(kind)]
@@ -667,7 +693,13 @@ class DuckDBEngine(Engine):
             raise ParameterError(f"Unknown release format {fmt!r}.")
         cols = list(quasi_identifiers)
         wanted = cols + [c for c in sensitive if c not in cols]
-        casts = ", ".join(f"CAST({_q(c)} AS VARCHAR) AS {_q(c)}" for c in wanted)
+        try:
+            kinds = self._kinds_of(scan)
+        except self._duckdb.Error as exc:
+            raise DataFormatError(
+                f"Cannot read the written release back: {_summary(exc)}"
+            ) from None
+        casts = ", ".join(f"{_text(_q(c), kinds.get(c, 'VARCHAR'))} AS {_q(c)}" for c in wanted)
         try:
             self.con.execute(f"CREATE OR REPLACE TEMP VIEW released AS SELECT {casts} FROM {scan}")
         except self._duckdb.Error as exc:
@@ -743,10 +775,10 @@ class DuckDBEngine(Engine):
         pa = import_optional("pyarrow")
         pq = import_optional("pyarrow.parquet")
         keys = [
-            f"enum_code(TRY_CAST(CAST({_q(c)} AS VARCHAR) AS {self._enum_type(c, h)})) NULLS LAST"
+            f"enum_code(TRY_CAST({self._text(c)} AS {self._enum_type(c, h)})) NULLS LAST"
             for c, h in order_by.items()
         ]
-        select = ", ".join(f"CAST({_q(c)} AS VARCHAR) AS {_q(c)}" for c in cols)
+        select = ", ".join(f"{self._text(c)} AS {_q(c)}" for c in cols)
         sorted_path = self._tmp / f"sorted_{next(self._serial)}.parquet"
         self._run(
             f"COPY (SELECT {_q(_ROW)}, {select} FROM {self._kept_rows()} "
@@ -964,7 +996,7 @@ class DuckDBEngine(Engine):
             return n, np.zeros(0, dtype=np.int64), empty, empty
         on = " AND ".join(f"L.{k} IS NOT DISTINCT FROM sp.{k}" for k in keys)
         staged = ", ".join(f"L.{_q(c)} AS {_q('l_' + c)}" for c in plan.replaced)
-        source = ", ".join(f"CAST(r.{_q(c)} AS VARCHAR) AS {_q('s_' + c)}" for c in cols)
+        source = ", ".join(f"{self._text(c, 'r.')} AS {_q('s_' + c)}" for c in cols)
         try:
             table = self.con.sql(
                 f"SELECT sp.cls, {staged}, {source} FROM {labels} L JOIN spanning sp ON {on} "

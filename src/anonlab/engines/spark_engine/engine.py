@@ -389,9 +389,11 @@ class SparkEngine(Engine):
         )
 
     def _clean(self, name: str, kind: str, csv: CsvOptions | None) -> Any:
-        """The text of column ``name`` (of Spark type ``kind``) as anonlab's readers make it:
-        a whole number in a float column without ``.0``, NaN null; a CSV file's markers
-        made null."""
+        """The text of column ``name`` (of Spark type ``kind``) as anonlab's readers make it
+        (:func:`~anonlab.data.labels.float_labels`): a whole number in a float column without
+        ``.0``, NaN null, infinities ``inf``; a CSV file's markers made null. (Other floats
+        below 0.001 or from 10**7 on are written as Java writes them, ``1.0E-5``, where the
+        other engines write ``1e-05``.)"""
         F = self._F
         col = F.col(name)
         expr = col.cast("string")
@@ -400,6 +402,8 @@ class SparkEngine(Engine):
             expr = (
                 F.when(F.isnan(col), F.lit(None))
                 .when(whole, col.cast("long").cast("string"))
+                .when(col == float("inf"), F.lit("inf"))
+                .when(col == float("-inf"), F.lit("-inf"))
                 .otherwise(expr)
             )
         if csv is None:
