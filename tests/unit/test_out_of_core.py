@@ -407,3 +407,62 @@ def test_float_columns_have_one_label_on_every_engine(tmp_path):
     ra, rb, a, b = _both(path, job, tmp_path, ".parquet")
     _same_result(ra, rb)
     _same_release(a, b)
+
+
+def test_times_and_other_types_have_one_label_on_every_engine(tmp_path):
+    """Times and timestamps without a time zone are written with the digits of the fraction
+    of a second they need (Arrow pads them to the unit, DuckDB does not); integers, booleans,
+    dates and decimals read alike."""
+    import datetime
+    import decimal
+
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    stamp = datetime.datetime(2020, 1, 2, 3, 4, 5)
+    table = pa.table(
+        {
+            "s": pa.array([stamp, None], pa.timestamp("s")),
+            "ms": pa.array([stamp.replace(microsecond=120000), stamp], pa.timestamp("ms")),
+            "us": pa.array([stamp.replace(microsecond=123000), stamp], pa.timestamp("us")),
+            "ns": pa.array([1577934245123456789, 1577934245000000000], pa.timestamp("ns")),
+            "t": pa.array([datetime.time(3, 4, 5, 100), datetime.time(3, 4, 5)], pa.time64("us")),
+            "i": pa.array([1, None], pa.int64()),
+            "b": pa.array([True, None]),
+            "d": pa.array([datetime.date(2020, 1, 2), None]),
+            "dec": pa.array([decimal.Decimal("1.50"), None], pa.decimal128(5, 2)),
+        }
+    )
+    path = tmp_path / "types.parquet"
+    pq.write_table(table, path)
+    labels = {
+        engine: [
+            list(anonlab.open_engine(path, engine=engine).class_stats([c]).domains[0])
+            for c in table.column_names
+        ]
+        for engine in ("numpy", "duckdb")
+    }
+    assert labels["numpy"] == labels["duckdb"]
+    assert labels["numpy"][:5] == [
+        ["2020-01-02 03:04:05", None],
+        ["2020-01-02 03:04:05", "2020-01-02 03:04:05.12"],
+        ["2020-01-02 03:04:05", "2020-01-02 03:04:05.123"],
+        ["2020-01-02 03:04:05", "2020-01-02 03:04:05.123456789"],
+        ["03:04:05", "03:04:05.0001"],
+    ]
+
+
+def test_rows_keep_their_positions_through_the_level_tables(tmp_path):
+    """The class of each row and the rows of small classes are in the source's row order
+    on DuckDB too (a join with a level table does not keep the order: Hypothesis found the
+    rows x, x, z with x and y generalized together, where DuckDB gave row 2 the class of z)."""
+    from anonlab import CsvOptions, taxonomy_hierarchy
+
+    path = tmp_path / "r.csv"
+    path.write_text("a,b\nx,p\nx,p\nz,p\n")
+    hier = {"a": taxonomy_hierarchy({"x": ["xy"], "y": ["xy"], "z": ["z"]}, attribute="a")}
+    opts = CsvOptions(na_values=("",))
+    for engine in ("numpy", "duckdb"):
+        eng = anonlab.open_engine(path, engine=engine, csv_options=opts, hierarchies=hier)
+        stats = eng.class_stats(["a"], {"a": 1}, sensitive=["a"], with_rows=True)
+        assert stats.row_class.tolist() == [0, 0, 1], engine
+        assert eng.rows_in_small_classes(["a"], {"a": 1}, 2).tolist() == [2], engine

@@ -8,6 +8,7 @@ integer codes without a Python loop over rows.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -294,6 +295,10 @@ def read_arrow(
             labels = float_labels(dict_arr.dictionary.to_numpy(zero_copy_only=False)).tolist()
         else:
             labels = dict_arr.dictionary.to_pylist()
+        if _clock(pa, table.schema.field(name).type):  # 03:04:05.120000 as 03:04:05.12
+            labels = [
+                None if v is None else _FRACTION_ZEROS.sub(r"\1", v).rstrip(".") for v in labels
+            ]
         if strip:
             labels = [None if v is None else v.strip() for v in labels]
         if markers:
@@ -306,6 +311,19 @@ def read_arrow(
         codes = dcodes[raw.astype(np.int64)] if raw.size else np.zeros(0, np.int32)
         cols.append(EncodedColumn(name, codes, categories))
     return EncodedTable(tuple(cols), schema or Schema(), source, typed, tuple(names))
+
+
+#: The trailing zeros of a time's fraction of a second (and the point, if only zeros follow).
+_FRACTION_ZEROS = re.compile(r"(\.\d*?)0+$")
+
+
+def _clock(pa: Any, kind: Any) -> bool:
+    """Whether values of the Arrow type ``kind`` are written with a fraction of a second
+    that Arrow pads with zeros to the unit (times, timestamps without a time zone), where
+    DuckDB and Spark write only the digits needed."""
+    if pa.types.is_dictionary(kind):
+        kind = kind.value_type
+    return pa.types.is_time(kind) or (pa.types.is_timestamp(kind) and kind.tz is None)
 
 
 def _indices(arr: Any) -> np.ndarray:

@@ -60,6 +60,7 @@ _ROW_GROUP_ROWS = 32_768
 _ROW = "__anonlab_row"
 _KEEP = "__anonlab_keep"
 _BLOCK = "__anonlab_block"
+_RN = "__anonlab_rn"
 
 
 def _q(name: str) -> str:
@@ -308,8 +309,12 @@ class DuckDBEngine(Engine):
         levels: tuple[int, ...],
         extra: Sequence[str] = (),
         view: str = "src",
+        *,
+        numbered: bool = False,
     ) -> str:
-        """SELECT of generalized columns g0..gm (and extra raw columns) from ``view``."""
+        """SELECT of generalized columns g0..gm (and extra raw columns) from ``view``; with
+        ``numbered``, also each row's position in ``view`` (``rn``), taken before the joins
+        with the level tables (which do not keep the rows' order)."""
         sel, joins = [], []
         for j, (col, lv) in enumerate(zip(columns, levels)):
             if lv == 0:
@@ -321,7 +326,11 @@ class DuckDBEngine(Engine):
         sel.extend(f"{view}.{_q(c)} AS x{i}" for i, c in enumerate(extra))
         if not sel:
             sel = ["1 AS one"]
-        return f"SELECT {', '.join(sel)} FROM {view} {' '.join(joins)}"
+        source = view
+        if numbered:
+            sel.append(f"{view}.{_q(_RN)} AS rn")
+            source = f"(SELECT *, row_number() OVER () AS {_q(_RN)} FROM {view}) AS {view}"
+        return f"SELECT {', '.join(sel)} FROM {source} {' '.join(joins)}"
 
     @property
     def n_rows(self) -> int:
@@ -426,9 +435,9 @@ class DuckDBEngine(Engine):
             )
         row_class = None
         if with_rows:
+            numbered = self._base(cols, lv, [], view, numbered=True)
             res = self._run(
-                f"SELECT c.cid FROM (SELECT *, row_number() OVER () AS rn FROM ({base})) b "
-                f"JOIN cls c ON {on} ORDER BY b.rn"
+                f"SELECT c.cid FROM ({numbered}) b JOIN cls c ON {on} ORDER BY b.rn"
             ).fetchnumpy()
             row_class = np.asarray(res["cid"], dtype=np.int64)
         n_rows = self._n_rows if view == "src" else int(sizes.sum())
@@ -446,14 +455,14 @@ class DuckDBEngine(Engine):
     def rows_in_small_classes(
         self, columns: Sequence[str], levels: Levels | None, k: int
     ) -> npt.NDArray[np.int64]:
-        """Return row positions in classes smaller than ``k`` with a window count."""
+        """Return row positions in classes smaller than ``k`` with a window count (each
+        row numbered before the joins with the level tables, which do not keep the order)."""
         cols = list(columns)
         lv = self.validate(cols, levels)
         part = ", ".join(f"g{j}" for j in range(len(cols))) or "1"
         res = self._run(
-            f"SELECT rn FROM (SELECT rn, count(*) OVER (PARTITION BY {part}) AS c FROM "
-            f"(SELECT *, row_number() OVER () - 1 AS rn FROM ({self._base(cols, lv)}))) "
-            f"WHERE c < {int(k)} ORDER BY rn"
+            f"SELECT rn - 1 AS rn FROM (SELECT rn, count(*) OVER (PARTITION BY {part}) AS c "
+            f"FROM ({self._base(cols, lv, numbered=True)})) WHERE c < {int(k)} ORDER BY rn"
         ).fetchnumpy()
         return np.asarray(res["rn"], dtype=np.int64)
 
