@@ -466,3 +466,17 @@ def test_rows_keep_their_positions_through_the_level_tables(tmp_path):
         stats = eng.class_stats(["a"], {"a": 1}, sensitive=["a"], with_rows=True)
         assert stats.row_class.tolist() == [0, 0, 1], engine
         assert eng.rows_in_small_classes(["a"], {"a": 1}, 2).tolist() == [2], engine
+
+
+def test_duckdb_takes_an_encoded_table_and_names_what_it_takes():
+    table = EncodedTable.from_rows([("x", "p"), (None, "p"), ("x", "q")], ["a", "b"])
+    eng = anonlab.open_engine(table, engine="duckdb")
+    assert (
+        eng.class_stats(["a", "b"]).canonical()
+        == anonlab.open_engine(table).class_stats(["a", "b"]).canonical()
+    )
+    with pytest.raises(InputError, match="takes a path, a FileSource, an EncodedTable"):
+        anonlab.open_engine([("x", "p")], engine="duckdb")
+    weighted = dataclasses.replace(table, weights=np.array([1, 2, 3]))
+    with pytest.raises(InputError, match="frequency set"):
+        anonlab.open_engine(weighted, engine="duckdb")

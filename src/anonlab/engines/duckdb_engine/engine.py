@@ -247,10 +247,35 @@ class DuckDBEngine(Engine):
                 f"null_padding = false{_encoding(opts.encoding)})"
             )
             return names, scan
-        # in-memory frames: pyarrow Table, pandas or polars DataFrame
+        # in-memory frames: pyarrow Table, pandas or polars DataFrame (an EncodedTable as text)
+        source = self._frame(source)
         self.con.register("frame_src", source)
         rel = self.con.sql("SELECT * FROM frame_src LIMIT 0")
         return list(rel.columns), "frame_src"
+
+    def _frame(self, source: Any) -> Any:
+        """An in-memory table DuckDB can scan: an EncodedTable's columns as text; an Arrow
+        table or a pandas or polars frame as it is."""
+        if isinstance(source, EncodedTable):
+            if source.weights is not None:
+                raise InputError(
+                    "The DuckDB engine reads rows; a frequency set (an EncodedTable with "
+                    "weights) is read by the numpy engine."
+                )
+            pa = import_optional("pyarrow")
+            arrays = [  # a null category is None: taking it gives a null
+                pa.array(source.column(n).categories.tolist(), type=pa.string()).take(
+                    pa.array(source.column(n).codes)
+                )
+                for n in source.names
+            ]
+            return pa.table(arrays, names=list(source.names))
+        if hasattr(source, "to_arrow") or hasattr(source, "iloc") or hasattr(source, "schema"):
+            return source  # polars, pandas, Arrow
+        raise InputError(
+            "The DuckDB engine takes a path, a FileSource, an EncodedTable, an Arrow table or "
+            f"a pandas/polars frame; got {type(source).__name__}."
+        )
 
     def _kinds_of(self, scan: str) -> dict[str, str]:
         """The DuckDB type of each column of ``scan`` (``"VARCHAR"``, ``"DOUBLE"``, ...)."""
@@ -322,7 +347,12 @@ class DuckDBEngine(Engine):
             else:
                 t = self._level_table(col, lv)
                 joins.append(f"LEFT JOIN {t} AS t{j} ON {view}.{_q(col)} = t{j}.leaf")
-                sel.append(f"t{j}.label AS g{j}")
+                h = self.hierarchies[col]
+                top = h.level_labels(lv)
+                if lv == h.height and top.size == 1:  # at the root a null is generalized too
+                    sel.append(f"coalesce(t{j}.label, {_lit(str(top[0]))}) AS g{j}")
+                else:
+                    sel.append(f"t{j}.label AS g{j}")
         sel.extend(f"{view}.{_q(c)} AS x{i}" for i, c in enumerate(extra))
         if not sel:
             sel = ["1 AS one"]
