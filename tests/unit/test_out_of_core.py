@@ -392,7 +392,17 @@ def test_float_columns_have_one_label_on_every_engine(tmp_path):
         assert stats.sizes.tolist() == [2, 1, 1, 1, 1, 1, 1, 2], engine
         assert list(stats.sensitive["g"].values) == ["0", "1"], engine
     ages = [34.0, 34.0, 35.0, 35.0, 36.0, None, 36.0, 37.0, 37.0, 34.0] * 3
-    pq.write_table(pa.table({"age": pa.array(ages), "score": pa.array([0.5, 1.0, 1.5] * 10)}), path)
+    other = [1.0, 2.0, float("nan")] * 10  # copied: as its labels in CSV (1 for 1.0)
+    pq.write_table(
+        pa.table(
+            {
+                "age": pa.array(ages),
+                "score": pa.array([0.5, 1.0, 1.5] * 10),
+                "w": pa.array(other),
+            }
+        ),
+        path,
+    )
     hierarchy = tmp_path / "age.csv"
     hierarchy.write_text("34;30-34;*\n35;35-39;*\n36;35-39;*\n37;35-39;*\n")
     job = {
@@ -404,9 +414,13 @@ def test_float_columns_have_one_label_on_every_engine(tmp_path):
         ],
         "metric": "loss",
     }
-    ra, rb, a, b = _both(path, job, tmp_path, ".parquet")
-    _same_result(ra, rb)
-    _same_release(a, b)
+    for suffix in (".parquet", ".csv"):
+        ra, rb, a, b = _both(path, job, tmp_path, suffix)
+        _same_result(ra, rb)
+        _same_release(a, b)
+    assert [r[1:] for r in _rows(tmp_path / "numpy.csv")[1:4]] == [
+        ("0.5", "1"), ("1", "2"), ("1.5", None),
+    ]  # fmt: skip
 
 
 def test_times_and_other_types_have_one_label_on_every_engine(tmp_path):

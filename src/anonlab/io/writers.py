@@ -13,6 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from anonlab._optional import import_optional
+from anonlab.data.labels import float_labels
 from anonlab.data.table import LabelColumns
 from anonlab.io.atomic import atomic_write, output_format
 
@@ -23,6 +24,18 @@ def _labels_array(pa: Any, codes: npt.NDArray[np.int32], cats: npt.NDArray[np.ob
     """Text array of ``cats[codes]``, gathered by Arrow (no Python object per row)."""
     dictionary = pa.array(cats, type=pa.string(), from_pandas=False)
     return dictionary.take(pa.array(codes, type=pa.int32()))
+
+
+def _float_text(pa: Any, values: Any) -> Any:
+    """A float column as the text of its labels (:func:`~anonlab.data.labels.float_labels`:
+    ``1`` for ``1.0``, NaN empty), as every engine writes it to CSV; each distinct value is
+    written once."""
+    pc = import_optional("pyarrow.compute")
+    encoded = pc.dictionary_encode(values)
+    if isinstance(encoded, pa.ChunkedArray):
+        encoded = encoded.combine_chunks()
+    labels = float_labels(encoded.dictionary.to_numpy(zero_copy_only=False))
+    return pa.array(labels.tolist(), type=pa.string()).take(encoded.indices)
 
 
 def _arrow_table(columns: Mapping[str, Any], fmt: str) -> Any:
@@ -38,6 +51,8 @@ def _arrow_table(columns: Mapping[str, Any], fmt: str) -> Any:
                     None if v is None else json.dumps(v, default=str) for v in typed.to_pylist()
                 ]
                 typed = pa.array(values, type=pa.string())
+            elif fmt != "parquet" and pa.types.is_floating(typed.type):
+                typed = _float_text(pa, typed)
             arrays.append(typed)
         elif isinstance(columns, LabelColumns):
             arrays.append(_labels_array(pa, *columns.encoded(name)))

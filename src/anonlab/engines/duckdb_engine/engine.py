@@ -61,6 +61,7 @@ _ROW = "__anonlab_row"
 _KEEP = "__anonlab_keep"
 _BLOCK = "__anonlab_block"
 _RN = "__anonlab_rn"
+_FLOATS = ("DOUBLE", "FLOAT")
 
 
 def _q(name: str) -> str:
@@ -72,11 +73,12 @@ def _text(column: str, kind: str) -> str:
     readers write it: a float as :func:`~anonlab.data.labels.float_labels` does (a whole
     number below 2**53 without ``.0``, NaN a null; DuckDB writes any other double as
     Python's ``repr``), anything else cast to text."""
-    if kind in ("DOUBLE", "FLOAT"):
+    if kind in _FLOATS:
         return (
             f"CASE WHEN isnan({column}) THEN NULL "
             f"WHEN abs({column}) < 9007199254740992 AND {column} = floor({column}) "
-            f"THEN CAST(CAST({column} AS BIGINT) AS VARCHAR) ELSE CAST({column} AS VARCHAR) END"
+            # (TRY_CAST: DuckDB may evaluate a branch on rows the CASE does not give it)
+            f"THEN CAST(TRY_CAST({column} AS BIGINT) AS VARCHAR) ELSE CAST({column} AS VARCHAR) END"
         )
     return f"CAST({column} AS VARCHAR)"
 
@@ -286,6 +288,14 @@ class DuckDBEngine(Engine):
         """SQL: the text of the source's column ``name`` (read through ``alias``, e.g.
         ``"s."``) as the readers write it (:func:`_text`)."""
         return _text(f"{alias}{_q(name)}", self._kinds.get(name, "VARCHAR"))
+
+    def _copied(self, name: str, fmt: str) -> str:
+        """SQL of a column a release copies from the source (``s``): as it is, but a float
+        column in a CSV release as its labels are written (``1`` for ``1.0``, as the numpy
+        engine writes it; Parquet keeps the type)."""
+        if fmt != "parquet" and self._kinds.get(name) in _FLOATS:
+            return self._text(name, "s.")
+        return f"s.{_q(name)}"
 
     def _clean(self, name: str, source: Any) -> str:
         expr = _text(_q(name), self._kinds.get(name, "VARCHAR"))
@@ -581,7 +591,7 @@ class DuckDBEngine(Engine):
                     expr = f"CASE WHEN {flag} THEN '*' ELSE {expr} END"
                 select.append(f"{expr} AS {_q(c)}")
             else:
-                select.append(f"s.{_q(c)} AS {_q(c)}")
+                select.append(f"{self._copied(c, fmt)} AS {_q(c)}")
         where = [f"s.{_q(c)} IS NOT NULL" for c in self._drop_nulls]
         if flag is not None and not plan.mask_suppressed:
             where.append(f"NOT {flag}")
@@ -948,7 +958,7 @@ class DuckDBEngine(Engine):
                 if plan.mask_suppressed and c in plan.masked:
                     expr = f"CASE WHEN L.{_q(_KEEP)} THEN {expr} ELSE '*' END"
             else:
-                expr = f"s.{_q(c)}"
+                expr = self._copied(c, fmt)
             if i == 0:  # every row checks that its label is its own
                 expr = (
                     f"CASE WHEN s.{_q(_ROW)} IS DISTINCT FROM L.{_q(_ROW)} THEN "

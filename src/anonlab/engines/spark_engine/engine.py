@@ -396,16 +396,7 @@ class SparkEngine(Engine):
         other engines write ``1e-05``.)"""
         F = self._F
         col = F.col(name)
-        expr = col.cast("string")
-        if kind in ("double", "float"):
-            whole = (F.abs(col) < 2.0**53) & (col == F.floor(col))
-            expr = (
-                F.when(F.isnan(col), F.lit(None))
-                .when(whole, col.cast("long").cast("string"))
-                .when(col == float("inf"), F.lit("inf"))
-                .when(col == float("-inf"), F.lit("-inf"))
-                .otherwise(expr)
-            )
+        expr = self._float_text(col) if kind in ("double", "float") else col.cast("string")
         if csv is None:
             return expr
         if "" not in csv.na_values:
@@ -416,6 +407,18 @@ class SparkEngine(Engine):
         if csv.na_values:
             expr = F.when(expr.isin(list(csv.na_values)), F.lit(None)).otherwise(expr)
         return expr
+
+    def _float_text(self, col: Any) -> Any:
+        """The text of a float column ``col`` as :meth:`_clean` writes it."""
+        F = self._F
+        whole = (F.abs(col) < 2.0**53) & (col == F.floor(col))
+        return (
+            F.when(F.isnan(col), F.lit(None))
+            .when(whole, col.cast("long").cast("string"))
+            .when(col == float("inf"), F.lit("inf"))
+            .when(col == float("-inf"), F.lit("-inf"))
+            .otherwise(col.cast("string"))
+        )
 
     def _guard(self, action: Callable[[], Any]) -> Any:
         """Run a Spark call; a failure to read the data becomes one-line DataFormatError."""
@@ -1014,6 +1017,15 @@ class SparkEngine(Engine):
         if fmt not in _FORMATS:
             raise ParameterError(f"Unknown release format {fmt!r}; use {', '.join(_FORMATS)}.")
         frame = self.release_frame(plan)
+        if fmt in ("csv", "csv.gz"):  # a float column copied as its labels (1 for 1.0)
+            kinds = dict(frame.dtypes)
+            named = {c: frame["`" + c.replace("`", "``") + "`"] for c in frame.columns}
+            frame = frame.select(
+                *[
+                    self._float_text(col).alias(c) if kinds[c] in ("double", "float") else col
+                    for c, col in named.items()
+                ]
+            )
         target = Path(path)
         if fmt == PARQUET_DATASET:
             self._guard(
