@@ -494,3 +494,20 @@ def test_duckdb_takes_an_encoded_table_and_names_what_it_takes():
     weighted = dataclasses.replace(table, weights=np.array([1, 2, 3]))
     with pytest.raises(InputError, match="frequency set"):
         anonlab.open_engine(weighted, engine="duckdb")
+
+
+def test_a_nan_is_a_missing_value_for_drop_missing_on_duckdb(tmp_path):
+    """With ``drop_missing``, the rows the DuckDB engine writes and streams are those its
+    questions see: a float column's NaN is missing like a null."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    from anonlab import flat_hierarchy
+    from anonlab.engines.base import ReleasePlan
+
+    src = tmp_path / "d.parquet"
+    pq.write_table(pa.table({"f": [1.0, float("nan"), 2.0, None, 1.0], "g": list("abcde")}), src)
+    eng = anonlab.open_engine(src, engine="duckdb", drop_missing=["f"])
+    assert eng.n_rows == 3
+    plan = ReleasePlan(("g", "f"), ("g",), (0,), {"g": flat_hierarchy(list("abcde"))})
+    assert eng.write_release(plan, tmp_path / "r.csv", fmt="csv") == 3
+    assert [r[1] for r in _rows(tmp_path / "r.csv")[1:]] == ["1", "2", "1"]

@@ -592,7 +592,7 @@ class DuckDBEngine(Engine):
                 select.append(f"{expr} AS {_q(c)}")
             else:
                 select.append(f"{self._copied(c, fmt)} AS {_q(c)}")
-        where = [f"s.{_q(c)} IS NOT NULL" for c in self._drop_nulls]
+        where = [f"{self._text(c, 's.')} IS NOT NULL" for c in self._drop_nulls]
         if flag is not None and not plan.mask_suppressed:
             where.append(f"NOT {flag}")
         view = f"release_lists_{next(self._serial)}"
@@ -794,7 +794,8 @@ class DuckDBEngine(Engine):
 
     def _kept_rows(self) -> str:
         """SQL of the numbered rows the engine keeps (after ``drop_nulls``)."""
-        where = " AND ".join(f"{_q(c)} IS NOT NULL" for c in self._drop_nulls)
+        # (a float's NaN is a null, as in the rows the questions see)
+        where = " AND ".join(f"{self._text(c)} IS NOT NULL" for c in self._drop_nulls)
         return f"(SELECT * FROM {self._numbered()}{' WHERE ' + where if where else ''})"
 
     def partitions(
