@@ -271,19 +271,9 @@ def main() -> None:
         if r["engine"] != "duckdb" or "total_s" not in r:
             continue
         if r["rows"] in GOALS_S:
-            goals[f"duckdb_{label(r['rows'])}_time"] = {
-                "value": r["total_s"],
-                "goal": GOALS_S[r["rows"]],
-                "pass": r["total_s"] < GOALS_S[r["rows"]],
-            }
-        goals[f"duckdb_{label(r['rows'])}_rss"] = {
-            "value": r["peak_rss_mib"],
-            "goal": GOAL_RSS_MIB,
-            "pass": r["peak_rss_mib"] < GOAL_RSS_MIB,
-        }
-    print("\nGoals")
-    for name, g in goals.items():
-        print(f"  {common.verdict(g['pass'])}  {name}: {g['value']:,.1f} (goal {g['goal']:,})")
+            goals[f"duckdb_{label(r['rows'])}_time"] = common.goal(r["total_s"], GOALS_S[r["rows"]])
+        goals[f"duckdb_{label(r['rows'])}_rss"] = common.goal(r["peak_rss_mib"], GOAL_RSS_MIB)
+    common.print_goals(goals)
     if len(answers) > 1:
         print(f"engines disagree at {label(sizes[0])} rows: {answers}")
     path = common.write_results(

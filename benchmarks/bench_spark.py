@@ -361,19 +361,13 @@ def main_anonymize(sizes: list[int], engines: list[str], repeat: int, name: str)
             if spark is None:
                 continue
             if "ratio_of_medians" in spark and parse_size(size) >= GOAL_RATIO_FROM:
-                goals[f"{which}_{size}_ratio"] = {
-                    "value": spark["ratio_of_medians"],
-                    "goal": GOAL_RATIO,
-                    "pass": spark["ratio_of_medians"] <= GOAL_RATIO,
-                }
-            goals[f"{which}_{size}_tree_rss"] = {
-                "value": spark["peak_tree_rss_mib"],
-                "goal": GOAL_TREE_MIB,
-                "pass": spark["peak_tree_rss_mib"] < GOAL_TREE_MIB,
-            }
-    print("\nGoals")
-    for goal, g in goals.items():
-        print(f"  {common.verdict(g['pass'])}  {goal}: {g['value']:,.2f} (goal {g['goal']:,})")
+                goals[f"{which}_{size}_ratio"] = common.goal(
+                    spark["ratio_of_medians"], GOAL_RATIO, inclusive=True
+                )
+            goals[f"{which}_{size}_tree_rss"] = common.goal(
+                spark["peak_tree_rss_mib"], GOAL_TREE_MIB
+            )
+    common.print_goals(goals, digits=2)
     answers = {
         label(n): len(
             {

@@ -257,6 +257,19 @@ def verdict(ok: bool) -> str:
     return "PASS" if ok else "FAIL"
 
 
+def goal(value: float, limit: float, *, inclusive: bool = False) -> dict[str, Any]:
+    """A goal's record: the value, the limit and whether the value is under it (or at it,
+    with ``inclusive``)."""
+    return {"value": value, "goal": limit, "pass": value <= limit if inclusive else value < limit}
+
+
+def print_goals(goals: dict[str, dict[str, Any]], digits: int = 1) -> None:
+    """Print each goal (see :func:`goal`) with its verdict."""
+    print("\nGoals")
+    for name, g in goals.items():
+        print(f"  {verdict(g['pass'])}  {name}: {g['value']:,.{digits}f} (goal {g['goal']:,})")
+
+
 def run_json_child(cmd: list[str]) -> dict[str, Any]:
     """Run a benchmark's child process; return the JSON of its last stdout line, timed.
 
