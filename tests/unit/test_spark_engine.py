@@ -217,6 +217,29 @@ def test_parquet_with_typed_columns_matches_numpy(spark, tmp_path):
         sp.class_sizes(["l"])
 
 
+def test_float_labels_are_laid_out_as_python_writes_them(spark, tmp_path):
+    """Java writes floats below 0.001 and from 10**7 on in scientific notation (``1.0E-5``),
+    Python below 0.0001 and from 10**16 on (``1e-05``): Spark's labels take Python's layout,
+    so a value has one label (and one hierarchy entry) on every engine."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    from anonlab.data.labels import float_labels
+
+    values = [
+        1.5e-5, -2.5e-7, 1e-100, 1e-4, 0.00012, -0.00015, 0.0009, 0.001, 2.5, 1234567.5,
+        12345678.5, -123456789012.25, 1e15 + 0.5, 9007199254740994.0, 1e20, 1.5e16, 1e100,
+    ]  # fmt: skip
+    path = tmp_path / "f.parquet"
+    pq.write_table(pa.table({"f": pa.array(values)}), path)
+    expected = float_labels(np.array(values))
+    assert expected[[0, 4, 10, 13]].tolist() == [
+        "1.5e-05", "0.00012", "12345678.5", "9007199254740994.0",
+    ]  # fmt: skip
+    sp = open_engine(path, engine="spark").class_stats(["f"])
+    assert sorted(sp.domains[0]) == sorted(expected.tolist())
+    _same_stats(open_engine(path).class_stats(["f"]), sp)
+
+
 # ---------------------------------------------------------------------- diagnosis
 @pytest.mark.parametrize(
     "question",

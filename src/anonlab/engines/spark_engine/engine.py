@@ -391,9 +391,8 @@ class SparkEngine(Engine):
     def _clean(self, name: str, kind: str, csv: CsvOptions | None) -> Any:
         """The text of column ``name`` (of Spark type ``kind``) as anonlab's readers make it
         (:func:`~anonlab.data.labels.float_labels`): a whole number in a float column without
-        ``.0``, NaN null, infinities ``inf``; a CSV file's markers made null. (Other floats
-        below 0.001 or from 10**7 on are written as Java writes them, ``1.0E-5``, where the
-        other engines write ``1e-05``.)"""
+        ``.0``, NaN null, infinities ``inf``, other numbers laid out as Python writes them
+        (:meth:`_float_text`); a CSV file's markers made null."""
         F = self._F
         col = F.col(name)
         expr = self._float_text(col) if kind in ("double", "float") else col.cast("string")
@@ -409,15 +408,57 @@ class SparkEngine(Engine):
         return expr
 
     def _float_text(self, col: Any) -> Any:
-        """The text of a float column ``col`` as :meth:`_clean` writes it."""
+        """The text of a float column ``col`` as :meth:`_clean` writes it
+        (:func:`~anonlab.data.labels.float_labels`).
+
+        Java writes a number in scientific notation below 0.001 and from 10**7 on
+        (``1.0E-5``, ``1.23456785E7``), Python below 0.0001 and from 10**16 on (``1e-05``,
+        ``1e+16``): the digits Java gives are laid out as Python lays them out
+        (``12345678.5``, ``0.00012``, ``1.5e+16``). Both write the shortest digits that
+        read back as the number; Java 17 gives a few numbers more digits than that
+        (``4.9E-324`` for ``5e-324``), which stay as Java gives them.
+        """
         F = self._F
         whole = (F.abs(col) < 2.0**53) & (col == F.floor(col))
+        text = col.cast("string")
+        sci = r"^(-?)(\d)\.(\d+)E(-?\d+)$"
+        sign, first, rest, exp = (F.regexp_extract(text, sci, i) for i in (1, 2, 3, 4))
+        rest = F.when(rest == "0", F.lit("")).otherwise(rest)  # "1.0E-5": the digit 1 only
+        digits = F.concat(first, rest)
+        e = exp.cast("int")
+        n = F.length(digits)
+        python = (
+            F.when(
+                (e >= -4) & (e < 0),
+                F.concat(sign, F.lit("0."), F.repeat(F.lit("0"), -e - 1), digits),
+            )
+            .when(  # 10**7 <= |x| < 10**16 (e >= 7): the point inside the digits, or ".0"
+                (e >= 0) & (e < 16) & (n > e + 1),
+                F.concat(sign, digits.substr(F.lit(1), e + 1), F.lit("."), digits.substr(e + 2, n)),
+            )
+            .when(
+                (e >= 0) & (e < 16),
+                F.concat(sign, digits, F.repeat(F.lit("0"), e + 1 - n), F.lit(".0")),
+            )
+            .otherwise(
+                F.concat(
+                    sign,
+                    first,
+                    F.when(rest == "", F.lit("")).otherwise(F.concat(F.lit("."), rest)),
+                    F.lit("e"),
+                    F.when(e < 0, F.lit("-")).otherwise(F.lit("+")),
+                    F.when(F.abs(e) < 10, F.lit("0")).otherwise(F.lit("")),  # e-05, e+100
+                    F.abs(e).cast("string"),
+                )
+            )
+        )
         return (
             F.when(F.isnan(col), F.lit(None))
             .when(whole, col.cast("long").cast("string"))
             .when(col == float("inf"), F.lit("inf"))
             .when(col == float("-inf"), F.lit("-inf"))
-            .otherwise(col.cast("string"))
+            .when(text.contains("E"), python)
+            .otherwise(text)
         )
 
     def _guard(self, action: Callable[[], Any]) -> Any:
