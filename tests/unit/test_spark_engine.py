@@ -238,6 +238,13 @@ def test_float_labels_are_laid_out_as_python_writes_them(spark, tmp_path):
     sp = open_engine(path, engine="spark").class_stats(["f"])
     assert sorted(sp.domains[0]) == sorted(expected.tolist())
     _same_stats(open_engine(path).class_stats(["f"]), sp)
+    # 32-bit floats: numpy writes 1000000.5 as 1.0000005e+06, Spark and float_labels do not
+    single = np.array([1000000.5, 2000000.25, 123456.7, 9.5e-5, 1.5e-5, 0.00012], np.float32)
+    pq.write_table(pa.table({"f": pa.array(single)}), path)
+    assert float_labels(single)[:2].tolist() == ["1000000.5", "2000000.2"]
+    _same_stats(
+        open_engine(path).class_stats(["f"]), open_engine(path, engine="spark").class_stats(["f"])
+    )
 
 
 # ---------------------------------------------------------------------- diagnosis

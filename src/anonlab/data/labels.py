@@ -33,7 +33,9 @@ def float_labels(values: npt.NDArray[np.floating]) -> npt.NDArray[np.object_]:
     """The label of each float: a whole number below ``2**53`` as an integer (``1.0`` is
     ``"1"``, ``-0.0`` is ``"0"``), NaN a null (``None``), any other value its shortest
     round-trip text in its own precision (``"2.5"``, ``"1e-05"``, ``"1e+16"``, ``"inf"``:
-    Python's ``repr`` for 64-bit floats).
+    Python's ``repr`` for 64-bit floats), in scientific notation below ``1e-4`` and from
+    ``1e16`` on whatever the precision (numpy writes a 32-bit ``1000000.5`` as
+    ``1.0000005e+06``; DuckDB and Spark, as this function, ``1000000.5``).
 
     Every engine writes a float column's values this way, so that a value has one label
     whichever engine reads it (DuckDB's cast of a double to text is the same ``repr``).
@@ -50,9 +52,17 @@ def float_labels(values: npt.NDArray[np.floating]) -> npt.NDArray[np.object_]:
         whole = ~nan & (np.abs(values) < _WHOLE_BELOW) & (values == np.floor(values))
     out[whole] = as_text(values[whole].astype(np.int64))
     rest = ~nan & ~whole
-    out[rest] = [str(v) for v in values[rest]]  # numpy's shortest repr of its own type
+    out[rest] = [_shortest(v) for v in values[rest]]
     out[nan] = None
     return out
+
+
+def _shortest(value: np.floating) -> str:
+    """The shortest round-trip text of a float in its own precision, positional from
+    ``1e-4`` to below ``1e16`` (numpy's ``str``, but for a 32-bit float from ``1e6`` on)."""
+    if value.dtype != np.float64 and 1e-4 <= abs(value) < 1e16:
+        return np.format_float_positional(value, unique=True, trim="0")
+    return str(value)
 
 
 def _as_numbers(labels: npt.NDArray[np.object_]) -> npt.NDArray[np.float64] | None:
