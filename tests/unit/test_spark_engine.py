@@ -318,6 +318,27 @@ def test_frequency_set_and_distinct_counts_equal_numpy(spark, figure2):
     assert sp.distinct_counts(["V", "Y"]) == {"V": 3, "Y": 2}
 
 
+def test_a_csv_release_with_removed_rows_is_written_in_one_pass(spark, tmp_path):
+    """Spark's CSV parts do not tell their rows: with rows removed, ``write_release`` leaves
+    the count to the re-check (None) instead of running the release a second time."""
+    from anonlab import flat_hierarchy
+    from anonlab.engines.base import ReleasePlan
+
+    pd = pytest.importorskip("pandas")
+    src = tmp_path / "d.parquet"
+    pd.DataFrame({"g": list("aabbc"), "w": [1, 2, 3, 4, 5]}).to_parquet(src, index=False)
+    eng = open_engine(src, engine="spark")
+    h = {"g": flat_hierarchy(list("abc"))}
+    removed = ReleasePlan(("g", "w"), ("g",), (0,), h, suppressed=(("c",),))
+    assert eng.write_release(removed, tmp_path / "r.csv", fmt="csv") is None
+    assert _fields(tmp_path / "r.csv")[1:] == [["a", "1"], ["a", "2"], ["b", "3"], ["b", "4"]]
+    stats = eng.release_stats(tmp_path / "r.csv", fmt="csv", quasi_identifiers=["g"])
+    assert stats.n_rows == 4
+    masked = ReleasePlan(("g", "w"), ("g",), (0,), h, (("c",),), mask_suppressed=True)
+    assert eng.write_release(masked, tmp_path / "m.csv", fmt="csv") == 5
+    assert eng.write_release(removed, tmp_path / "r.parquet", fmt="parquet") == 4
+
+
 def _fields(path: Path) -> list[list[str]]:
     with path.open(newline="", encoding="utf-8") as fh:
         return list(csv.reader(fh))

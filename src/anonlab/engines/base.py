@@ -226,7 +226,7 @@ class Engine:
         *,
         fmt: str,
         separator: str = ",",
-    ) -> int:
+    ) -> int | None:
         """Write the release ``plan`` describes to ``path``, streaming the rows.
 
         Parameters
@@ -243,8 +243,10 @@ class Engine:
 
         Returns
         -------
-        int
-            The rows written.
+        int or None
+            The rows written, or None when only another pass over the data would count
+            them (the re-check, :meth:`release_stats`, reads the written file and counts
+            its rows in any case).
         """
         raise self._no_release("write releases")
 

@@ -1038,7 +1038,7 @@ class SparkEngine(Engine):
         *,
         fmt: str,
         separator: str = ",",
-    ) -> int:
+    ) -> int | None:
         """Write the release ``plan`` describes to the file ``path`` (see
         :meth:`Engine.write_release`).
 
@@ -1073,7 +1073,7 @@ class SparkEngine(Engine):
                 lambda: frame.write.mode("errorifexists").parquet(target.resolve().as_uri())
             )
             pq = import_optional("pyarrow.parquet")
-            return sum(pq.read_metadata(part).num_rows for part in target.glob("part-*"))
+            return int(sum(pq.read_metadata(part).num_rows for part in target.glob("part-*")))
         folder = Path(tempfile.mkdtemp(prefix="anonlab-spark-", dir=target.parent))
         parts = folder / "parts"
         try:
@@ -1103,9 +1103,9 @@ class SparkEngine(Engine):
             )
         finally:
             shutil.rmtree(folder, ignore_errors=True)
-        if rows is None:  # CSV parts: count what was kept
-            removed = bool(plan.suppressed) and not plan.mask_suppressed
-            rows = int(self._guard(frame.count)) if removed else self.n_rows
+        if rows is None and not (plan.suppressed and not plan.mask_suppressed):
+            rows = self.n_rows  # CSV parts, every row kept (with rows removed, counting
+            # them would run the release again: the re-check counts the written file)
         return rows
 
     def release_stats(
