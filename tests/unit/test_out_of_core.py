@@ -368,6 +368,53 @@ def test_many_suppressed_classes_are_found_by_a_join(tmp_path, monkeypatch):
     _same_release(a, b, ordered=False)
 
 
+def test_timestamps_with_a_zone_have_one_label_on_every_engine_and_machine(tmp_path):
+    """A timestamp with a time zone is labelled as its instant in UTC with ``+00:00``,
+    whatever its zone and whatever the session's (DuckDB printed it in the machine's zone,
+    Arrow in the column's), times and timestamps with the digits of the second they need;
+    a CSV release copies such columns as their labels on both engines."""
+    pa = pytest.importorskip("pyarrow")
+    from tests.support.times import ZONED_LABELS as expected
+    from tests.support.times import times_parquet
+
+    path = times_parquet(
+        tmp_path / "times.parquet",
+        4,
+        when=pa.timestamp("us", tz="Europe/Berlin"),
+        utc=pa.timestamp("ms", tz="UTC"),
+        naive=pa.timestamp("ns"),
+        clock=pa.time64("us"),
+    )
+    duck = anonlab.open_engine(path, engine="duckdb")
+    duck.con.execute("SET TimeZone = 'Asia/Tokyo'")  # a machine in another zone
+    for eng in (anonlab.open_engine(path), duck):
+        stats = eng.class_stats(["when", "utc", "naive", "clock"])
+        assert [list(d) for d in stats.domains] == [
+            expected,
+            expected,
+            ["2020-01-01 12:30:05.12", "2021-06-01 00:00:00", None],
+            ["00:00:00", "12:30:05.12", None],
+        ]
+    hierarchy = tmp_path / "when.csv"
+    hierarchy.write_text("".join(f"{v};*\n" for v in expected[:2]))
+    job = {
+        "quasi_identifiers": {"when": {"hierarchy": str(hierarchy)}},
+        "models": [{"k_anonymity": {"k": 2}}],
+        "metric": "loss",
+    }
+    for suffix in (".csv", ".parquet"):
+        ra, rb, a, b = _both(path, job, tmp_path, suffix)
+        _same_result(ra, rb)
+        _same_release(a, b)
+    assert _rows(tmp_path / "numpy.csv")[1] == (
+        "a",
+        "2020-01-01 12:30:05.12+00:00",
+        "2020-01-01 12:30:05.12+00:00",
+        "2020-01-01 12:30:05.12",
+        "12:30:05.12",
+    )
+
+
 def test_float_columns_have_one_label_on_every_engine(tmp_path):
     """A typed Parquet float column (a pandas integer column with nulls is one) reads the same
     on both engines: whole numbers without ``.0`` (so a hierarchy written for ``34`` covers

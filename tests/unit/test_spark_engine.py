@@ -247,6 +247,38 @@ def test_float_labels_are_laid_out_as_python_writes_them(spark, tmp_path):
     )
 
 
+def test_timestamps_are_labelled_in_utc_whatever_the_session_zone(spark, tmp_path):
+    """A timestamp with a time zone is labelled as its instant in UTC with ``+00:00`` (as
+    numpy and DuckDB label it), not in the session's time zone; a naive one as it is. A CSV
+    release copies both as numpy writes them (Spark's CSV writer would write ``T`` and the
+    session's zone)."""
+    from anonlab.api import anonymize
+    from tests.support.times import ZONED_LABELS, times_parquet
+
+    pa = pytest.importorskip("pyarrow")
+    path = times_parquet(
+        tmp_path / "times.parquet",
+        2,
+        when=pa.timestamp("us", tz="Europe/Berlin"),
+        naive=pa.timestamp("us"),
+    )
+    zone = spark.conf.get("spark.sql.session.timeZone")
+    spark.conf.set("spark.sql.session.timeZone", "Asia/Tokyo")
+    try:
+        sp = open_engine(path, engine="spark").class_stats(["when", "naive"])
+        assert list(sp.domains[0]) == ZONED_LABELS
+        _same_stats(open_engine(path).class_stats(["when", "naive"]), sp)
+        job = {"quasi_identifiers": {"q": {}}, "models": [{"k_anonymity": {"k": 2}}]}
+        anonymize(path, job, output=tmp_path / "spark.csv", engine="spark")
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", zone)
+    anonymize(path, job, output=tmp_path / "numpy.csv", engine="numpy")
+    assert _fields(tmp_path / "spark.csv") == _fields(tmp_path / "numpy.csv")
+    assert _fields(tmp_path / "spark.csv")[1] == [
+        "a", "2020-01-01 12:30:05.12+00:00", "2020-01-01 12:30:05.12",
+    ]  # fmt: skip
+
+
 # ---------------------------------------------------------------------- diagnosis
 @pytest.mark.parametrize(
     "question",

@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
+
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["natural_order", "factorize", "as_text", "float_labels", "NULL_LABEL"]
+__all__ = [
+    "natural_order",
+    "factorize",
+    "as_text",
+    "clock_labels",
+    "float_labels",
+    "NULL_LABEL",
+    "UTC_SUFFIX",
+]
 
 #: How a null is shown in reports and error messages. Internally a null is ``None``.
 NULL_LABEL = "<null>"
@@ -55,6 +66,36 @@ def float_labels(values: npt.NDArray[np.floating]) -> npt.NDArray[np.object_]:
     out[rest] = [_shortest(v) for v in values[rest]]
     out[nan] = None
     return out
+
+
+#: The trailing zeros of a time's fraction of a second (and the point, if only zeros follow).
+_FRACTION_ZEROS = re.compile(r"(\.\d*?)0+$")
+
+#: What follows a timestamp with a time zone, written as its instant in UTC.
+UTC_SUFFIX = "+00:00"
+
+
+def clock_labels(texts: Sequence[str | None], *, zoned: bool) -> list[str | None]:
+    """The labels of times and timestamps from their text as Arrow writes them: the fraction
+    of a second with the digits it needs (``03:04:05.120000`` is ``03:04:05.12``,
+    ``03:04:05.000`` is ``03:04:05``), and a timestamp with a time zone as its instant in
+    UTC followed by ``+00:00`` (``2020-01-01 12:30:05.12+00:00``) whatever its zone.
+
+    Every engine writes time columns this way, so that a value has one label whichever
+    engine (and whichever machine's time zone) reads it.
+
+    Parameters
+    ----------
+    texts : sequence of str or None
+        Arrow's text of the values, a timestamp with a time zone cast to one without first
+        (its UTC wall clock); None stays None.
+    zoned : bool
+        Whether the values are timestamps with a time zone.
+    """
+    suffix = UTC_SUFFIX if zoned else ""
+    return [
+        None if v is None else _FRACTION_ZEROS.sub(r"\1", v).rstrip(".") + suffix for v in texts
+    ]
 
 
 def _shortest(value: np.floating) -> str:

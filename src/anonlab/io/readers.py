@@ -8,7 +8,6 @@ integer codes without a Python loop over rows.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ import numpy as np
 
 from anonlab._optional import import_optional
 from anonlab._validation import check_columns
-from anonlab.data.labels import factorize, float_labels
+from anonlab.data.labels import clock_labels, factorize, float_labels
 from anonlab.data.schema import Schema
 from anonlab.data.source import CsvOptions, FileSource, infer_format, read_header
 from anonlab.data.table import EncodedColumn, EncodedTable
@@ -284,6 +283,10 @@ def read_arrow(
         if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
             typed[name] = col  # released as it is when not generalized: numbers stay numbers
         is_float = pa.types.is_floating(col.type)
+        clock = _clock(pa, col.type)
+        zoned = pa.types.is_timestamp(col.type) and col.type.tz is not None
+        if zoned:  # the instant's wall clock in UTC, whatever the column's zone
+            col = pc.cast(col, pa.timestamp(col.type.unit))
         if not is_float and not (
             pa.types.is_string(col.type) or pa.types.is_large_string(col.type)
         ):
@@ -295,10 +298,8 @@ def read_arrow(
             labels = float_labels(dict_arr.dictionary.to_numpy(zero_copy_only=False)).tolist()
         else:
             labels = dict_arr.dictionary.to_pylist()
-        if _clock(pa, table.schema.field(name).type):  # 03:04:05.120000 as 03:04:05.12
-            labels = [
-                None if v is None else _FRACTION_ZEROS.sub(r"\1", v).rstrip(".") for v in labels
-            ]
+        if clock:  # 03:04:05.120000 as 03:04:05.12; a zone as the instant in UTC
+            labels = clock_labels(labels, zoned=zoned)
         if strip:
             labels = [None if v is None else v.strip() for v in labels]
         if markers:
@@ -313,17 +314,11 @@ def read_arrow(
     return EncodedTable(tuple(cols), schema or Schema(), source, typed, tuple(names))
 
 
-#: The trailing zeros of a time's fraction of a second (and the point, if only zeros follow).
-_FRACTION_ZEROS = re.compile(r"(\.\d*?)0+$")
-
-
 def _clock(pa: Any, kind: Any) -> bool:
-    """Whether values of the Arrow type ``kind`` are written with a fraction of a second
-    that Arrow pads with zeros to the unit (times, timestamps without a time zone), where
-    DuckDB and Spark write only the digits needed."""
-    if pa.types.is_dictionary(kind):
-        kind = kind.value_type
-    return pa.types.is_time(kind) or (pa.types.is_timestamp(kind) and kind.tz is None)
+    """Whether values of the Arrow type ``kind`` are times or timestamps, labelled by
+    :func:`~anonlab.data.labels.clock_labels` (Arrow pads the fraction of a second with
+    zeros to the unit, where DuckDB and Spark write only the digits needed)."""
+    return bool(pa.types.is_time(kind) or pa.types.is_timestamp(kind))
 
 
 def _indices(arr: Any) -> np.ndarray:

@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from anonlab._optional import import_optional
-from anonlab.data.labels import float_labels
+from anonlab.data.labels import clock_labels, float_labels
 from anonlab.data.table import LabelColumns
 from anonlab.io.atomic import atomic_write, output_format
 
@@ -38,6 +38,23 @@ def _float_text(pa: Any, values: Any) -> Any:
     return pa.array(labels.tolist(), type=pa.string()).take(encoded.indices)
 
 
+def _clock_text(pa: Any, values: Any) -> Any:
+    """A time or timestamp column as the text of its labels
+    (:func:`~anonlab.data.labels.clock_labels`: ``12:30:05.12``, a timestamp with a time
+    zone as its instant in UTC, ``2020-01-01 12:30:05.12+00:00``), as every engine writes
+    it to CSV; each distinct value is written once."""
+    pc = import_optional("pyarrow.compute")
+    zoned = pa.types.is_timestamp(values.type) and values.type.tz is not None
+    if zoned:
+        values = pc.cast(values, pa.timestamp(values.type.unit))
+    encoded = pc.dictionary_encode(values)
+    if isinstance(encoded, pa.ChunkedArray):
+        encoded = encoded.combine_chunks()
+    texts = pc.cast(encoded.dictionary, pa.string()).to_pylist()
+    labels = clock_labels(texts, zoned=zoned)
+    return pa.array(labels, type=pa.string()).take(encoded.indices)
+
+
 def _arrow_table(columns: Mapping[str, Any], fmt: str) -> Any:
     pa = import_optional("pyarrow")
     arrays = []
@@ -53,6 +70,10 @@ def _arrow_table(columns: Mapping[str, Any], fmt: str) -> Any:
                 typed = pa.array(values, type=pa.string())
             elif fmt != "parquet" and pa.types.is_floating(typed.type):
                 typed = _float_text(pa, typed)
+            elif fmt != "parquet" and (
+                pa.types.is_timestamp(typed.type) or pa.types.is_time(typed.type)
+            ):
+                typed = _clock_text(pa, typed)
             arrays.append(typed)
         elif isinstance(columns, LabelColumns):
             arrays.append(_labels_array(pa, *columns.encoded(name)))

@@ -38,7 +38,7 @@ import numpy.typing as npt
 
 from anonlab._optional import import_optional
 from anonlab.data.hierarchy import Hierarchy
-from anonlab.data.labels import factorize
+from anonlab.data.labels import UTC_SUFFIX, factorize
 from anonlab.data.source import CsvOptions, FileSource, header_names
 from anonlab.data.stats import ClassStats, SensitiveHistogram
 from anonlab.data.table import EncodedColumn, EncodedTable
@@ -64,6 +64,16 @@ _RN = "__anonlab_rn"
 _FLOATS = ("DOUBLE", "FLOAT")
 
 
+def _zoned(kind: str) -> bool:
+    """Whether the DuckDB type ``kind`` is a timestamp with a time zone."""
+    return kind.startswith("TIMESTAMPTZ") or kind.startswith("TIMESTAMP WITH TIME ZONE")
+
+
+def _clock(kind: str) -> bool:
+    """Whether the DuckDB type ``kind`` is a time or a timestamp."""
+    return kind.startswith("TIME")
+
+
 def _q(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
@@ -72,7 +82,12 @@ def _text(column: str, kind: str) -> str:
     """SQL: the text of ``column`` (an SQL expression of DuckDB type ``kind``) as anonlab's
     readers write it: a float as :func:`~anonlab.data.labels.float_labels` does (a whole
     number below 2**53 without ``.0``, NaN a null; DuckDB writes any other double as
-    Python's ``repr``), anything else cast to text."""
+    Python's ``repr``), a timestamp with a time zone as
+    :func:`~anonlab.data.labels.clock_labels` does (its instant in UTC and ``+00:00``, not
+    in the session's time zone), anything else cast to text (DuckDB writes the fraction of
+    a second of times and timestamps with the digits it needs)."""
+    if _zoned(kind):
+        return f"(CAST(timezone('UTC', {column}) AS VARCHAR) || {_lit(UTC_SUFFIX)})"
     if kind in _FLOATS:
         return (
             f"CASE WHEN isnan({column}) THEN NULL "
@@ -290,10 +305,12 @@ class DuckDBEngine(Engine):
         return _text(f"{alias}{_q(name)}", self._kinds.get(name, "VARCHAR"))
 
     def _copied(self, name: str, fmt: str) -> str:
-        """SQL of a column a release copies from the source (``s``): as it is, but a float
-        column in a CSV release as its labels are written (``1`` for ``1.0``, as the numpy
-        engine writes it; Parquet keeps the type)."""
-        if fmt != "parquet" and self._kinds.get(name) in _FLOATS:
+        """SQL of a column a release copies from the source (``s``): as it is, but a float,
+        time or timestamp column in a CSV release as its labels are written (``1`` for
+        ``1.0``, a timestamp with a time zone in UTC, as the numpy engine writes them;
+        Parquet keeps the type)."""
+        kind = self._kinds.get(name, "VARCHAR")
+        if fmt != "parquet" and (kind in _FLOATS or _clock(kind)):
             return self._text(name, "s.")
         return f"s.{_q(name)}"
 

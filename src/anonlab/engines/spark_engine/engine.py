@@ -43,7 +43,7 @@ import numpy.typing as npt
 from anonlab._optional import import_optional
 from anonlab._validation import check_columns
 from anonlab.data.hierarchy import Hierarchy
-from anonlab.data.labels import factorize
+from anonlab.data.labels import UTC_SUFFIX, factorize
 from anonlab.data.source import CsvOptions, FileSource, header_names, infer_format
 from anonlab.data.stats import ClassStats, SensitiveHistogram
 from anonlab.data.table import EncodedColumn, EncodedTable
@@ -395,7 +395,12 @@ class SparkEngine(Engine):
         (:meth:`_float_text`); a CSV file's markers made null."""
         F = self._F
         col = F.col(name)
-        expr = self._float_text(col) if kind in ("double", "float") else col.cast("string")
+        if kind in ("double", "float"):
+            expr = self._float_text(col)
+        elif kind == "timestamp":
+            expr = self._instant_text(_quoted(name))
+        else:
+            expr = col.cast("string")
         if csv is None:
             return expr
         if "" not in csv.na_values:
@@ -406,6 +411,17 @@ class SparkEngine(Engine):
         if csv.na_values:
             expr = F.when(expr.isin(list(csv.na_values)), F.lit(None)).otherwise(expr)
         return expr
+
+    def _instant_text(self, column: str) -> Any:
+        """The text of a timestamp column (Spark's ``timestamp``: an instant; ``column`` its
+        SQL name, quoted) as :func:`~anonlab.data.labels.clock_labels` writes it: the
+        instant's wall clock in UTC (counted from the epoch, so neither the session's nor the
+        machine's time zone enters) and ``+00:00``."""
+        utc = self._F.expr(
+            f"CAST(timestampadd(MICROSECOND, unix_micros({column}), "
+            "TIMESTAMP_NTZ'1970-01-01 00:00:00') AS STRING)"
+        )
+        return self._F.concat(utc, self._F.lit(UTC_SUFFIX))
 
     def _float_text(self, col: Any) -> Any:
         """The text of a float column ``col`` as :meth:`_clean` writes it
@@ -1058,13 +1074,18 @@ class SparkEngine(Engine):
         if fmt not in _FORMATS:
             raise ParameterError(f"Unknown release format {fmt!r}; use {', '.join(_FORMATS)}.")
         frame = self.release_frame(plan)
-        if fmt in ("csv", "csv.gz"):  # a float column copied as its labels (1 for 1.0)
+        if fmt in ("csv", "csv.gz"):  # floats and timestamps copied as their labels
             kinds = dict(frame.dtypes)
-            named = {c: frame["`" + c.replace("`", "``") + "`"] for c in frame.columns}
+            texts = {
+                "double": lambda c: self._float_text(frame[_quoted(c)]),
+                "float": lambda c: self._float_text(frame[_quoted(c)]),
+                "timestamp": lambda c: self._instant_text(_quoted(c)),
+                "timestamp_ntz": lambda c: frame[_quoted(c)].cast("string"),
+            }
             frame = frame.select(
                 *[
-                    self._float_text(col).alias(c) if kinds[c] in ("double", "float") else col
-                    for c, col in named.items()
+                    texts[kinds[c]](c).alias(c) if kinds[c] in texts else frame[_quoted(c)]
+                    for c in frame.columns
                 ]
             )
         target = Path(path)
@@ -1220,6 +1241,11 @@ def _concatenate(
             with open(part, "rb") as fh:
                 shutil.copyfileobj(fh, out, 1 << 20)
     return None
+
+
+def _quoted(name: str) -> str:
+    """A column name as Spark SQL reads it, whatever characters it holds."""
+    return "`" + name.replace("`", "``") + "`"
 
 
 def _record(columns: Sequence[Any]) -> Any:
