@@ -392,7 +392,8 @@ class SparkEngine(Engine):
         """The text of column ``name`` (of Spark type ``kind``) as anonlab's readers make it
         (:func:`~anonlab.data.labels.float_labels`): a whole number in a float column without
         ``.0``, NaN null, infinities ``inf``, other numbers laid out as Python writes them
-        (:meth:`_float_text`); a CSV file's markers made null."""
+        (:meth:`_float_text`); a timestamp with a time zone as its instant in UTC
+        (:meth:`_instant_text`); a CSV file's markers made null."""
         F = self._F
         col = F.col(name)
         if kind in ("double", "float"):
