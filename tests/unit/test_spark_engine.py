@@ -279,6 +279,17 @@ def test_timestamps_are_labelled_in_utc_whatever_the_session_zone(spark, tmp_pat
     ]  # fmt: skip
 
 
+def test_nanosecond_timestamps_get_a_one_line_error_with_the_fix(spark, tmp_path):
+    """pandas writes datetimes to Parquet in nanoseconds, which Spark cannot read: the error
+    says how to write them instead and which engines read them."""
+    pd = pytest.importorskip("pandas")
+    path = tmp_path / "ns.parquet"
+    moments = pd.to_datetime(["2020-01-01 00:00:00.123456789", "2021-01-01 00:00:00.000000000"])
+    pd.DataFrame({"t": moments, "q": ["a", "b"]}).to_parquet(path)
+    with pytest.raises(DataFormatError, match="nanoseconds, which Spark cannot read.*coerce"):
+        open_engine(path, engine="spark")
+
+
 # ---------------------------------------------------------------------- diagnosis
 @pytest.mark.parametrize(
     "question",

@@ -1377,6 +1377,12 @@ def _summary(exc: BaseException) -> str:
             return (
                 "a malformed row (a different number of fields, or a quote not closed): " + ln[:200]
             )
+        if "TIMESTAMP(NANOS" in ln:  # pandas writes datetimes so by default
+            return (
+                "it holds timestamps in nanoseconds, which Spark cannot read. Write them in "
+                "microseconds (pandas: to_parquet(..., coerce_timestamps='us', "
+                "allow_truncated_timestamps=True)) or use --engine duckdb or numpy."
+            )
     for ln in lines:
         if ln.startswith(("at ", "Traceback", "JVM stacktrace", "py4j", "An error occurred")):
             continue
