@@ -279,6 +279,33 @@ def test_timestamps_are_labelled_in_utc_whatever_the_session_zone(spark, tmp_pat
     ]  # fmt: skip
 
 
+@pytest.mark.parametrize("output", ["r.parquet", "r/"])
+def test_a_parquet_release_keeps_timestamps_spark_can_read_again(spark, tmp_path, output):
+    """Spark wrote timestamps as INT96, which Arrow read back as nanoseconds: a Parquet
+    release of a table with timestamps failed Spark's own re-check. They are written as
+    microseconds (the session's setting restored), the same instants as numpy's release."""
+    from anonlab.api import anonymize
+    from tests.support.times import times_parquet
+
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    path = times_parquet(
+        tmp_path / "times.parquet", 2, when=pa.timestamp("us", tz="Europe/Berlin"),
+        naive=pa.timestamp("us"),
+    )  # fmt: skip
+    job = {"quasi_identifiers": {"q": {}}, "models": [{"k_anonymity": {"k": 2}}]}
+    setting = "spark.sql.parquet.outputTimestampType"
+    before = spark.conf.get(setting)
+    anonymize(path, job, output=f"{tmp_path}/{output}", engine="spark")
+    assert spark.conf.get(setting) == before
+    anonymize(path, job, output=tmp_path / "numpy.parquet", engine="numpy")
+    got, want = pq.read_table(tmp_path / output), pq.read_table(tmp_path / "numpy.parquet")
+    assert got.schema.field("when").type == pa.timestamp("us", tz="UTC")
+    assert got.schema.field("naive").type == pa.timestamp("us")
+    for name in ("when", "naive"):
+        assert got.column(name).cast(pa.int64()) == want.column(name).cast(pa.int64())
+
+
 def test_nanosecond_timestamps_get_a_one_line_error_with_the_fix(spark, tmp_path):
     """pandas writes datetimes to Parquet in nanoseconds, which Spark cannot read: the error
     says how to write them instead and which engines read them."""

@@ -1091,7 +1091,7 @@ class SparkEngine(Engine):
             )
         target = Path(path)
         if fmt == PARQUET_DATASET:
-            self._guard(
+            self._write_parquet(
                 lambda: frame.write.mode("errorifexists").parquet(target.resolve().as_uri())
             )
             pq = import_optional("pyarrow.parquet")
@@ -1101,7 +1101,7 @@ class SparkEngine(Engine):
         try:
             writer = frame.write.mode("overwrite")
             if fmt == "parquet":  # uncompressed: the parts are read once, right away
-                self._guard(
+                self._write_parquet(
                     lambda: writer.parquet(parts.resolve().as_uri(), compression=_PART_COMPRESSION)
                 )
             else:
@@ -1129,6 +1129,22 @@ class SparkEngine(Engine):
             rows = self.n_rows  # CSV parts, every row kept (with rows removed, counting
             # them would run the release again: the re-check counts the written file)
         return rows
+
+    def _write_parquet(self, write: Callable[[], Any]) -> None:
+        """Run a Parquet write of Spark's with its timestamps written as microseconds from
+        the epoch (``TIMESTAMP_MICROS``, as the other engines write them) instead of Spark's
+        default ``INT96``, which Arrow reads back as nanoseconds and Spark then cannot read
+        (the re-check, a user's next job). The session's setting is restored afterwards."""
+        conf = self.spark.conf
+        before = conf.get(_TIMESTAMP_TYPE, None)
+        conf.set(_TIMESTAMP_TYPE, "TIMESTAMP_MICROS")
+        try:
+            self._guard(write)
+        finally:
+            if before is None:
+                conf.unset(_TIMESTAMP_TYPE)
+            else:
+                conf.set(_TIMESTAMP_TYPE, before)
 
     def release_stats(
         self,
@@ -1242,6 +1258,10 @@ def _concatenate(
             with open(part, "rb") as fh:
                 shutil.copyfileobj(fh, out, 1 << 20)
     return None
+
+
+#: The Spark setting of how Parquet files store timestamps.
+_TIMESTAMP_TYPE = "spark.sql.parquet.outputTimestampType"
 
 
 def _quoted(name: str) -> str:
