@@ -368,6 +368,20 @@ def test_many_suppressed_classes_are_found_by_a_join(tmp_path, monkeypatch):
     _same_release(a, b, ordered=False)
 
 
+def test_nested_columns_are_copied_as_the_same_json_on_both_engines(tmp_path):
+    """A list, struct or map column a CSV release copies is compact JSON on both engines
+    (DuckDB wrote its own struct text, ``{'x': 1}``); Parquet keeps the types."""
+    from tests.support.nested import FIRST_ROW_JSON, nested_parquet
+
+    path = nested_parquet(tmp_path / "nested.parquet")
+    job = {"quasi_identifiers": {"q": {}}, "models": [{"k_anonymity": {"k": 2}}]}
+    for suffix in (".csv", ".parquet"):
+        ra, rb, a, b = _both(path, job, tmp_path, suffix)
+        _same_result(ra, rb)
+        _same_release(a, b)
+    assert list(_rows(tmp_path / "numpy.csv")[1][1:]) == FIRST_ROW_JSON
+
+
 def test_timestamps_with_a_zone_have_one_label_on_every_engine_and_machine(tmp_path):
     """A timestamp with a time zone is labelled as its instant in UTC with ``+00:00``,
     whatever its zone and whatever the session's (DuckDB printed it in the machine's zone,

@@ -306,6 +306,30 @@ def test_a_parquet_release_keeps_timestamps_spark_can_read_again(spark, tmp_path
         assert got.column(name).cast(pa.int64()) == want.column(name).cast(pa.int64())
 
 
+def test_nested_columns_are_carried_and_copied_as_numpy_writes_them(spark, tmp_path):
+    """A table with list, struct and map columns: Spark counts them for the
+    identifying-column check (it refused them as attributes, so anonymize failed), carries
+    them into a Parquet release and writes them to CSV as the same compact JSON as numpy."""
+    from anonlab.api import anonymize
+    from tests.support.nested import FIRST_ROW_JSON, nested_parquet
+
+    pq = pytest.importorskip("pyarrow.parquet")
+    path = nested_parquet(tmp_path / "nested.parquet")
+    sp = open_engine(path, engine="spark")
+    assert sp.distinct_counts(["visits", "address", "tags"]) == {
+        "visits": 4, "address": 4, "tags": 4,
+    }  # fmt: skip
+    job = {"quasi_identifiers": {"q": {}}, "models": [{"k_anonymity": {"k": 2}}]}
+    for suffix in (".csv", ".parquet"):
+        anonymize(path, job, output=tmp_path / f"spark{suffix}", engine="spark")
+        anonymize(path, job, output=tmp_path / f"numpy{suffix}", engine="numpy")
+    assert _fields(tmp_path / "spark.csv") == _fields(tmp_path / "numpy.csv")
+    assert _fields(tmp_path / "spark.csv")[1][1:] == FIRST_ROW_JSON
+    got, want = pq.read_table(tmp_path / "spark.parquet"), pq.read_table(tmp_path / "numpy.parquet")
+    assert got.schema.types == want.schema.types
+    assert got.to_pylist() == want.to_pylist()
+
+
 def test_nanosecond_timestamps_get_a_one_line_error_with_the_fix(spark, tmp_path):
     """pandas writes datetimes to Parquet in nanoseconds, which Spark cannot read: the error
     says how to write them instead and which engines read them."""

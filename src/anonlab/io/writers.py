@@ -55,6 +55,19 @@ def _clock_text(pa: Any, values: Any) -> Any:
     return pa.array(labels, type=pa.string()).take(encoded.indices)
 
 
+def _json_text(pa: Any, values: Any) -> Any:
+    """A list, map or struct column as compact JSON text (``[1,2]``, ``{"x":1}``, a map as
+    an object), as DuckDB's and Spark's ``to_json`` write it to CSV."""
+    is_map = pa.types.is_map(values.type)
+
+    def dump(v: Any) -> str:
+        return json.dumps(
+            dict(v) if is_map else v, default=str, separators=(",", ":"), ensure_ascii=False
+        )
+
+    return pa.array([None if v is None else dump(v) for v in values.to_pylist()], pa.string())
+
+
 def _arrow_table(columns: Mapping[str, Any], fmt: str) -> Any:
     pa = import_optional("pyarrow")
     arrays = []
@@ -63,11 +76,7 @@ def _arrow_table(columns: Mapping[str, Any], fmt: str) -> Any:
         typed = columns.typed(name) if isinstance(columns, LabelColumns) else None
         if typed is not None:
             if fmt != "parquet" and pa.types.is_nested(typed.type):
-                # CSV has no lists or structs: each value as JSON text
-                values = [
-                    None if v is None else json.dumps(v, default=str) for v in typed.to_pylist()
-                ]
-                typed = pa.array(values, type=pa.string())
+                typed = _json_text(pa, typed)  # CSV has no lists or structs
             elif fmt != "parquet" and pa.types.is_floating(typed.type):
                 typed = _float_text(pa, typed)
             elif fmt != "parquet" and (

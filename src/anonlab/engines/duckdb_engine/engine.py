@@ -74,6 +74,11 @@ def _clock(kind: str) -> bool:
     return kind.startswith("TIME")
 
 
+def _nested(kind: str) -> bool:
+    """Whether the DuckDB type ``kind`` is a list, array, map, struct or union."""
+    return kind.endswith("]") or kind.startswith(("STRUCT", "MAP", "UNION"))
+
+
 def _q(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
@@ -307,11 +312,13 @@ class DuckDBEngine(Engine):
     def _copied(self, name: str, fmt: str) -> str:
         """SQL of a column a release copies from the source (``s``): as it is, but a float,
         time or timestamp column in a CSV release as its labels are written (``1`` for
-        ``1.0``, a timestamp with a time zone in UTC, as the numpy engine writes them;
-        Parquet keeps the type)."""
+        ``1.0``, a timestamp with a time zone in UTC) and a list, map or struct column as
+        compact JSON, as the numpy engine writes them; Parquet keeps the type."""
         kind = self._kinds.get(name, "VARCHAR")
         if fmt != "parquet" and (kind in _FLOATS or _clock(kind)):
             return self._text(name, "s.")
+        if fmt != "parquet" and _nested(kind):  # as the numpy engine writes it
+            return f"CAST(to_json(s.{_q(name)}) AS VARCHAR)"
         return f"s.{_q(name)}"
 
     def _clean(self, name: str, source: Any) -> str:

@@ -898,18 +898,24 @@ class SparkEngine(Engine):
 
         Each column's distinct values are found apart (a ``DISTINCT`` of that column alone,
         on its own type: a Parquet file reads just that column), made text as the
-        questions see them, and counted: no row is copied once per column.
+        questions see them, and counted: no row is copied once per column. A list, map or
+        struct column (never an attribute, but a column the identifying-column check looks
+        at, as DuckDB's engine does) is counted by its JSON text.
         """
         F = self._F
         cols = list(columns)
-        self.validate(cols, None)
+        check_columns(cols, self.columns)
         if not cols:
             return {}
         rows, text = self._source()
-        each = [
-            rows.select(c).distinct().select(F.lit(j).alias("j"), text(c).alias("v"))
-            for j, c in enumerate(self._internal[name] for name in cols)
-        ]
+        each = []
+        for j, name in enumerate(cols):
+            c = self._internal[name]
+            if name in self._nested:
+                part = rows.select(_json(F, F.col(c)).alias("v")).distinct()
+            else:
+                part = rows.select(c).distinct().select(text(c).alias("v"))
+            each.append(part.select(F.lit(j).alias("j"), "v"))
         values = each[0]
         for part in each[1:]:
             values = values.unionByName(part)
@@ -1075,14 +1081,17 @@ class SparkEngine(Engine):
         if fmt not in _FORMATS:
             raise ParameterError(f"Unknown release format {fmt!r}; use {', '.join(_FORMATS)}.")
         frame = self.release_frame(plan)
-        if fmt in ("csv", "csv.gz"):  # floats and timestamps copied as their labels
+        if fmt in ("csv", "csv.gz"):  # floats, timestamps and nested columns as text
             kinds = dict(frame.dtypes)
             texts = {
                 "double": lambda c: self._float_text(frame[_quoted(c)]),
                 "float": lambda c: self._float_text(frame[_quoted(c)]),
                 "timestamp": lambda c: self._instant_text(_quoted(c)),
                 "timestamp_ntz": lambda c: frame[_quoted(c)].cast("string"),
+                "nested": lambda c: _json(self._F, frame[_quoted(c)]),  # as numpy writes it
             }
+            nested = ("array<", "map<", "struct<")
+            kinds = {c: "nested" if k.startswith(nested) else k for c, k in kinds.items()}
             frame = frame.select(
                 *[
                     texts[kinds[c]](c).alias(c) if kinds[c] in texts else frame[_quoted(c)]
@@ -1262,6 +1271,12 @@ def _concatenate(
 
 #: The Spark setting of how Parquet files store timestamps.
 _TIMESTAMP_TYPE = "spark.sql.parquet.outputTimestampType"
+
+
+def _json(F: Any, col: Any) -> Any:
+    """A list, map or struct column as compact JSON, a null field written as ``null`` (as
+    the numpy and DuckDB engines write it; Spark leaves such fields out by default)."""
+    return F.to_json(col, {"ignoreNullFields": "false"})
 
 
 def _quoted(name: str) -> str:
