@@ -330,6 +330,20 @@ def test_nested_columns_are_carried_and_copied_as_numpy_writes_them(spark, tmp_p
     assert got.to_pylist() == want.to_pylist()
 
 
+def test_a_quoted_field_with_a_line_break_reads_as_numpy_reads_it(spark, tmp_path):
+    """A CSV file up to Spark's split size is read whole, so a quoted field may hold a line
+    break (Spark reported a valid file as malformed); the release equals numpy's."""
+    from anonlab.api import anonymize
+
+    src = tmp_path / "notes.csv"
+    src.write_text('q,note\na,"one\ntwo"\na,plain\nb,"say ""hi"""\nb,plain\n', encoding="utf-8")
+    job = {"quasi_identifiers": {"q": {}}, "models": [{"k_anonymity": {"k": 2}}]}
+    anonymize(src, job, output=tmp_path / "spark.csv", engine="spark")
+    anonymize(src, job, output=tmp_path / "numpy.csv", engine="numpy")
+    assert _fields(tmp_path / "spark.csv") == _fields(tmp_path / "numpy.csv")
+    assert _fields(tmp_path / "spark.csv")[1] == ["a", "one\ntwo"]
+
+
 def test_nanosecond_timestamps_get_a_one_line_error_with_the_fix(spark, tmp_path):
     """pandas writes datetimes to Parquet in nanoseconds, which Spark cannot read: the error
     says how to write them instead and which engines read them."""

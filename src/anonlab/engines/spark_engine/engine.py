@@ -319,10 +319,11 @@ class SparkEngine(Engine):
             schema = types.StructType(
                 [types.StructField(c, types.StringType()) for c in _internal(names)]
             )
+            # one task reads a gzipped file, or one under Spark's split size, anyway: let
+            # its quoted fields hold line breaks
+            whole = path.suffix.lower() == ".gz" or path.stat().st_size <= _SPLIT_BYTES
             raw = reader.csv(
-                str(path.resolve()),
-                schema=schema,
-                **_csv_reader_options(opts, gzip=path.suffix.lower() == ".gz"),
+                str(path.resolve()), schema=schema, **_csv_reader_options(opts, multi_line=whole)
             )
             return raw, names, opts, True, None
         if isinstance(source, str):  # a URI the cluster reads
@@ -335,7 +336,9 @@ class SparkEngine(Engine):
                 return renamed, names, None, False, lambda: renamed
             opts = csv_options or CsvOptions()
             raw = self._guard(
-                lambda: reader.csv(source, **_csv_reader_options(opts, gzip=source.endswith(".gz")))
+                lambda: reader.csv(
+                    source, **_csv_reader_options(opts, multi_line=source.endswith(".gz"))
+                )
             )
             names = list(opts.names) if opts.names else list(raw.columns)
             if not opts.header and not opts.names:
@@ -1316,8 +1319,14 @@ def _internal(names: Sequence[str]) -> list[str]:
     return [f"c{i}" for i in range(len(names))]
 
 
-def _csv_reader_options(opts: CsvOptions, *, gzip: bool) -> dict[str, Any]:
-    """Options of Spark's CSV reader that parse as anonlab's reader does."""
+#: Spark's default split size (``spark.sql.files.maxPartitionBytes``): a CSV file up to it
+#: is read by one task, so reading it whole (quoted fields may hold line breaks) costs nothing.
+_SPLIT_BYTES = 128 * 2**20
+
+
+def _csv_reader_options(opts: CsvOptions, *, multi_line: bool) -> dict[str, Any]:
+    """Options of Spark's CSV reader that parse as anonlab's reader does; with
+    ``multi_line`` a quoted field may hold line breaks (the file is then read by one task)."""
     return {
         "sep": opts.separator,
         "header": opts.header,
@@ -1326,7 +1335,7 @@ def _csv_reader_options(opts: CsvOptions, *, gzip: bool) -> dict[str, Any]:
         "encoding": opts.encoding,
         "nullValue": _NEVER,
         "mode": "FAILFAST",
-        "multiLine": gzip,  # a .gz file is one task anyway: let quoted fields hold newlines
+        "multiLine": multi_line,
         "inferSchema": False,
         "enforceSchema": True,
     }
@@ -1410,7 +1419,9 @@ def _summary(exc: BaseException) -> str:
     for ln in lines:  # the reason of a failed read, if Spark gives one
         if "Malformed" in ln or "MALFORMED" in ln:
             return (
-                "a malformed row (a different number of fields, or a quote not closed): " + ln[:200]
+                "a malformed row (a different number of fields, a quote not closed, or, in a "
+                "file over 128 MiB that is not gzipped, a line break inside a quoted field, "
+                "which Spark reads only from a gzipped file or --engine duckdb): " + ln[:160]
             )
         if "TIMESTAMP(NANOS" in ln:  # pandas writes datetimes so by default
             return (
