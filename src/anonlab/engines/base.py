@@ -21,9 +21,30 @@ from anonlab.data.stats import ClassStats
 from anonlab.data.table import EncodedColumn, EncodedTable
 from anonlab.exceptions import HierarchyError, ParameterError
 
-__all__ = ["Engine", "Levels", "ReleasePlan", "RowsPlan"]
+__all__ = ["Engine", "Levels", "ReleasePlan", "RowsPlan", "root_label"]
 
 Levels = Mapping[str, int]
+
+
+def root_label(hierarchy: Hierarchy, level: int) -> str | None:
+    """The label a null takes at ``level`` of ``hierarchy``: the root when the level is the
+    top of a hierarchy with one root (a null is generalized too), else None (a null stays a
+    null).
+
+    Parameters
+    ----------
+    hierarchy : Hierarchy
+    level : int
+
+    Returns
+    -------
+    str or None
+    """
+    if level == hierarchy.height and level > 0:
+        top = hierarchy.level_labels(level)
+        if top.size == 1:
+            return str(top[0])
+    return None
 
 
 @dataclass(frozen=True)
@@ -73,15 +94,8 @@ class ReleasePlan:
                 )
 
     def root_label(self, j: int) -> str | None:
-        """The label a null of quasi-identifier ``j`` takes at its level: the root when the
-        level is the top of a hierarchy with one root, else None (a null stays a null)."""
-        h = self.hierarchies[self.quasi_identifiers[j]]
-        lv = self.levels[j]
-        if lv == h.height and lv > 0:
-            top = h.level_labels(lv)
-            if top.size == 1:
-                return str(top[0])
-        return None
+        """The label a null of quasi-identifier ``j`` takes at its level (:func:`root_label`)."""
+        return root_label(self.hierarchies[self.quasi_identifiers[j]], self.levels[j])
 
 
 @dataclass(frozen=True)

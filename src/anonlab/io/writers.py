@@ -26,33 +26,36 @@ def _labels_array(pa: Any, codes: npt.NDArray[np.int32], cats: npt.NDArray[np.ob
     return dictionary.take(pa.array(codes, type=pa.int32()))
 
 
-def _float_text(pa: Any, values: Any) -> Any:
-    """A float column as the text of its labels (:func:`~anonlab.data.labels.float_labels`:
-    ``1`` for ``1.0``, NaN empty), as every engine writes it to CSV; each distinct value is
-    written once."""
+def _distinct_text(pa: Any, values: Any, labels_of: Callable[[Any], list[Any]]) -> Any:
+    """A column as text, each distinct value made a label once: ``labels_of`` takes the
+    Arrow array of distinct values and returns their labels."""
     pc = import_optional("pyarrow.compute")
     encoded = pc.dictionary_encode(values)
     if isinstance(encoded, pa.ChunkedArray):
         encoded = encoded.combine_chunks()
-    labels = float_labels(encoded.dictionary.to_numpy(zero_copy_only=False))
-    return pa.array(labels.tolist(), type=pa.string()).take(encoded.indices)
+    return pa.array(labels_of(encoded.dictionary), type=pa.string()).take(encoded.indices)
+
+
+def _float_text(pa: Any, values: Any) -> Any:
+    """A float column as the text of its labels (:func:`~anonlab.data.labels.float_labels`:
+    ``1`` for ``1.0``, NaN empty), as every engine writes it to CSV."""
+    return _distinct_text(
+        pa, values, lambda d: float_labels(d.to_numpy(zero_copy_only=False)).tolist()
+    )
 
 
 def _clock_text(pa: Any, values: Any) -> Any:
     """A time or timestamp column as the text of its labels
     (:func:`~anonlab.data.labels.clock_labels`: ``12:30:05.12``, a timestamp with a time
     zone as its instant in UTC, ``2020-01-01 12:30:05.12+00:00``), as every engine writes
-    it to CSV; each distinct value is written once."""
+    it to CSV."""
     pc = import_optional("pyarrow.compute")
     zoned = pa.types.is_timestamp(values.type) and values.type.tz is not None
     if zoned:
         values = pc.cast(values, pa.timestamp(values.type.unit))
-    encoded = pc.dictionary_encode(values)
-    if isinstance(encoded, pa.ChunkedArray):
-        encoded = encoded.combine_chunks()
-    texts = pc.cast(encoded.dictionary, pa.string()).to_pylist()
-    labels = clock_labels(texts, zoned=zoned)
-    return pa.array(labels, type=pa.string()).take(encoded.indices)
+    return _distinct_text(
+        pa, values, lambda d: clock_labels(pc.cast(d, pa.string()).to_pylist(), zoned=zoned)
+    )
 
 
 def _json_text(pa: Any, values: Any) -> Any:

@@ -42,7 +42,7 @@ from anonlab.data.labels import UTC_SUFFIX, factorize
 from anonlab.data.source import CsvOptions, FileSource, header_names
 from anonlab.data.stats import ClassStats, SensitiveHistogram
 from anonlab.data.table import EncodedColumn, EncodedTable
-from anonlab.engines.base import Engine, Levels, ReleasePlan, RowsPlan
+from anonlab.engines.base import Engine, Levels, ReleasePlan, RowsPlan, root_label
 from anonlab.exceptions import DataFormatError, HierarchyError, InputError, ParameterError
 
 __all__ = ["DuckDBEngine"]
@@ -381,10 +381,9 @@ class DuckDBEngine(Engine):
             else:
                 t = self._level_table(col, lv)
                 joins.append(f"LEFT JOIN {t} AS t{j} ON {view}.{_q(col)} = t{j}.leaf")
-                h = self.hierarchies[col]
-                top = h.level_labels(lv)
-                if lv == h.height and top.size == 1:  # at the root a null is generalized too
-                    sel.append(f"coalesce(t{j}.label, {_lit(str(top[0]))}) AS g{j}")
+                root = root_label(self.hierarchies[col], lv)
+                if root is not None:  # at the root a null is generalized too
+                    sel.append(f"coalesce(t{j}.label, {_lit(root)}) AS g{j}")
                 else:
                     sel.append(f"t{j}.label AS g{j}")
         sel.extend(f"{view}.{_q(c)} AS x{i}" for i, c in enumerate(extra))

@@ -47,7 +47,7 @@ from anonlab.data.labels import UTC_SUFFIX, factorize
 from anonlab.data.source import CsvOptions, FileSource, header_names, infer_format
 from anonlab.data.stats import ClassStats, SensitiveHistogram
 from anonlab.data.table import EncodedColumn, EncodedTable
-from anonlab.engines.base import Engine, Levels, ReleasePlan
+from anonlab.engines.base import Engine, Levels, ReleasePlan, root_label
 from anonlab.exceptions import (
     DataFormatError,
     HierarchyError,
@@ -571,13 +571,12 @@ class SparkEngine(Engine):
             if lv == 0:
                 sel.append(F.col(c).alias(f"g{j}"))
                 continue
-            h = self.hierarchies[col]
             table = self._level_table(col, lv).toDF(f"l{j}", f"t{j}")
             frame = frame.join(F.broadcast(table), F.col(c) == F.col(f"l{j}"), "left")
             label = F.col(f"t{j}")
-            top = h.level_labels(lv)
-            if lv == h.height and top.size == 1:  # at the root a null is generalized too
-                label = F.coalesce(label, F.lit(str(top[0])))
+            root = root_label(self.hierarchies[col], lv)
+            if root is not None:  # at the root a null is generalized too
+                label = F.coalesce(label, F.lit(root))
             sel.append(label.alias(f"g{j}"))
         sel.extend(F.col(self._internal[x]).alias(f"x{i}") for i, x in enumerate(extra))
         if mid:
