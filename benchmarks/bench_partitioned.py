@@ -10,15 +10,20 @@ streams it in blocks, each block is anonymized in memory and verified, the union
 in the source's order and re-checked. Beside it, the in-memory algorithm (``--engine numpy``)
 on the same table, and on its first 100,000 rows with one block (the same release) and with
 blocks of 25,000 rows: the loss of the release, measured on the release by the job's metric.
+With ``--engines numpy,duckdb,spark`` the Spark engine (local[2]) runs the same blocks too:
+Spark sorts the rows, the driver anonymizes the blocks, Spark writes the release in the
+source's order and reads it back; its session start is part of its time.
 
 Each measurement is one child process running ``anonlab.anonymize(...)`` (reading, the
 blocks, verification, writing the Parquet release and its re-check) and reports its wall
-time and its peak RSS (``VmHWM``, DuckDB's memory included). The machine has 2 cores shared
+time and its peak RSS (``VmHWM``, DuckDB's memory included; for Spark the peak of its JVM
+is added, an upper bound of the two processes' peak together). The machine has 2 cores shared
 with other jobs: its load is recorded before and after.
 
     .venv/bin/python benchmarks/bench_partitioned.py [--algorithms progressive,wong_nh]
+        [--engines numpy,duckdb,spark] [--name partitioned]
 
-Writes ``benchmarks/results/partitioned.json``.
+Writes ``benchmarks/results/<name>.json`` (``partitioned.json`` by default).
 """
 
 from __future__ import annotations
@@ -73,10 +78,20 @@ def child(algorithm: str, engine: str, block_rows: str, data: str, output: str) 
 
     t0 = time.perf_counter()
     rows = None if block_rows == "-" else int(block_rows)
-    options = {} if engine == "numpy" else {"block_rows": rows}
+    options: dict[str, Any] = {} if engine == "numpy" else {"block_rows": rows}
+    if engine == "spark":
+        from anonlab.engines.spark_engine import spark_session
+
+        session = spark_session()
+        options["engine_options"] = {"spark": session}
     result = anonlab.anonymize(data, job(algorithm), output=output, engine=engine, **options)
     total = time.perf_counter() - t0
     search = result.search
+    peak = common.peak_rss_mib("self")
+    if engine == "spark":  # the JVM's own peak added (local mode: the driver and executors)
+        jvm = int(session._jvm.java.lang.ProcessHandle.current().pid())
+        status = Path(f"/proc/{jvm}/status").read_text().splitlines()
+        peak += next(int(x.split()[1]) / 1024 for x in status if x.startswith("VmHWM:"))
     print(
         json.dumps(
             {
@@ -87,7 +102,7 @@ def child(algorithm: str, engine: str, block_rows: str, data: str, output: str) 
                 "blocks": getattr(search, "blocks", 1),
                 "blocks_s": sum(b["seconds"] for b in getattr(search, "per_block", [])) or None,
                 "spanning_classes": getattr(search, "spanning_classes", None),
-                "peak_rss_mib": common.peak_rss_mib("self"),
+                "peak_rss_mib": peak,
             }
         )
     )
@@ -110,6 +125,8 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument("--algorithms", default="progressive,wong_nh", help="comma separated")
+    ap.add_argument("--engines", default="numpy,duckdb", help="comma separated (also: spark)")
+    ap.add_argument("--name", default="partitioned", help="the results file's name")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("rest", nargs="*", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -124,7 +141,12 @@ def main() -> None:
         (small, "duckdb", 25_000),
         (big, "numpy", None),
         (big, "duckdb", None),  # the default: 100,000 rows per block
+        (small, "spark", HEAD),
+        (small, "spark", 25_000),
+        (big, "spark", None),
     ]
+    engines = {e.strip() for e in args.engines.split(",") if e.strip()}
+    plan = [p for p in plan if p[1] in engines]
     runs = []
     for algorithm in [a.strip() for a in args.algorithms.split(",") if a.strip()]:
         for data, engine, block_rows in plan:  # sequential: the 2 cores are shared
@@ -149,7 +171,7 @@ def main() -> None:
         ["algorithm", "rows", "engine", "block rows", "blocks", "anonymize s", "peak RSS MiB",
          "loss (on the release)", "suppressed"],
         rows,
-        title="anonymize per partition (duckdb) beside in memory (numpy): 9 QIs, k = 5",
+        title="anonymize per partition (duckdb, spark) beside in memory (numpy): 9 QIs, k = 5",
     )  # fmt: skip
     same = {}
     for algorithm in {r["algorithm"] for r in runs}:
@@ -160,7 +182,7 @@ def main() -> None:
             same[algorithm] = abs(one[0]["loss"] - mem[0]["loss"]) <= 1e-9 * max(mem[0]["loss"], 1)
     print("\none block of 100,000 rows gives the in-memory loss: " + json.dumps(same))
     path = common.write_results(
-        "partitioned",
+        args.name,
         {
             "job": {**job("progressive"), "quasi_identifiers": list(bench_scale.QUASI_IDENTIFIERS)},
             "data": f"{big.name} (bench_scale.py) and its first {HEAD:,} rows",

@@ -580,6 +580,13 @@ def anonymize(
                 f"the spark engine writes (--engine spark); with the {name} engine give a "
                 "file name ending with .csv, .csv.gz or .parquet. Nothing was written."
             )
+        if output_format(output) == PARQUET_DATASET and not algorithm.accepts_frequency_set():
+            raise InputError(
+                f"The output {str(output)!r} ends with '/': a Parquet dataset folder, but "
+                f"{algorithm.name!r} releases its blocks' rows in the source's order as one "
+                "file; give a file name ending with .csv, .csv.gz or .parquet. Nothing was "
+                "written."
+            )
         check_output(output, protect=protect)
     stage(
         progress,

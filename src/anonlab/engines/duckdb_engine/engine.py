@@ -43,6 +43,16 @@ from anonlab.data.source import CsvOptions, FileSource, header_names
 from anonlab.data.stats import ClassStats, SensitiveHistogram
 from anonlab.data.table import EncodedColumn, EncodedTable
 from anonlab.engines.base import Engine, Levels, ReleasePlan, RowsPlan, root_label
+from anonlab.engines.staging import (
+    BLOCK,
+    KEEP,
+    ROW,
+    blocks_of,
+    encode_block,
+    encode_text,
+    label_lookup,
+    stage_block,
+)
 from anonlab.exceptions import DataFormatError, HierarchyError, InputError, ParameterError
 
 __all__ = ["DuckDBEngine"]
@@ -56,10 +66,6 @@ _BUCKETED = 1 << 16
 #: a quarter of DuckDB's default (122,880) lowered the peak RSS on Census-Income (42 columns)
 #: from ~470 to ~350 MiB for ~10% slower questions (benchmarks/bench_duckdb_gz.py).
 _ROW_GROUP_ROWS = 32_768
-#: The column that numbers the source's rows in a per-partition release (a name no data has).
-_ROW = "__anonlab_row"
-_KEEP = "__anonlab_keep"
-_BLOCK = "__anonlab_block"
 _RN = "__anonlab_rn"
 _FLOATS = ("DOUBLE", "FLOAT")
 
@@ -559,7 +565,7 @@ class DuckDBEngine(Engine):
             raise DataFormatError(f"Cannot read {self._label()}: {_summary(exc)}") from None
         # each column dictionary-encoded by Arrow: the distinct labels become Python
         # objects, the combinations stay integer codes
-        encoded = [_encode_arrow(c, res.column(f"f{j}")) for j, c in enumerate(cols)]
+        encoded = [encode_text(c, res.column(f"f{j}")) for j, c in enumerate(cols)]
         weights = np.asarray(res.column("n").to_numpy(), dtype=np.int64)
         source = str(self.source.path) if isinstance(self.source, FileSource) else None
         return EncodedTable(tuple(encoded), source=source, weights=weights)
@@ -789,7 +795,7 @@ class DuckDBEngine(Engine):
 
     # ------------------------------------------------------------- per partition
     def _numbered(self) -> str:
-        """SQL of the source's rows with their positions (column :data:`_ROW`), the rows a
+        """SQL of the source's rows with their positions (column :data:`ROW`), the rows a
         per-partition release reads and writes; its columns have their own types.
 
         A Parquet file (the source, or a CSV's cleaned copy) numbers its rows itself
@@ -804,13 +810,13 @@ class DuckDBEngine(Engine):
         else:
             copy = self._tmp / "numbered.parquet"
             self._run(
-                f"COPY (SELECT *, row_number() OVER () - 1 AS {_q(_ROW)} FROM {self._raw}) "
+                f"COPY (SELECT *, row_number() OVER () - 1 AS {_q(ROW)} FROM {self._raw}) "
                 f"TO {_lit(str(copy))} (FORMAT parquet, ROW_GROUP_SIZE {_ROW_GROUP_ROWS})"
             )
             self._numbered_sql = f"read_parquet({_lit(str(copy))})"
             return self._numbered_sql
         self._numbered_sql = (
-            f"(SELECT * EXCLUDE (file_row_number), file_row_number AS {_q(_ROW)} "
+            f"(SELECT * EXCLUDE (file_row_number), file_row_number AS {_q(ROW)} "
             f"FROM read_parquet({_lit(path)}, file_row_number = true))"
         )
         return self._numbered_sql
@@ -854,26 +860,15 @@ class DuckDBEngine(Engine):
         select = ", ".join(f"{self._text(c)} AS {_q(c)}" for c in cols)
         sorted_path = self._tmp / f"sorted_{next(self._serial)}.parquet"
         self._run(
-            f"COPY (SELECT {_q(_ROW)}, {select} FROM {self._kept_rows()} "
-            f"ORDER BY {', '.join([*keys, _q(_ROW)])}) TO {_lit(str(sorted_path))} "
+            f"COPY (SELECT {_q(ROW)}, {select} FROM {self._kept_rows()} "
+            f"ORDER BY {', '.join([*keys, _q(ROW)])}) TO {_lit(str(sorted_path))} "
             f"(FORMAT parquet, ROW_GROUP_SIZE {_ROW_GROUP_ROWS})"
         )
-        lookup = {c: {v: i for i, v in enumerate(categories[c].tolist())} for c in cols}
+        lookup = label_lookup(categories, cols)
         try:
-            source = pq.ParquetFile(sorted_path)
-            pending: list[Any] = []
-            count = 0
-            for batch in source.iter_batches(batch_size=min(rows, 1 << 16)):
-                pending.append(batch)
-                count += batch.num_rows
-                while count >= rows:
-                    table = pa.Table.from_batches(pending)
-                    yield self._block(table.slice(0, rows), cols, categories, lookup)
-                    rest = table.slice(rows)
-                    pending = rest.to_batches()
-                    count = rest.num_rows
-            if count:
-                yield self._block(pa.Table.from_batches(pending), cols, categories, lookup)
+            batches = pq.ParquetFile(sorted_path).iter_batches(batch_size=min(rows, 1 << 16))
+            for table in blocks_of(batches, rows, pa):
+                yield self._block(table, cols, categories, lookup)
         finally:
             sorted_path.unlink(missing_ok=True)
 
@@ -885,26 +880,9 @@ class DuckDBEngine(Engine):
         lookup: Mapping[str, Mapping[Any, int]],
     ) -> tuple[npt.NDArray[np.int64], EncodedTable]:
         """One block: its rows' positions and its columns, encoded with ``categories``."""
-        row = np.asarray(table.column(_ROW).to_numpy(), dtype=np.int64)
-        encoded = []
-        for c in cols:
-            enc = table.column(c).combine_chunks().dictionary_encode()
-            labels = enc.dictionary.to_pylist()
-            where = lookup[c]
-            absent = [v for v in labels if v not in where]
-            if absent:  # pragma: no cover - the categories are the whole table's
-                raise InputError(f"Value {absent[0]!r} of column {c!r} is not among its labels.")
-            remap = np.array([where[v] for v in labels], dtype=np.int32)
-            index = np.asarray(enc.indices.fill_null(0).to_numpy(zero_copy_only=False))
-            codes = remap[index] if remap.size else np.zeros(index.size, dtype=np.int32)
-            null = np.asarray(enc.indices.is_null().to_numpy(zero_copy_only=False), dtype=bool)
-            if null.any():
-                if None not in where:  # pragma: no cover - the categories are the whole table's
-                    raise InputError(f"Column {c!r} has a null its labels do not have.")
-                codes[null] = where[None]
-            encoded.append(EncodedColumn(c, codes.astype(np.int32), categories[c]))
+        row = np.asarray(table.column(ROW).to_numpy(), dtype=np.int64)
         source = str(self.source.path) if isinstance(self.source, FileSource) else None
-        return row, EncodedTable(tuple(encoded), source=source)
+        return row, encode_block(table, cols, categories, lookup, source)
 
     def stage_labels(
         self,
@@ -914,25 +892,14 @@ class DuckDBEngine(Engine):
     ) -> None:
         """Write one block's labels to a Parquet file of the engine's folder (pyarrow; the
         DuckDB connection is not used, so a partition stream stays open)."""
-        pa = import_optional("pyarrow")
-        pq = import_optional("pyarrow.parquet")
         if self._staged_sorted:  # labels staged after a release was written: sort again
             self._run("DROP TABLE IF EXISTS staged_labels")
             self._staged_sorted = False
-        data: dict[str, Any] = {
-            _ROW: pa.array(np.asarray(rows, dtype=np.int64)),
-            _KEEP: pa.array(np.asarray(keep, dtype=bool)),
-            _BLOCK: pa.array(np.full(len(rows), len(self._staged), dtype=np.int64)),
-        }
-        for name, col in labels.items():
-            cats = pa.array(col.categories.tolist(), type=pa.string())
-            data[name] = pa.DictionaryArray.from_arrays(
-                pa.array(col.codes, type=pa.int32()), cats
-            ).cast(pa.string())
-        folder = self._tmp / "staged"
-        folder.mkdir(exist_ok=True)
-        path = folder / f"block_{len(self._staged):06d}.parquet"
-        pq.write_table(pa.table(data), path)
+        path = self._tmp / "staged" / f"block_{len(self._staged):06d}.parquet"
+        pa = import_optional("pyarrow")
+        stage_block(
+            path, len(self._staged), rows, labels, keep, pa, import_optional("pyarrow.parquet")
+        )
         self._staged.append(path)
 
     def clear_staged(self) -> None:
@@ -949,10 +916,10 @@ class DuckDBEngine(Engine):
             raise ParameterError("No labels are staged: nothing to release.")
         if not self._staged_sorted:
             files = "[" + ", ".join(_lit(str(p)) for p in self._staged) + "]"
-            cols = ", ".join(_q(c) for c in (_ROW, _KEEP, _BLOCK, *plan.replaced))
+            cols = ", ".join(_q(c) for c in (ROW, KEEP, BLOCK, *plan.replaced))
             self._run(
                 f"CREATE TEMP TABLE staged_labels AS SELECT {cols} FROM read_parquet({files}) "
-                f"ORDER BY {_q(_ROW)}"
+                f"ORDER BY {_q(ROW)}"
             )
             self._staged_sorted = True
         return "staged_labels"
@@ -980,16 +947,16 @@ class DuckDBEngine(Engine):
             if c in plan.replaced:
                 expr = f"L.{_q(c)}"
                 if plan.mask_suppressed and c in plan.masked:
-                    expr = f"CASE WHEN L.{_q(_KEEP)} THEN {expr} ELSE '*' END"
+                    expr = f"CASE WHEN L.{_q(KEEP)} THEN {expr} ELSE '*' END"
             else:
                 expr = self._copied(c, fmt)
             if i == 0:  # every row checks that its label is its own
                 expr = (
-                    f"CASE WHEN s.{_q(_ROW)} IS DISTINCT FROM L.{_q(_ROW)} THEN "
+                    f"CASE WHEN s.{_q(ROW)} IS DISTINCT FROM L.{_q(ROW)} THEN "
                     f"error('a staged label is not aligned with its row') ELSE {expr} END"
                 )
             select.append(f"{expr} AS {_q(c)}")
-        where = "" if plan.mask_suppressed else f" WHERE L.{_q(_KEEP)}"
+        where = "" if plan.mask_suppressed else f" WHERE L.{_q(KEEP)}"
         query = (
             f"SELECT {', '.join(select)} FROM {self._kept_rows()} AS s "
             f"POSITIONAL JOIN {labels} AS L{where}"
@@ -1023,16 +990,16 @@ class DuckDBEngine(Engine):
             else _csv_scan(path, fmt, separator)
         )
         masked = [
-            f"CASE WHEN {_q(_KEEP)} THEN {_q(c)} ELSE '*' END AS {_q(c)}"
+            f"CASE WHEN {_q(KEEP)} THEN {_q(c)} ELSE '*' END AS {_q(c)}"
             if plan.mask_suppressed and c in plan.masked
             else _q(c)
             for c in cols
         ]
-        where = "" if plan.mask_suppressed else f" WHERE {_q(_KEEP)}"
-        staged = f"SELECT {_q(_ROW)}, {', '.join(masked)} FROM {labels}{where}"
+        where = "" if plan.mask_suppressed else f" WHERE {_q(KEEP)}"
+        staged = f"SELECT {_q(ROW)}, {', '.join(masked)} FROM {labels}{where}"
         written = f"SELECT 1 AS one, {casts} FROM {scan}"
         differ = " OR ".join(
-            ["w.one IS NULL", f"l.{_q(_ROW)} IS NULL"]
+            ["w.one IS NULL", f"l.{_q(ROW)} IS NULL"]
             + [f"w.{_q(c)} IS DISTINCT FROM l.{_q(c)}" for c in cols]
         )
         try:  # both in order, side by side (a row too many or too few meets a NULL)
@@ -1058,8 +1025,8 @@ class DuckDBEngine(Engine):
         keys = [_q(c) for c in plan.masked]
         span = (
             f"SELECT {', '.join(keys)}, row_number() OVER () - 1 AS cls FROM {labels} "
-            f"WHERE {_q(_KEEP)} GROUP BY {', '.join(keys)} "
-            f"HAVING count(DISTINCT {_q(_BLOCK)}) > 1"
+            f"WHERE {_q(KEEP)} GROUP BY {', '.join(keys)} "
+            f"HAVING count(DISTINCT {_q(BLOCK)}) > 1"
         )
         self._run(f"CREATE OR REPLACE TEMP TABLE spanning AS {span}")
         n = int(self._run("SELECT count(*) FROM spanning").fetchall()[0][0])
@@ -1073,18 +1040,18 @@ class DuckDBEngine(Engine):
         try:
             table = self.con.sql(
                 f"SELECT sp.cls, {staged}, {source} FROM {labels} L JOIN spanning sp ON {on} "
-                f"JOIN {self._kept_rows()} r ON r.{_q(_ROW)} = L.{_q(_ROW)} "
-                f"WHERE L.{_q(_KEEP)} ORDER BY L.{_q(_ROW)}"
+                f"JOIN {self._kept_rows()} r ON r.{_q(ROW)} = L.{_q(ROW)} "
+                f"WHERE L.{_q(KEEP)} ORDER BY L.{_q(ROW)}"
             ).to_arrow_table()
         except self._duckdb.Error as exc:
             raise DataFormatError(f"Cannot read {self._label()}: {_summary(exc)}") from None
         row_class = np.asarray(table.column("cls").to_numpy(), dtype=np.int64)
-        lookup = {c: {v: i for i, v in enumerate(categories[c].tolist())} for c in cols}
+        lookup = label_lookup(categories, cols)
         renamed = table.select([f"s_{c}" for c in cols]).rename_columns(cols)
-        renamed = renamed.append_column(_ROW, table.column("cls"))
+        renamed = renamed.append_column(ROW, table.column("cls"))
         _, original = self._block(renamed, cols, categories, lookup)
         released = EncodedTable(
-            tuple(_encode_arrow(c, table.column(f"l_{c}")) for c in plan.replaced)
+            tuple(encode_text(c, table.column(f"l_{c}")) for c in plan.replaced)
         )
         return n, row_class, original, released
 
@@ -1158,21 +1125,6 @@ def _encoding(enc: str) -> str:
     if norm in ("utf-8", "utf8"):
         return ""
     return f", encoding = {_lit(enc)}"
-
-
-def _encode_arrow(name: str, column: Any) -> EncodedColumn:
-    """An Arrow text column as an :class:`EncodedColumn` (labels in natural order, a null
-    last), without a Python object per row."""
-    enc = column.combine_chunks().dictionary_encode()
-    labels = np.asarray(enc.dictionary.to_pylist(), dtype=object)
-    remap, categories = factorize(labels)  # natural order of the distinct labels
-    null = np.asarray(enc.indices.is_null().to_numpy(zero_copy_only=False), dtype=bool)
-    index = np.asarray(enc.indices.fill_null(0).to_numpy(zero_copy_only=False), dtype=np.int64)
-    codes = remap[index] if remap.size else np.zeros(index.size, dtype=np.int32)
-    if null.any():
-        codes[null] = categories.size
-        categories = np.append(categories, np.array([None], dtype=object))
-    return EncodedColumn(name, codes.astype(np.int32), categories)
 
 
 def _factorize(values: Any) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.object_]]:

@@ -16,7 +16,12 @@ Row positions follow the order of the DataFrame's partitions, as Spark reads the
 or Parquet file, the file's order; for a frame, its order. Each row gets its position from
 ``monotonically_increasing_id()`` (its partition and its place there) and the number of rows
 of the partitions before it, counted by one job the first time a question gives row positions
-(anonymizing never does).
+(anonymizing on the frequency set never does).
+
+The algorithms that place individual rows run block by block (:meth:`SparkEngine.partitions`
+and the staging methods after it, as DuckDB's engine runs them): the rows sorted by Spark into
+Parquet parts the driver reads in blocks, each block's verified labels staged in a Parquet file,
+the release written by joining them to the source by row position.
 
 Classes are numbered as the numpy engine numbers them (the lexicographic order of their
 codes, the columns taken in table order; a column's codes follow the natural order of its
@@ -25,6 +30,7 @@ values at level 0, the hierarchy's label order above), so both give the same arr
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import dataclasses
 import gzip
@@ -33,7 +39,8 @@ import os
 import shutil
 import tempfile
 import warnings
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import weakref
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +54,17 @@ from anonlab.data.labels import UTC_SUFFIX, factorize
 from anonlab.data.source import CsvOptions, FileSource, header_names, infer_format
 from anonlab.data.stats import ClassStats, SensitiveHistogram
 from anonlab.data.table import EncodedColumn, EncodedTable
-from anonlab.engines.base import Engine, Levels, ReleasePlan, root_label
+from anonlab.engines.base import Engine, Levels, ReleasePlan, RowsPlan, root_label
+from anonlab.engines.staging import (
+    BLOCK,
+    KEEP,
+    ROW,
+    blocks_of,
+    encode_block,
+    encode_text,
+    label_lookup,
+    stage_block,
+)
 from anonlab.exceptions import (
     DataFormatError,
     HierarchyError,
@@ -240,6 +257,10 @@ class SparkEngine(Engine):
         self._sizes: dict[tuple[tuple[str, int], ...], npt.NDArray[np.int64]] = {}
         self._label = "the data frame"
         self._source_path: str | None = None
+        self._tmp: Path | None = None  # the engine's scratch folder, made when first needed
+        self._staged: list[Path] = []  # per-partition labels, one Parquet file per block
+        self._staged_rows = 0
+        self._staged_kept = 0
         try:
             self._open(source, csv_options, drop_nulls)
         except BaseException:
@@ -511,6 +532,10 @@ class SparkEngine(Engine):
             except Exception:  # pragma: no cover - a session stopped meanwhile
                 pass
         self._persisted = []
+        self.clear_staged()
+        if self._tmp is not None:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
 
     def __enter__(self) -> SparkEngine:
         """Return the engine itself (``with SparkEngine(...) as engine:``)."""
@@ -599,17 +624,41 @@ class SparkEngine(Engine):
         """The position of the first row of each partition (one job, the first time a
         question gives row positions)."""
         if self._offsets is None:
-            F = self._F
-            per_part = self._collect(
-                self._data.groupBy(F.shiftright(F.col("mid"), _ROW_BITS).alias("p")).count()
-            )
-            parts = np.asarray(per_part.column("p").to_numpy(), dtype=np.int64)
-            counts = np.asarray(per_part.column("count").to_numpy(), dtype=np.int64)
-            rows = np.zeros(int(parts.max()) + 1 if parts.size else 0, dtype=np.int64)
-            rows[parts] = counts
-            self._offsets = np.concatenate([[0], np.cumsum(rows)[:-1]]).astype(np.int64)
-            self._n_rows = int(counts.sum())
+            self._offsets, self._n_rows = self._partition_starts(self._data, "mid")
         return self._offsets
+
+    def _partition_starts(self, frame: Any, mid: str) -> tuple[npt.NDArray[np.int64], int]:
+        """The rows of ``frame`` before each of its partitions (one job: its rows counted
+        per partition of their ``monotonically_increasing_id()`` ``mid``), and its rows."""
+        F = self._F
+        per_part = self._collect(
+            frame.groupBy(F.shiftright(F.col(mid), _ROW_BITS).alias("p")).count()
+        )
+        parts = np.asarray(per_part.column("p").to_numpy(), dtype=np.int64)
+        counts = np.asarray(per_part.column("count").to_numpy(), dtype=np.int64)
+        rows = np.zeros(int(parts.max()) + 1 if parts.size else 0, dtype=np.int64)
+        rows[parts] = counts
+        starts = np.concatenate([[0], np.cumsum(rows)[:-1]]).astype(np.int64)
+        return starts, int(counts.sum())
+
+    def _position(self, mid: Any, starts: npt.NDArray[np.int64]) -> Any:
+        """The row position of each row, as a Spark column, from its id ``mid`` and the
+        rows before each partition (:meth:`_partition_starts`)."""
+        F = self._F
+        first = F.array(*[F.lit(int(x)) for x in starts]) if starts.size else F.array(F.lit(0))
+        part = (F.shiftright(mid, _ROW_BITS) + 1).cast("int")
+        return F.element_at(first, part) + mid.bitwiseAND(F.lit((1 << _ROW_BITS) - 1))
+
+    def _with_positions(self, frame: Any, name: str) -> Any:
+        """``frame`` with each row's position in it (the order Spark reads it in) as column
+        ``name``: one job counts its rows per partition. ``frame`` must read its rows in
+        the same partitions each time (a file, or a persisted frame)."""
+        F = self._F
+        numbered = frame.withColumn("_anonlab_mid", F.monotonically_increasing_id())
+        starts, _ = self._partition_starts(numbered, "_anonlab_mid")
+        return numbered.withColumn(name, self._position(F.col("_anonlab_mid"), starts)).drop(
+            "_anonlab_mid"
+        )
 
     @property
     def columns(self) -> list[str]:
@@ -1082,7 +1131,15 @@ class SparkEngine(Engine):
         """
         if fmt not in _FORMATS:
             raise ParameterError(f"Unknown release format {fmt!r}; use {', '.join(_FORMATS)}.")
-        frame = self.release_frame(plan)
+        rows = self._write_frame(self.release_frame(plan), Path(path), fmt, separator)
+        if rows is None and not (plan.suppressed and not plan.mask_suppressed):
+            rows = self.n_rows  # CSV parts, every row kept (with rows removed, counting
+            # them would run the release again: the re-check counts the written file)
+        return rows
+
+    def _write_frame(self, frame: Any, target: Path, fmt: str, separator: str) -> int | None:
+        """Write the rows of ``frame`` in their order to ``target`` (see
+        :meth:`write_release`); return the rows written, or None for CSV parts."""
         if fmt in ("csv", "csv.gz"):  # floats, timestamps and nested columns as text
             kinds = dict(frame.dtypes)
             texts = {
@@ -1100,7 +1157,6 @@ class SparkEngine(Engine):
                     for c in frame.columns
                 ]
             )
-        target = Path(path)
         if fmt == PARQUET_DATASET:
             self._write_parquet(
                 lambda: frame.write.mode("errorifexists").parquet(target.resolve().as_uri())
@@ -1131,15 +1187,11 @@ class SparkEngine(Engine):
                         compression="gzip" if fmt == "csv.gz" else "none",
                     )
                 )
-            rows = _concatenate(
-                self._pa, sorted(parts.glob("part-*")), target, fmt, list(plan.columns), separator
+            return _concatenate(
+                self._pa, sorted(parts.glob("part-*")), target, fmt, list(frame.columns), separator
             )
         finally:
             shutil.rmtree(folder, ignore_errors=True)
-        if rows is None and not (plan.suppressed and not plan.mask_suppressed):
-            rows = self.n_rows  # CSV parts, every row kept (with rows removed, counting
-            # them would run the release again: the re-check counts the written file)
-        return rows
 
     def _write_parquet(self, write: Callable[[], Any]) -> None:
         """Run a Parquet write of Spark's with its timestamps written as microseconds from
@@ -1157,6 +1209,276 @@ class SparkEngine(Engine):
             else:
                 conf.set(_TIMESTAMP_TYPE, before)
 
+    # ------------------------------------------------------------- per partition
+    def _scratch(self) -> Path:
+        """The engine's scratch folder (sorted blocks, staged labels), removed by
+        :meth:`close` or when the engine is collected. In local mode the driver's temporary
+        folder; on a cluster it must be one the executors write and the driver reads."""
+        if self._tmp is None:
+            self._tmp = Path(tempfile.mkdtemp(prefix="anonlab-spark-"))
+            weakref.finalize(self, shutil.rmtree, str(self._tmp), True)
+        return self._tmp
+
+    def partitions(
+        self,
+        columns: Sequence[str],
+        *,
+        categories: Mapping[str, npt.NDArray[np.object_]],
+        order_by: Mapping[str, Hierarchy],
+        block_rows: int,
+    ) -> Iterator[tuple[npt.NDArray[np.int64], EncodedTable]]:
+        """Stream the rows sorted by ``order_by`` in blocks (see :meth:`Engine.partitions`).
+
+        Each sort key is a value's place among its hierarchy's values (a broadcast join; a
+        value not in the hierarchy and a null sort last), then the row's position. Spark
+        sorts the rows (range partitions, spilling to its local disks) and writes the
+        columns asked for into the engine's scratch folder as Parquet parts, which the
+        driver reads part after part, ``block_rows`` rows at a time.
+        """
+        F = self._F
+        pa = self._pa
+        pq = import_optional("pyarrow.parquet")
+        cols = list(dict.fromkeys(columns))
+        self.validate(list(dict.fromkeys([*cols, *order_by])), None)
+        missing = [c for c in cols if c not in categories]
+        if missing:
+            raise ParameterError(f"No labels given for column {missing[0]!r} of the partitions.")
+        rows = int(block_rows)
+        if rows < 1:
+            raise ParameterError(f"The 'block_rows' of partitions must be >= 1. Got {rows}.")
+        frame = self._data
+        keys = []
+        for i, (c, h) in enumerate(order_by.items()):
+            leaves = list(dict.fromkeys(r[0] for r in h.rows()))
+            places = pa.table(
+                {
+                    f"o{i}": pa.array(leaves, type=pa.string()),
+                    f"k{i}": pa.array(np.arange(len(leaves), dtype=np.int64)),
+                }
+            )
+            frame = frame.join(
+                F.broadcast(self._frame(places)), F.col(self._internal[c]) == F.col(f"o{i}"), "left"
+            )
+            keys.append(F.col(f"k{i}").asc_nulls_last())
+        ordered = frame.orderBy(*keys, F.col("mid")).select(
+            "mid", *[F.col(self._internal[c]).alias(f"b{j}") for j, c in enumerate(cols)]
+        )
+        folder = Path(tempfile.mkdtemp(prefix="sorted-", dir=self._scratch()))
+        try:
+            self._guard(lambda: ordered.write.mode("overwrite").parquet(folder.resolve().as_uri()))
+            lookup = label_lookup(categories, cols)
+
+            def batches() -> Iterator[Any]:
+                for part in sorted(folder.glob("part-*")):
+                    yield from pq.ParquetFile(part).iter_batches(batch_size=min(rows, 1 << 16))
+
+            for table in blocks_of(batches(), rows, pa):
+                block = table.select([f"b{j}" for j in range(len(cols))]).rename_columns(cols)
+                yield (
+                    self._positions(table.column("mid")),
+                    encode_block(block, cols, categories, lookup, self._source_path),
+                )
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    def stage_labels(
+        self,
+        rows: npt.NDArray[np.int64],
+        labels: Mapping[str, EncodedColumn],
+        keep: npt.NDArray[np.bool_],
+    ) -> None:
+        """Write one block's labels to a Parquet file of the engine's scratch folder (see
+        :meth:`Engine.stage_labels`); each column under its internal name."""
+        path = self._scratch() / "staged" / f"block_{len(self._staged):06d}.parquet"
+        names = {c: self._internal[c] for c in labels}
+        pq = import_optional("pyarrow.parquet")
+        stage_block(path, len(self._staged), rows, labels, keep, self._pa, pq, names)
+        self._staged.append(path)
+        self._staged_rows += len(rows)
+        self._staged_kept += int(np.count_nonzero(keep))
+
+    def clear_staged(self) -> None:
+        """Delete the staged labels."""
+        for path in self._staged:
+            path.unlink(missing_ok=True)
+        self._staged = []
+        self._staged_rows = self._staged_kept = 0
+
+    def _staged_frame(self) -> Any:
+        """The staged labels as a Spark DataFrame (columns :data:`ROW`, :data:`KEEP`,
+        :data:`BLOCK` and the replaced columns under their internal names)."""
+        if not self._staged:
+            raise ParameterError("No labels are staged: nothing to release.")
+        uris = [p.resolve().as_uri() for p in self._staged]
+        return self._guard(lambda: self.spark.read.parquet(*uris))
+
+    def write_staged_release(
+        self,
+        plan: RowsPlan,
+        path: str | os.PathLike[str],
+        *,
+        fmt: str,
+        separator: str = ",",
+    ) -> int:
+        """Write the staged release in the source's order (see
+        :meth:`Engine.write_staged_release`).
+
+        The source's rows, each with its position (the order Spark reads them in), are
+        joined with the staged labels by position and sorted by it; a row without a label
+        stops the job with an error, and the staged rows must be the source's in number, so
+        every row has exactly one label. Written as :meth:`write_release` writes, to one
+        file (CSV, gzipped CSV or Parquet).
+        """
+        F = self._F
+        if fmt not in ("csv", "csv.gz", "parquet"):
+            raise ParameterError(f"Unknown release format {fmt!r}; use csv, csv.gz, parquet.")
+        self.validate(list(plan.columns), None)
+        staged = self._staged_frame()
+        if self._staged_rows != self.n_rows:
+            raise DataFormatError(
+                f"Cannot write the release of {self._label}: {self._staged_rows} rows are "
+                f"staged for its {self.n_rows} rows."
+            )
+        source, _ = self._source()
+        source = self._with_positions(source, "_anonlab_pos")
+        replaced = list(plan.replaced)
+        labels = staged.select(
+            F.col(ROW).alias("_anonlab_at"),
+            F.col(KEEP).alias("_anonlab_keep"),
+            *[F.col(self._internal[c]).alias(f"_anonlab_l{i}") for i, c in enumerate(replaced)],
+        )
+        joined = source.join(labels, F.col("_anonlab_pos") == F.col("_anonlab_at"), "left")
+        keep = F.col("_anonlab_keep")
+        if not plan.mask_suppressed:  # (a row without a label stays, to stop the job)
+            joined = joined.where(keep.isNull() | keep)
+        select = []
+        for i, c in enumerate(plan.columns):
+            if c in plan.replaced:
+                expr = F.col(f"_anonlab_l{replaced.index(c)}")
+                if plan.mask_suppressed and c in plan.masked:
+                    expr = F.when(keep, expr).otherwise(F.lit("*"))
+            else:
+                expr = F.col(self._internal[c])
+            if i == 0:  # every row checks that it has a label
+                expr = F.when(
+                    F.col("_anonlab_at").isNull(),
+                    F.raise_error(F.lit("a row of the source has no staged label")),
+                ).otherwise(expr)
+            select.append(expr.alias(c))
+        frame = joined.orderBy("_anonlab_pos").select(*select)
+        written = self._write_frame(frame, Path(path), fmt, separator)
+        if written is None:
+            return self._staged_rows if plan.mask_suppressed else self._staged_kept
+        return written
+
+    def staged_mismatches(
+        self,
+        plan: RowsPlan,
+        path: str | os.PathLike[str],
+        *,
+        fmt: str,
+        separator: str = ",",
+    ) -> int:
+        """Count the written rows that differ from the staged labels (see
+        :meth:`Engine.staged_mismatches`): the file's rows numbered in its order beside the
+        kept labels numbered in the source's order (their positions when no row was
+        removed; else sorted by position and kept by Spark while they are numbered), joined
+        on their numbers (a row too many or too few meets no partner)."""
+        F = self._F
+        cols = list(plan.replaced)
+        staged = self._staged_frame()
+        masked = [
+            F.when(F.col(KEEP), F.col(self._internal[c])).otherwise(F.lit("*")).alias(f"s{i}")
+            if plan.mask_suppressed and c in plan.masked
+            else F.col(self._internal[c]).alias(f"s{i}")
+            for i, c in enumerate(cols)
+        ]
+        ordered = None
+        if plan.mask_suppressed or self._staged_kept == self._staged_rows:
+            kept = staged.select(F.col(ROW).alias("sn"), *masked)  # a row's number: its position
+        else:  # rows removed: the kept ones numbered in order (sorted, kept by Spark meanwhile)
+            ordered = staged.where(F.col(KEEP)).orderBy(ROW).select(*masked).persist()
+            kept = self._with_positions(ordered, "sn")
+        try:
+            with self._written(path, fmt, separator) as (frame, names):
+                check_columns(cols, names)
+                at = {n: f"c{i}" for i, n in enumerate(names)}
+                written = self._with_positions(
+                    frame.select(
+                        *[F.col(at[c]).cast("string").alias(f"w{i}") for i, c in enumerate(cols)]
+                    ),
+                    "wn",
+                ).withColumn("one", F.lit(1))
+                both = written.join(kept, F.col("wn") == F.col("sn"), "full_outer")
+                differ = F.col("one").isNull() | F.col("sn").isNull()
+                for i in range(len(cols)):
+                    differ = differ | ~F.col(f"w{i}").eqNullSafe(F.col(f"s{i}"))
+                return int(self._guard(lambda: both.where(differ).count()))
+        finally:
+            if ordered is not None:
+                ordered.unpersist()
+
+    def staged_spanning(
+        self,
+        plan: RowsPlan,
+        columns: Sequence[str],
+        categories: Mapping[str, npt.NDArray[np.object_]],
+    ) -> tuple[int, npt.NDArray[np.int64], EncodedTable, EncodedTable]:
+        """The released classes whose labels occur in more than one staged block (see
+        :meth:`Engine.staged_spanning`): one ``groupBy`` of the kept staged labels, then the
+        rows of those classes joined (broadcast) and joined to the source by position."""
+        F = self._F
+        pa = self._pa
+        staged = self._staged_frame().where(F.col(KEEP))
+        keys = [F.col(self._internal[c]).alias(f"k{j}") for j, c in enumerate(plan.masked)]
+        span = self._collect(
+            staged.groupBy(*keys)
+            .agg(F.countDistinct(BLOCK).alias("_anonlab_blocks"))
+            .where(F.col("_anonlab_blocks") > 1)
+            .drop("_anonlab_blocks")
+        )
+        n = span.num_rows
+        cols = list(dict.fromkeys(columns))
+        empty = EncodedTable(())
+        if not n or not cols:
+            return n, np.zeros(0, dtype=np.int64), empty, empty
+        classes = self._frame(span.append_column("cls", pa.array(np.arange(n, dtype=np.int64))))
+        on = None
+        for j, c in enumerate(plan.masked):
+            cond = F.col(self._internal[c]).eqNullSafe(F.col(f"k{j}"))
+            on = cond if on is None else on & cond
+        replaced = list(plan.replaced)
+        rows = staged.join(F.broadcast(classes), on, "inner").select(
+            F.col(ROW).alias("_anonlab_at"),
+            "cls",
+            *[F.col(self._internal[c]).alias(f"l{i}") for i, c in enumerate(replaced)],
+        )
+        source = self._data.select(
+            self._position(F.col("mid"), self._row_offsets()).alias("_anonlab_pos"),
+            *[F.col(self._internal[c]).alias(f"s{i}") for i, c in enumerate(cols)],
+        )
+        table = self._collect(
+            rows.join(source, F.col("_anonlab_at") == F.col("_anonlab_pos"), "inner")
+            .orderBy("_anonlab_at")
+            .select(
+                "cls",
+                *[f"l{i}" for i in range(len(replaced))],
+                *[f"s{i}" for i in range(len(cols))],
+            )
+        )
+        row_class = np.asarray(table.column("cls").to_numpy(), dtype=np.int64)
+        lookup = label_lookup(categories, cols)
+        original = encode_block(
+            table.select([f"s{i}" for i in range(len(cols))]).rename_columns(cols),
+            cols,
+            categories,
+            lookup,
+        )
+        released = EncodedTable(
+            tuple(encode_text(c, table.column(f"l{i}")) for i, c in enumerate(replaced))
+        )
+        return n, row_class, original, released
+
     def release_stats(
         self,
         path: str | os.PathLike[str],
@@ -1169,6 +1491,29 @@ class SparkEngine(Engine):
         """Group a written release again, read back from its file by Spark (see
         :meth:`Engine.release_stats`)."""
         F = self._F
+        with self._written(path, fmt, separator) as (frame, names):
+            check_columns(list(quasi_identifiers) + list(sensitive), names)
+            at = {n: f"c{i}" for i, n in enumerate(names)}
+            cols = list(quasi_identifiers)
+            base = frame.select(
+                *[F.col(at[c]).cast("string").alias(f"g{j}") for j, c in enumerate(cols)],
+                *[F.col(at[s]).cast("string").alias(f"x{i}") for i, s in enumerate(sensitive)],
+            )
+            return self._grouped(
+                base,
+                cols,
+                tuple(0 for _ in cols),
+                list(sensitive),
+                with_keys=True,
+                table_order=names,
+            )[0]
+
+    @contextlib.contextmanager
+    def _written(
+        self, path: str | os.PathLike[str], fmt: str, separator: str
+    ) -> Iterator[tuple[Any, list[str]]]:
+        """A written release read back by Spark: its rows (columns ``c0..``, a CSV's as
+        text, a file read by one task: in its order) and its column names."""
         if fmt not in _FORMATS:
             raise ParameterError(f"Unknown release format {fmt!r}.")
         source = Path(path).resolve()
@@ -1198,27 +1543,11 @@ class SparkEngine(Engine):
                     )
                 )
             names = list(frame.columns)
-            check_columns(list(quasi_identifiers) + list(sensitive), names)
-            frame = frame.toDF(*_internal(names))
-            at = {n: f"c{i}" for i, n in enumerate(names)}
-            cols = list(quasi_identifiers)
-            base = frame.select(
-                *[F.col(at[c]).cast("string").alias(f"g{j}") for j, c in enumerate(cols)],
-                *[F.col(at[s]).cast("string").alias(f"x{i}") for i, s in enumerate(sensitive)],
-            )
-            stats = self._grouped(
-                base,
-                cols,
-                tuple(0 for _ in cols),
-                list(sensitive),
-                with_keys=True,
-                table_order=names,
-            )[0]
+            yield frame.toDF(*_internal(names)), names
         finally:
             self._label = label
             if folder is not None:
                 shutil.rmtree(folder, ignore_errors=True)
-        return stats
 
 
 # ---------------------------------------------------------------------- helpers
