@@ -145,7 +145,8 @@ def _candidates(data: Any, engine: Engine) -> list[str]:
     table = getattr(engine, "table", None)
     if isinstance(table, EncodedTable):
         return table.candidate_attributes()
-    return list(engine.columns)
+    nested = set(engine.nested_columns)  # (never attributes)
+    return [c for c in engine.columns if c not in nested]
 
 
 def diagnose(

@@ -29,3 +29,45 @@ def nested_parquet(path: Path) -> Path:
     )
     pq.write_table(table, path)
     return path
+
+
+def nested_roles(path: Path, engine: str) -> tuple[list[str], str, list[str]]:
+    """How an engine treats the list, struct and map columns of ``path`` (a file of
+    :func:`nested_parquet`'s columns, each nested one a different value in every row):
+    the attributes a diagnosis takes by default, the error when one is asked for as an
+    attribute (its words before the type's name) and the columns an ``anonymize`` warns identify people."""
+    import warnings
+
+    import pytest
+
+    import anonlab
+    from anonlab.exceptions import DataFormatError, PrivacyRiskWarning
+
+    attributes = anonlab.diagnose(str(path), engine=engine, k=2).to_dict()["attributes"]
+    with pytest.raises(DataFormatError) as err:
+        anonlab.diagnose(str(path), engine=engine, attributes=["q", "visits"])
+    job = {"quasi_identifiers": {"q": {}}, "models": [{"k_anonymity": {"k": 2}}]}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        anonlab.anonymize(str(path), job, output=path.with_name(f"{engine}.csv"), engine=engine)
+    flagged = sorted(
+        str(w.message).split("'")[1] for w in caught if issubclass(w.category, PrivacyRiskWarning)
+    )
+    return attributes, str(err.value).split(" of type ")[0], flagged  # (each engine's types)
+
+
+def unique_nested_parquet(path: Path) -> Path:
+    """Like :func:`nested_parquet`, each nested column a different value in every row."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.table(
+        {
+            "q": pa.array(list("aabbcc")),
+            "visits": pa.array([[i, i + 1] for i in range(6)]),
+            "address": pa.array([{"x": i, "y": "é"} for i in range(6)]),
+            "tags": pa.array([[("a", i)] for i in range(6)], pa.map_(pa.string(), pa.int64())),
+        }
+    )
+    pq.write_table(table, path)
+    return path

@@ -382,6 +382,22 @@ def test_nested_columns_are_copied_as_the_same_json_on_both_engines(tmp_path):
     assert list(_rows(tmp_path / "numpy.csv")[1][1:]) == FIRST_ROW_JSON
 
 
+def test_nested_columns_are_never_attributes_and_identify_on_both_engines(tmp_path):
+    """A list, struct or map column is left out of a diagnosis's default attributes, is
+    refused as an attribute with one line naming its type, and is flagged as identifying
+    when each row holds its own value, on both engines (DuckDB took it as an attribute and
+    the numpy engine said it did not exist or never flagged it)."""
+    from tests.support.nested import nested_roles, unique_nested_parquet
+
+    path = unique_nested_parquet(tmp_path / "nested.parquet")
+    ours = nested_roles(path, "duckdb")
+    assert ours == nested_roles(path, "numpy")
+    attributes, error, flagged = ours
+    assert attributes == ["q"]
+    assert error == "The column 'visits' is a column"
+    assert flagged == ["address", "tags", "visits"]
+
+
 def test_timestamps_with_a_zone_have_one_label_on_every_engine_and_machine(tmp_path):
     """A timestamp with a time zone is labelled as its instant in UTC with ``+00:00``,
     whatever its zone and whatever the session's (DuckDB printed it in the machine's zone,

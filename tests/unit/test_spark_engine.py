@@ -654,3 +654,13 @@ def test_suppressed_classes_removed_or_masked_as_numpy(spark, tmp_path, mask, su
         rows = [[str(v) for v in r.values()] for r in table.to_pylist()]
     kept = {r[-1] for r in rows}
     assert "2" in kept and ("1" in kept) == mask
+
+
+def test_nested_columns_are_never_attributes_and_identify_as_on_numpy(spark, tmp_path):
+    """Spark leaves list, struct and map columns out of a diagnosis's default attributes (it
+    failed on them), refuses them as attributes and flags them as identifying, as numpy."""
+    from tests.support.nested import nested_roles, unique_nested_parquet
+
+    path = unique_nested_parquet(tmp_path / "nested.parquet")
+    assert nested_roles(path, "spark") == nested_roles(path, "numpy")
+    assert nested_roles(path, "spark")[0] == ["q"]

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from anonlab._progress import Progress
-from anonlab._validation import check_columns, check_fraction, check_int
+from anonlab._validation import check_fraction, check_int
 from anonlab.diagnosis.subsets import (
     Subset,
     SubsetEvaluator,
@@ -293,14 +293,14 @@ def ask(
         qi = list(quasi_identifiers)
         if not qi:
             raise ParameterError("The set of quasi-identifiers S is empty.")
-        check_columns(qi, engine.columns)
         engine.validate(qi, {a: v for a, v in lv.items() if a in qi})
         used = {a: v for a, v in lv.items() if a in qi and v}
         return _one_subset(engine, question, qi, k, delta, max_k, used, list_rows)
-    attrs = list(attributes) if attributes is not None else list(engine.columns)
+    nested = set(engine.nested_columns)  # (never attributes)
+    every = [c for c in engine.columns if c not in nested]
+    attrs = list(attributes) if attributes is not None else every
     if not attrs:
         raise ParameterError("No candidate attributes to search over.")
-    check_columns(attrs, engine.columns)
     engine.validate(attrs, {a: v for a, v in lv.items() if a in attrs})
     used = {a: v for a, v in lv.items() if a in attrs and v}
     evaluator = SubsetEvaluator(engine, used, progress)

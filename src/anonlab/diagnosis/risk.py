@@ -64,6 +64,8 @@ def class_size_histogram(sizes: npt.ArrayLike) -> list[dict[str, Any]]:
 def identifying_columns(engine: Engine, exclude: Sequence[str] = ()) -> list[tuple[str, str]]:
     """Columns that identify a row on their own: unique per row, or named like an identifier.
 
+    A list, map or struct column counts too, by its JSON text (on every engine).
+
     Parameters
     ----------
     engine : Engine
@@ -78,7 +80,8 @@ def identifying_columns(engine: Engine, exclude: Sequence[str] = ()) -> list[tup
     n = engine.n_rows
     skip = set(exclude)
     found = []
-    undeclared = [c for c in engine.columns if c not in skip]
+    every = list(dict.fromkeys([*engine.columns, *engine.nested_columns]))
+    undeclared = [c for c in every if c not in skip]
     distinct = engine.distinct_counts(undeclared) if n > 1 else {}
     for column in undeclared:
         if n > 1 and distinct[column] == n:

@@ -19,7 +19,7 @@ from anonlab._validation import check_columns, check_int
 from anonlab.data.hierarchy import Hierarchy
 from anonlab.data.stats import ClassStats
 from anonlab.data.table import EncodedColumn, EncodedTable
-from anonlab.exceptions import HierarchyError, ParameterError
+from anonlab.exceptions import DataFormatError, HierarchyError, ParameterError
 
 __all__ = ["Engine", "Levels", "ReleasePlan", "RowsPlan", "root_label"]
 
@@ -155,6 +155,13 @@ class Engine:
     def columns(self) -> list[str]:
         """Column names of the data."""
         raise NotImplementedError
+
+    @property
+    def nested_columns(self) -> list[str]:
+        """The columns of list, map or struct values (default: none): carried into a release
+        as they are, counted by the identifying-column check by their JSON text, never an
+        attribute (:meth:`validate` refuses them)."""
+        return []
 
     def class_sizes(
         self, columns: Sequence[str], levels: Levels | None = None
@@ -470,6 +477,10 @@ class Engine:
             )
         )
 
+    def _nested_kind(self, column: str) -> str:
+        """The type of a nested column, as the error messages name it (default: nested)."""
+        return "nested"
+
     def _no_release(self, what: str) -> ParameterError:
         return ParameterError(
             f"The {self.name} engine cannot {what} yet, so it cannot anonymize; use "
@@ -503,7 +514,19 @@ class Engine:
         return out
 
     def validate(self, columns: Sequence[str], levels: Levels | None) -> tuple[int, ...]:
-        """Check that ``columns`` exist and ``levels`` are valid; return the level tuple."""
+        """Check that ``columns`` exist and ``levels`` are valid; return the level tuple.
+
+        A list, map or struct column (:attr:`nested_columns`) is refused as an attribute
+        with one line naming its type.
+        """
+        nested = self.nested_columns
+        for col in columns:
+            if col in nested:
+                raise DataFormatError(
+                    f"The column {col!r} is a column of type {self._nested_kind(col)}; an "
+                    "attribute must hold one value per row (text, numbers, dates). Flatten it, "
+                    "or leave it out of the job (unused columns are carried through as they are)."
+                )
         check_columns(list(columns), self.columns)
         levels = levels or {}
         check_columns(list(levels), self.columns, what="column in levels")

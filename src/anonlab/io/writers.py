@@ -17,7 +17,7 @@ from anonlab.data.labels import clock_labels, float_labels
 from anonlab.data.table import LabelColumns
 from anonlab.io.atomic import atomic_write, output_format
 
-__all__ = ["write_table"]
+__all__ = ["json_text", "write_table"]
 
 
 def _labels_array(pa: Any, codes: npt.NDArray[np.int32], cats: npt.NDArray[np.object_]) -> Any:
@@ -58,9 +58,22 @@ def _clock_text(pa: Any, values: Any) -> Any:
     )
 
 
-def _json_text(pa: Any, values: Any) -> Any:
+def json_text(pa: Any, values: Any) -> Any:
     """A list, map or struct column as compact JSON text (``[1,2]``, ``{"x":1}``, a map as
-    an object), as DuckDB's and Spark's ``to_json`` write it to CSV."""
+    an object), as DuckDB's and Spark's ``to_json`` write it to CSV.
+
+    Parameters
+    ----------
+    pa : module
+        pyarrow.
+    values : pyarrow.Array or pyarrow.ChunkedArray
+        A list, map or struct column.
+
+    Returns
+    -------
+    pyarrow.Array
+        Its values as JSON text, a null as a null.
+    """
     is_map = pa.types.is_map(values.type)
 
     def dump(v: Any) -> str:
@@ -79,7 +92,7 @@ def _arrow_table(columns: Mapping[str, Any], fmt: str) -> Any:
         typed = columns.typed(name) if isinstance(columns, LabelColumns) else None
         if typed is not None:
             if fmt != "parquet" and pa.types.is_nested(typed.type):
-                typed = _json_text(pa, typed)  # CSV has no lists or structs
+                typed = json_text(pa, typed)  # CSV has no lists or structs
             elif fmt != "parquet" and pa.types.is_floating(typed.type):
                 typed = _float_text(pa, typed)
             elif fmt != "parquet" and (

@@ -37,6 +37,7 @@ import numpy as np
 import numpy.typing as npt
 
 from anonlab._optional import import_optional
+from anonlab._validation import check_columns
 from anonlab.data.hierarchy import Hierarchy
 from anonlab.data.labels import UTC_SUFFIX, factorize
 from anonlab.data.source import CsvOptions, FileSource, header_names
@@ -411,6 +412,14 @@ class DuckDBEngine(Engine):
         """Column names of the data."""
         return list(self._names)
 
+    @property
+    def nested_columns(self) -> list[str]:
+        """The list, array, map, struct and union columns of the data."""
+        return [n for n in self._names if _nested(self._kinds.get(n, "VARCHAR"))]
+
+    def _nested_kind(self, column: str) -> str:
+        return self._kinds[column]
+
     def _run(self, sql: str) -> Any:
         try:
             return self.con.execute(sql)
@@ -537,9 +546,10 @@ class DuckDBEngine(Engine):
 
     # ------------------------------------------------------------------ out of core
     def distinct_counts(self, columns: Sequence[str]) -> dict[str, int]:
-        """Return the distinct values of each column (a null counts as one), in one scan."""
+        """Return the distinct values of each column (a null counts as one), in one scan;
+        a list, map or struct column by its values."""
         cols = list(columns)
-        self.validate(cols, None)
+        check_columns(cols, self.columns)
         if not cols:
             return {}
         parts = ", ".join(
@@ -590,7 +600,7 @@ class DuckDBEngine(Engine):
         table held in a list, or, when more than :data:`_BUCKETED` classes are suppressed,
         found by a hash join (the rows' order is then not kept).
         """
-        self.validate(list(plan.columns), None)
+        check_columns(list(plan.columns), self.columns)
         self.validate(list(plan.quasi_identifiers), None)
         options = _copy_options(fmt, separator)
         pa = import_optional("pyarrow")
@@ -939,7 +949,7 @@ class DuckDBEngine(Engine):
         (``POSITIONAL JOIN``: no hash table, no sort of the wide rows, the source's order
         kept); a row whose position differs from its label's stops the query with an error.
         """
-        self.validate(list(plan.columns), None)
+        check_columns(list(plan.columns), self.columns)
         options = _copy_options(fmt, separator)
         labels = self._staged_table(plan)
         select = []

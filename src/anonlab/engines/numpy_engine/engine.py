@@ -27,12 +27,14 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import numpy.typing as npt
 
+from anonlab._optional import import_optional
 from anonlab.data.grouping import class_members, refine_steps
 from anonlab.data.hierarchy import Hierarchy
 from anonlab.data.stats import ClassStats, SensitiveHistogram
 from anonlab.data.table import EncodedTable
 from anonlab.engines.base import Engine, Levels
 from anonlab.exceptions import InputError
+from anonlab.io.writers import json_text
 
 __all__ = ["NumpyEngine"]
 
@@ -89,8 +91,30 @@ class NumpyEngine(Engine):
 
     @property
     def columns(self) -> list[str]:
-        """Column names of the table."""
+        """Column names of the table (its encoded columns: a list, map or struct column is
+        among :attr:`nested_columns` instead)."""
         return self.table.names
+
+    @property
+    def nested_columns(self) -> list[str]:
+        """The table's list, map and struct columns (carried, never encoded)."""
+        return self.table.nested
+
+    def _nested_kind(self, column: str) -> str:
+        return str(getattr(self.table.typed[column], "type", "nested"))
+
+    def distinct_counts(self, columns: Sequence[str]) -> dict[str, int]:
+        """Return the number of distinct values (a null counts as one) of each column; a
+        list, map or struct column is counted by its JSON text (as DuckDB and Spark count
+        it)."""
+        nested = set(self.nested_columns)
+        counts = super().distinct_counts([c for c in columns if c not in nested])
+        for c in columns:
+            if c in nested:
+                pc = import_optional("pyarrow.compute")
+                text = json_text(import_optional("pyarrow"), self.table.typed[c])
+                counts[c] = int(pc.count_distinct(text, mode="all").as_py())
+        return {c: counts[c] for c in columns}
 
     # ------------------------------------------------------------ generalized codes
     def generalized(

@@ -665,18 +665,13 @@ class SparkEngine(Engine):
         """Column names of the data."""
         return list(self._names)
 
-    def validate(self, columns: Sequence[str], levels: Levels | None) -> tuple[int, ...]:
-        """Check columns and levels (see :class:`Engine`); list, map and struct columns
-        cannot be grouped on."""
-        out = super().validate(columns, levels)
-        for col in columns:
-            kind = getattr(self, "_nested", {}).get(col)
-            if kind is not None:
-                raise DataFormatError(
-                    f"The column {col!r} is a column of type {kind}; an attribute must hold "
-                    "one value per row (text, numbers, dates). Flatten it, or leave it out."
-                )
-        return out
+    @property
+    def nested_columns(self) -> list[str]:
+        """The list, map and struct columns of the data."""
+        return [n for n in self._names if n in getattr(self, "_nested", {})]
+
+    def _nested_kind(self, column: str) -> str:
+        return str(self._nested[column])
 
     def class_sizes(
         self, columns: Sequence[str], levels: Levels | None = None
@@ -1332,7 +1327,7 @@ class SparkEngine(Engine):
         F = self._F
         if fmt not in ("csv", "csv.gz", "parquet"):
             raise ParameterError(f"Unknown release format {fmt!r}; use csv, csv.gz, parquet.")
-        self.validate(list(plan.columns), None)
+        check_columns(list(plan.columns), self.columns)
         staged = self._staged_frame()
         if self._staged_rows != self.n_rows:
             raise DataFormatError(
