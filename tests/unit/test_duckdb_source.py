@@ -126,3 +126,22 @@ def test_a_file_that_cannot_be_read_leaves_no_temporary_files(tmp_path):
     with pytest.raises(DataFormatError, match="Cannot read"):
         DuckDBEngine(path, temp_directory=temp)
     assert not any(temp.iterdir())
+
+
+@pytest.mark.parametrize("name", ["latin-1", "latin1", "ISO-8859-1", "iso8859_1"])
+def test_every_name_of_an_encoding_reads_as_numpy_reads_it(tmp_path, name):
+    """DuckDB's reader knows Latin-1 as ``latin-1`` only; any of Python's names for it works."""
+    path = tmp_path / "latin.csv"
+    path.write_bytes("a,b\nxé,1\ny,1\nxé,2\n".encode("latin-1"))
+    opts = CsvOptions(encoding=name)
+    ours = open_engine(path, engine="duckdb", csv_options=opts).class_stats(["a"], with_keys=True)
+    assert ours.key_labels() == open_engine(path, csv_options=opts).class_stats(
+        ["a"], with_keys=True
+    ).key_labels() == [("xé",), ("y",)]  # fmt: skip
+
+
+def test_an_encoding_duckdb_does_not_read_names_those_it_reads(tmp_path):
+    path = tmp_path / "cp.csv"
+    path.write_bytes("a,b\nx\u20ac,1\n".encode("cp1252"))
+    with pytest.raises(DataFormatError, match="reads CSV text in utf-8, latin-1, utf-16 only"):
+        open_engine(path, engine="duckdb", csv_options=CsvOptions(encoding="cp1252"))

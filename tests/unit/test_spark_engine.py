@@ -664,3 +664,19 @@ def test_nested_columns_are_never_attributes_and_identify_as_on_numpy(spark, tmp
     path = unique_nested_parquet(tmp_path / "nested.parquet")
     assert nested_roles(path, "spark") == nested_roles(path, "numpy")
     assert nested_roles(path, "spark")[0] == ["q"]
+
+
+@pytest.mark.parametrize("name", ["latin-1", "latin1", "ISO-8859-1", "utf-16"])
+def test_every_name_of_an_encoding_spark_reads_reads_as_numpy(spark, tmp_path, name):
+    """Spark 4 takes seven charset names (``iso-8859-1``, not ``latin-1``); any of Python's
+    names for them works, and another encoding is refused with the list."""
+    path = tmp_path / "text.csv"
+    codec = "latin-1" if name != "utf-16" else "utf-16"
+    path.write_bytes("a,b\nxé,1\ny,1\nxé,2\n".encode(codec))
+    opts = CsvOptions(encoding=name)
+    ours = open_engine(path, engine="spark", csv_options=opts).class_stats(["a"], with_keys=True)
+    assert ours.key_labels() == open_engine(path, csv_options=opts).class_stats(
+        ["a"], with_keys=True
+    ).key_labels() == [("xé",), ("y",)]  # fmt: skip
+    with pytest.raises(DataFormatError, match="spark engine reads CSV text in utf-8, iso-8859-1"):
+        open_engine(path, engine="spark", csv_options=CsvOptions(encoding="cp1252"))

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import codecs
 import csv
 import gzip
 import zlib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
@@ -18,6 +20,7 @@ __all__ = [
     "header_names",
     "infer_format",
     "read_header",
+    "reader_encoding",
 ]
 
 #: Markers read as a null unless the user says otherwise.
@@ -60,6 +63,42 @@ class CsvOptions:
             raise DataFormatError(f"The separator must be one character. Got {self.separator!r}.")
         if len(self.quote) != 1:
             raise DataFormatError(f"The quote must be one character. Got {self.quote!r}.")
+
+
+def reader_encoding(encoding: str, spellings: Mapping[str, str], engine: str) -> str:
+    """The name an engine's CSV reader gives a text encoding that Python names ``encoding``
+    (any of its aliases: ``latin-1``, ``latin1`` and ``iso-8859-1`` are one encoding).
+
+    Parameters
+    ----------
+    encoding : str
+        The encoding of :class:`CsvOptions`.
+    spellings : Mapping[str, str]
+        Python's name of each encoding the reader takes (:func:`codecs.lookup`) -> the
+        reader's name of it.
+    engine : str
+        The engine's name, for the error message.
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    DataFormatError
+        Python does not know the encoding, or the reader does not read it.
+    """
+    try:
+        name = codecs.lookup(encoding).name
+    except LookupError:
+        raise DataFormatError(f"Unknown text encoding {encoding!r}.") from None
+    if name not in spellings:
+        takes = ", ".join(dict.fromkeys(spellings.values()))
+        raise DataFormatError(
+            f"The {engine} engine reads CSV text in {takes} only, not {encoding!r}: convert "
+            "the file to UTF-8, or use --engine numpy (any encoding Python knows)."
+        )
+    return spellings[name]
 
 
 @dataclass(frozen=True)

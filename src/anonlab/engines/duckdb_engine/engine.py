@@ -40,7 +40,7 @@ from anonlab._optional import import_optional
 from anonlab._validation import check_columns
 from anonlab.data.hierarchy import Hierarchy
 from anonlab.data.labels import UTC_SUFFIX, factorize
-from anonlab.data.source import CsvOptions, FileSource, header_names
+from anonlab.data.source import CsvOptions, FileSource, header_names, reader_encoding
 from anonlab.data.stats import ClassStats, SensitiveHistogram
 from anonlab.data.table import EncodedColumn, EncodedTable
 from anonlab.engines.base import Engine, Levels, ReleasePlan, RowsPlan, root_label
@@ -1130,11 +1130,14 @@ def _summary(exc: BaseException) -> str:
     return "; ".join(lines[:1] + detail[:1])
 
 
+#: Python's name of each encoding DuckDB's CSV reader takes -> DuckDB's name of it.
+_ENCODINGS = {"utf-8": "utf-8", "utf-8-sig": "utf-8", "iso8859-1": "latin-1", "utf-16": "utf-16"}
+
+
 def _encoding(enc: str) -> str:
-    norm = enc.lower().replace("_", "-")
-    if norm in ("utf-8", "utf8"):
-        return ""
-    return f", encoding = {_lit(enc)}"
+    """The ``encoding`` option of ``read_csv`` (none for UTF-8, its default)."""
+    name = reader_encoding(enc, _ENCODINGS, "duckdb")
+    return "" if name == "utf-8" else f", encoding = {_lit(name)}"
 
 
 def _factorize(values: Any) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.object_]]:

@@ -51,7 +51,13 @@ from anonlab._optional import import_optional
 from anonlab._validation import check_columns
 from anonlab.data.hierarchy import Hierarchy
 from anonlab.data.labels import UTC_SUFFIX, factorize
-from anonlab.data.source import CsvOptions, FileSource, header_names, infer_format
+from anonlab.data.source import (
+    CsvOptions,
+    FileSource,
+    header_names,
+    infer_format,
+    reader_encoding,
+)
 from anonlab.data.stats import ClassStats, SensitiveHistogram
 from anonlab.data.table import EncodedColumn, EncodedTable
 from anonlab.engines.base import Engine, Levels, ReleasePlan, RowsPlan, root_label
@@ -1647,6 +1653,19 @@ def _internal(names: Sequence[str]) -> list[str]:
 _SPLIT_BYTES = 128 * 2**20
 
 
+#: Python's name of each encoding Spark's CSV reader takes -> Spark's name of it.
+_ENCODINGS = {
+    "utf-8": "utf-8",
+    "utf-8-sig": "utf-8",
+    "iso8859-1": "iso-8859-1",
+    "ascii": "us-ascii",
+    "utf-16": "utf-16",
+    "utf-16-be": "utf-16be",
+    "utf-16-le": "utf-16le",
+    "utf-32": "utf-32",
+}
+
+
 def _csv_reader_options(opts: CsvOptions, *, multi_line: bool) -> dict[str, Any]:
     """Options of Spark's CSV reader that parse as anonlab's reader does; with
     ``multi_line`` a quoted field may hold line breaks (the file is then read by one task)."""
@@ -1655,7 +1674,7 @@ def _csv_reader_options(opts: CsvOptions, *, multi_line: bool) -> dict[str, Any]
         "header": opts.header,
         "quote": opts.quote,
         "escape": opts.quote,  # a quote inside a quoted field is doubled (RFC 4180)
-        "encoding": opts.encoding,
+        "encoding": reader_encoding(opts.encoding, _ENCODINGS, "spark"),
         "nullValue": _NEVER,
         "mode": "FAILFAST",
         "multiLine": multi_line,
