@@ -145,3 +145,18 @@ def test_an_encoding_duckdb_does_not_read_names_those_it_reads(tmp_path):
     path.write_bytes("a,b\nx\u20ac,1\n".encode("cp1252"))
     with pytest.raises(DataFormatError, match="reads CSV text in utf-8, latin-1, utf-16 only"):
         open_engine(path, engine="duckdb", csv_options=CsvOptions(encoding="cp1252"))
+
+
+def test_a_column_without_a_name_is_refused_with_the_fix(tmp_path):
+    """A pandas index written to CSV has no header name: DuckDB failed with a parser error
+    (a CSV) or renamed it C0 (Parquet) or v0 (a frame); one line says what to do instead."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    csv_path = tmp_path / "index.csv"
+    csv_path.write_text(",a,b\n0,x,1\n1,y,1\n", encoding="utf-8")
+    parquet_path = tmp_path / "index.parquet"
+    pq.write_table(pa.table({"": ["0", "1"], "a": ["x", "y"]}), parquet_path)
+    for source in (csv_path, parquet_path, pa.table({"a": ["x"], "": ["0"]})):
+        with pytest.raises(DataFormatError, match=r"Column \d of .* has no name.*index=False"):
+            open_engine(source, engine="duckdb")
+    assert open_engine(csv_path).columns == ["", "a", "b"]  # numpy reads it

@@ -86,6 +86,16 @@ def _nested(kind: str) -> bool:
     return kind.endswith("]") or kind.startswith(("STRUCT", "MAP", "UNION"))
 
 
+def _check_named(names: Sequence[str], label: str) -> None:
+    """Refuse a column without a name (DuckDB would name it ``C0`` or fail on it)."""
+    if "" in names:
+        raise DataFormatError(
+            f"Column {list(names).index('') + 1} of {label} has no name, and the DuckDB engine "
+            "names every column in SQL: give it a name (a pandas index written to CSV: "
+            "to_csv(index=False) or index_label='id'), or use --engine numpy or spark."
+        )
+
+
 def _q(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
@@ -264,9 +274,12 @@ class DuckDBEngine(Engine):
                     raise DataFormatError(
                         f"Cannot read Parquet file {str(path)!r}: {_summary(exc)}"
                     ) from None
+                pq = import_optional("pyarrow.parquet")
+                _check_named(pq.read_schema(path).names, repr(str(path)))
                 return list(rel.columns), scan
             opts = source.csv
             names = header_names(path, opts)
+            _check_named(names, repr(str(path)))
             cols = "{" + ", ".join(f"{_lit(n)}: 'VARCHAR'" for n in names) + "}"
             scan = (
                 f"read_csv({_lit(str(path))}, columns = {cols}, header = false, "
@@ -278,6 +291,8 @@ class DuckDBEngine(Engine):
             return names, scan
         # in-memory frames: pyarrow Table, pandas or polars DataFrame (an EncodedTable as text)
         source = self._frame(source)
+        names = source.column_names if hasattr(source, "column_names") else source.columns
+        _check_named([str(n) for n in names], "the data frame")
         self.con.register("frame_src", source)
         rel = self.con.sql("SELECT * FROM frame_src LIMIT 0")
         return list(rel.columns), "frame_src"
