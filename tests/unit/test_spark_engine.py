@@ -355,6 +355,20 @@ def test_nanosecond_timestamps_get_a_one_line_error_with_the_fix(spark, tmp_path
         open_engine(path, engine="spark")
 
 
+def test_half_floats_get_a_one_line_error_with_the_fix(spark, tmp_path):
+    """Spark cannot read Parquet's 16-bit floats either (numpy and DuckDB read them)."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    path = tmp_path / "half.parquet"
+    pq.write_table(pa.table({"h": pa.array(np.array([1.5, 2.0], dtype=np.float16))}), path)
+    with pytest.raises(DataFormatError, match="16-bit floats .* Spark cannot read.*float32"):
+        open_engine(path, engine="spark")
+    assert open_engine(path, engine="duckdb").class_stats(["h"], with_keys=True).key_labels() == [
+        ("1.5",),
+        ("2",),
+    ]
+
+
 # ---------------------------------------------------------------------- diagnosis
 @pytest.mark.parametrize(
     "question",

@@ -1771,6 +1771,12 @@ def _summary(exc: BaseException) -> str:
                 "microseconds (pandas: to_parquet(..., coerce_timestamps='us', "
                 "allow_truncated_timestamps=True)) or use --engine duckdb or numpy."
             )
+        if "(FLOAT16)" in ln:  # half floats (numpy float16) written by Arrow
+            return (
+                "it holds 16-bit floats (float16), which Spark cannot read. Write them as "
+                "32-bit floats (pandas: df.astype({'col': 'float32'})) or use --engine duckdb "
+                "or numpy."
+            )
     for ln in lines:
         if ln.startswith(("at ", "Traceback", "JVM stacktrace", "py4j", "An error occurred")):
             continue
