@@ -343,7 +343,7 @@ class Engine:
         raise ParameterError(
             f"The {self.name} engine cannot stream partitions yet, so it cannot run the "
             "algorithms that place individual rows (they run block by block out of core); "
-            "use --engine duckdb (out of core) or --engine numpy (in memory). Nothing was "
+            "use --engine duckdb or spark (out of core) or --engine numpy (in memory). Nothing was "
             "written."
         )
 
