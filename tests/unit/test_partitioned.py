@@ -24,7 +24,13 @@ from anonlab import EncodedTable
 from anonlab.api import adult_path
 from anonlab.cli.app import app
 from anonlab.engines import get_engine
-from anonlab.exceptions import HierarchyError, InputError, ParameterError, PrivacyCheckError
+from anonlab.exceptions import (
+    DataFormatError,
+    HierarchyError,
+    InputError,
+    ParameterError,
+    PrivacyCheckError,
+)
 from anonlab.models import build_model
 from anonlab.release.partitioned import DEFAULT_BLOCK_ROWS, check_union
 
@@ -617,3 +623,34 @@ def test_random_tables_spark_blocks_equal_duckdb(spark, tmp_path_factory, case, 
         anonlab.anonymize(str(data), job, output=out, engine=engine, block_rows=block)
         outs.append(out.read_bytes())
     assert outs[1] == outs[0]
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "spark"])
+def test_labels_staged_for_the_wrong_rows_are_not_written(request, adult, tmp_path, engine):
+    """A block staged twice, or one not staged, stops the write on both engines."""
+    from anonlab.data.table import EncodedColumn
+    from anonlab.engines.base import RowsPlan
+
+    if engine == "spark":
+        request.getfixturevalue("spark")
+    table = anonlab.read_table(str(adult))
+    cats = {c: table.column(c).categories for c in table.names}
+    sex = anonlab.read_hierarchy(HIERARCHIES / "adult_sex.csv", attribute="sex")
+    for case in ("missing", "repeated"):
+        eng = anonlab.open_engine(str(adult), engine=engine)
+        try:
+            blocks = list(
+                eng.partitions(
+                    list(table.names), categories=cats, order_by={"sex": sex}, block_rows=2500
+                )
+            )
+            eng.clear_staged()
+            for rows, block in blocks[:-1] + (blocks[:1] if case == "repeated" else []):
+                labels = {q: EncodedColumn(q, block.column(q).codes, cats[q]) for q in QIS}
+                eng.stage_labels(rows, labels, np.ones(len(rows), dtype=bool))
+            plan = RowsPlan(tuple(eng.columns), QIS, QIS, True)
+            out = tmp_path / f"{case}.parquet"
+            with pytest.raises(DataFormatError, match="staged"):
+                eng.write_staged_release(plan, out, fmt="parquet")
+        finally:
+            eng.close()
