@@ -508,14 +508,15 @@ class SparkEngine(Engine):
             .otherwise(text)
         )
 
-    def _guard(self, action: Callable[[], Any]) -> Any:
-        """Run a Spark call; a failure to read the data becomes one-line DataFormatError."""
+    def _guard(self, action: Callable[[], Any], what: str = "read") -> Any:
+        """Run a Spark call; its failure becomes a one-line DataFormatError ("Cannot
+        ``what`` <the data>: <Spark's reason>")."""
         try:
             return action()
         except Exception as exc:
             if not _is_spark_error(exc):
                 raise
-            raise DataFormatError(f"Cannot read {self._label}: {_summary(exc)}") from None
+            raise DataFormatError(f"Cannot {what} {self._label}: {_summary(exc)}") from None
 
     def _collect(self, frame: Any) -> Any:
         """The rows of ``frame`` on the driver, as an Arrow table."""
@@ -1186,7 +1187,8 @@ class SparkEngine(Engine):
                         ignoreTrailingWhiteSpace=False,
                         lineSep="\n",
                         compression="gzip" if fmt == "csv.gz" else "none",
-                    )
+                    ),
+                    "write the release of",
                 )
             return _concatenate(
                 self._pa, sorted(parts.glob("part-*")), target, fmt, list(frame.columns), separator
@@ -1203,7 +1205,7 @@ class SparkEngine(Engine):
         before = conf.get(_TIMESTAMP_TYPE, None)
         conf.set(_TIMESTAMP_TYPE, "TIMESTAMP_MICROS")
         try:
-            self._guard(write)
+            self._guard(write, "write the release of")
         finally:
             if before is None:
                 conf.unset(_TIMESTAMP_TYPE)
