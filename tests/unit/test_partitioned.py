@@ -654,3 +654,22 @@ def test_labels_staged_for_the_wrong_rows_are_not_written(request, adult, tmp_pa
                 eng.write_staged_release(plan, out, fmt="parquet")
         finally:
             eng.close()
+
+
+def test_spark_scratch_folder_is_used_and_emptied(spark, adult, tmp_path):
+    """``scratch=`` places Spark's sorted blocks and staged labels (a folder shared by the
+    executors and the driver on a cluster); nothing is left there afterwards."""
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    engine = anonlab.open_engine(str(adult), engine="spark", scratch=scratch)
+    assert engine._scratch().parent == scratch
+    engine.close()
+    out = tmp_path / "out.csv"
+    options = {"scratch": str(scratch)}
+    anonlab.anonymize(
+        str(adult), _job("wong_nh"), output=out, engine="spark", engine_options=options,
+        block_rows=2000,
+    )  # fmt: skip
+    assert out.exists() and list(scratch.iterdir()) == []
+    with pytest.raises(InputError, match="scratch folder .* is not a directory"):
+        anonlab.open_engine(str(adult), engine="spark", scratch=tmp_path / "nope")

@@ -225,6 +225,11 @@ class SparkEngine(Engine):
         Drop the rows with a null in any of these columns (True: in any column).
     batch_size : int
         Subsets per Spark job in :meth:`class_sizes_many`.
+    scratch : str or path, optional
+        The folder of the engine's scratch files (the rows sorted into blocks, the blocks'
+        staged labels) when it runs the algorithms that place individual rows; default the
+        system's temporary folder. On a cluster give a folder that the executors write and
+        the driver reads (a shared file system mounted at the same path).
 
     Notes
     -----
@@ -252,6 +257,7 @@ class SparkEngine(Engine):
         csv_options: CsvOptions | None = None,
         drop_nulls: Sequence[str] | bool | None = None,
         batch_size: int = BATCH_SUBSETS,
+        scratch: str | os.PathLike[str] | None = None,
     ) -> None:
         super().__init__(hierarchies)
         self._F = import_optional("pyspark.sql.functions", feature="the Spark engine")
@@ -263,6 +269,9 @@ class SparkEngine(Engine):
         self._sizes: dict[tuple[tuple[str, int], ...], npt.NDArray[np.int64]] = {}
         self._label = "the data frame"
         self._source_path: str | None = None
+        if scratch is not None and not Path(scratch).is_dir():
+            raise InputError(f"The scratch folder {str(scratch)!r} is not a directory.")
+        self._scratch_in = None if scratch is None else Path(scratch)
         self._tmp: Path | None = None  # the engine's scratch folder, made when first needed
         self._staged: list[Path] = []  # per-partition labels, one Parquet file per block
         self._staged_rows = 0
@@ -1214,11 +1223,11 @@ class SparkEngine(Engine):
 
     # ------------------------------------------------------------- per partition
     def _scratch(self) -> Path:
-        """The engine's scratch folder (sorted blocks, staged labels), removed by
-        :meth:`close` or when the engine is collected. In local mode the driver's temporary
-        folder; on a cluster it must be one the executors write and the driver reads."""
+        """The engine's scratch folder (sorted blocks, staged labels), a new folder in
+        ``scratch`` (default: the system's temporary folder), removed by :meth:`close` or
+        when the engine is collected."""
         if self._tmp is None:
-            self._tmp = Path(tempfile.mkdtemp(prefix="anonlab-spark-"))
+            self._tmp = Path(tempfile.mkdtemp(prefix="anonlab-spark-", dir=self._scratch_in))
             weakref.finalize(self, shutil.rmtree, str(self._tmp), True)
         return self._tmp
 
