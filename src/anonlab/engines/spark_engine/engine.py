@@ -665,16 +665,15 @@ class SparkEngine(Engine):
         part = (F.shiftright(mid, _ROW_BITS) + 1).cast("int")
         return F.element_at(first, part) + mid.bitwiseAND(F.lit((1 << _ROW_BITS) - 1))
 
-    def _with_positions(self, frame: Any, name: str) -> Any:
+    def _with_positions(self, frame: Any, name: str) -> tuple[Any, int]:
         """``frame`` with each row's position in it (the order Spark reads it in) as column
-        ``name``: one job counts its rows per partition. ``frame`` must read its rows in
-        the same partitions each time (a file, or a persisted frame)."""
+        ``name``, and its rows: one job counts them per partition. ``frame`` must read its
+        rows in the same partitions each time (a file, or a persisted frame)."""
         F = self._F
         numbered = frame.withColumn("_anonlab_mid", F.monotonically_increasing_id())
-        starts, _ = self._partition_starts(numbered, "_anonlab_mid")
-        return numbered.withColumn(name, self._position(F.col("_anonlab_mid"), starts)).drop(
-            "_anonlab_mid"
-        )
+        starts, n = self._partition_starts(numbered, "_anonlab_mid")
+        positioned = numbered.withColumn(name, self._position(F.col("_anonlab_mid"), starts))
+        return positioned.drop("_anonlab_mid"), n
 
     @property
     def columns(self) -> list[str]:
@@ -1351,8 +1350,12 @@ class SparkEngine(Engine):
                 f"Cannot write the release of {self._label}: {self._staged_rows} rows are "
                 f"staged for its {self.n_rows} rows."
             )
-        source, _ = self._source()
-        source = self._with_positions(source, "_anonlab_pos")
+        source, n = self._with_positions(self._source()[0], "_anonlab_pos")
+        if n != self._staged_rows:  # (the typed rows read again: the rows the blocks saw)
+            raise DataFormatError(
+                f"Cannot write the release of {self._label}: it now has {n} rows, the blocks "
+                f"had {self._staged_rows}."
+            )
         replaced = list(plan.replaced)
         labels = staged.select(
             F.col(ROW).alias("_anonlab_at"),
@@ -1410,7 +1413,7 @@ class SparkEngine(Engine):
             kept = staged.select(F.col(ROW).alias("sn"), *masked)  # a row's number: its position
         else:  # rows removed: the kept ones numbered in order (sorted, kept by Spark meanwhile)
             ordered = staged.where(F.col(KEEP)).orderBy(ROW).select(*masked).persist()
-            kept = self._with_positions(ordered, "sn")
+            kept = self._with_positions(ordered, "sn")[0]
         try:
             with self._written(path, fmt, separator) as (frame, names):
                 check_columns(cols, names)
@@ -1420,7 +1423,7 @@ class SparkEngine(Engine):
                         *[F.col(at[c]).cast("string").alias(f"w{i}") for i, c in enumerate(cols)]
                     ),
                     "wn",
-                ).withColumn("one", F.lit(1))
+                )[0].withColumn("one", F.lit(1))
                 both = written.join(kept, F.col("wn") == F.col("sn"), "full_outer")
                 differ = F.col("one").isNull() | F.col("sn").isNull()
                 for i in range(len(cols)):
