@@ -145,8 +145,7 @@ def _candidates(data: Any, engine: Engine) -> list[str]:
     table = getattr(engine, "table", None)
     if isinstance(table, EncodedTable):
         return table.candidate_attributes()
-    nested = set(engine.nested_columns)  # (never attributes)
-    return [c for c in engine.columns if c not in nested]
+    return engine.attribute_columns
 
 
 def diagnose(

@@ -296,9 +296,7 @@ def ask(
         engine.validate(qi, {a: v for a, v in lv.items() if a in qi})
         used = {a: v for a, v in lv.items() if a in qi and v}
         return _one_subset(engine, question, qi, k, delta, max_k, used, list_rows)
-    nested = set(engine.nested_columns)  # (never attributes)
-    every = [c for c in engine.columns if c not in nested]
-    attrs = list(attributes) if attributes is not None else every
+    attrs = list(attributes) if attributes is not None else engine.attribute_columns
     if not attrs:
         raise ParameterError("No candidate attributes to search over.")
     engine.validate(attrs, {a: v for a, v in lv.items() if a in attrs})

@@ -163,6 +163,12 @@ class Engine:
         attribute (:meth:`validate` refuses them)."""
         return []
 
+    @property
+    def attribute_columns(self) -> list[str]:
+        """The columns that may be attributes: every column but :attr:`nested_columns`."""
+        nested = set(self.nested_columns)
+        return [c for c in self.columns if c not in nested]
+
     def class_sizes(
         self, columns: Sequence[str], levels: Levels | None = None
     ) -> npt.NDArray[np.int64]:

@@ -107,12 +107,12 @@ class NumpyEngine(Engine):
         """Return the number of distinct values (a null counts as one) of each column; a
         list, map or struct column is counted by its JSON text (as DuckDB and Spark count
         it)."""
-        nested = set(self.nested_columns)
+        nested = [c for c in columns if c in set(self.nested_columns)]
         counts = super().distinct_counts([c for c in columns if c not in nested])
-        for c in columns:
-            if c in nested:
-                pc = import_optional("pyarrow.compute")
-                text = json_text(import_optional("pyarrow"), self.table.typed[c])
+        if nested:
+            pa, pc = import_optional("pyarrow"), import_optional("pyarrow.compute")
+            for c in nested:
+                text = json_text(pa, self.table.typed[c])
                 counts[c] = int(pc.count_distinct(text, mode="all").as_py())
         return {c: counts[c] for c in columns}
 

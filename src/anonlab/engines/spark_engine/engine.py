@@ -1351,10 +1351,10 @@ class SparkEngine(Engine):
                 f"staged for its {self.n_rows} rows."
             )
         source, n = self._with_positions(self._source()[0], "_anonlab_pos")
-        if n != self._staged_rows:  # (the typed rows read again: the rows the blocks saw)
+        if n != self.n_rows:  # (the typed rows read again: the rows the blocks saw)
             raise DataFormatError(
                 f"Cannot write the release of {self._label}: it now has {n} rows, the blocks "
-                f"had {self._staged_rows}."
+                f"had {self.n_rows}."
             )
         replaced = list(plan.replaced)
         labels = staged.select(
