@@ -188,7 +188,7 @@ def build_problem(
     limit_column = _limit_column(job)
     identifiers = list(job.identifiers)
     if engine is None:
-        table = read_table(data, csv_options=job.csv)
+        table = _with_rows(read_table(data, csv_options=job.csv, allow_empty=True))
         table.require([q.name for q in job.quasi_identifiers], what="quasi-identifier")
         table.require(job.sensitive, what="sensitive attribute")
         if limit_column:
@@ -263,7 +263,11 @@ def _frequency_set(
         check_columns([limit], columns, what="limit column")
         read.append(limit)
     wanted = set(read)
-    table = engine.frequency_set([c for c in columns if c in wanted])  # in the data's order
+    return _with_rows(engine.frequency_set([c for c in columns if c in wanted]))  # data's order
+
+
+def _with_rows(table: EncodedTable) -> EncodedTable:
+    """``table``, refused with one line if it has no rows."""
     if table.n_rows == 0:
         where = f" {table.source!r}" if table.source else ""
         raise DataFormatError(f"The table{where} is empty: it has no rows. Nothing was written.")

@@ -235,11 +235,14 @@ def test_a_fifo_as_data_is_refused_not_waited_on(work):
     assert listing(work) == before
 
 
-def test_an_empty_table_out_of_core_says_so(work):
+@pytest.mark.parametrize("engine", ["numpy", "duckdb"])
+def test_an_empty_table_says_so(work, engine):
     (work / "empty.csv").write_text(",".join(COLS) + "\n", encoding="utf-8")
-    res = run("anonymize", work / "empty.csv", "--job", work / "job.yaml", "-o",
-              work / "o.csv", "--engine", "duckdb")  # fmt: skip
-    one_line_error(res, "is empty: it has no rows")
+    for command in ("anonymize", "check"):
+        out = ["-o", work / "o.csv"] if command == "anonymize" else []
+        res = run(command, work / "empty.csv", "--job", work / "job.yaml", *out,
+                  "--engine", engine)  # fmt: skip
+        one_line_error(res, "empty.csv' is empty: it has no rows. Nothing was written.")
     assert not (work / "o.csv").exists()
 
 
