@@ -11,7 +11,6 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
-import numpy.typing as npt
 
 from anonlab._resources import format_bytes, memory_budget
 from anonlab.data.hierarchy import Hierarchy
@@ -270,8 +269,3 @@ def _from_columns(columns: list[list[str]], attribute: str | None, what: str) ->
         return Hierarchy(rows, attribute=attribute)
     except HierarchyError as exc:
         raise HierarchyError(f"{exc} ({what})") from None
-
-
-def values_of(column_labels: npt.NDArray[np.object_]) -> list[str]:
-    """Return the non-null labels of a column's categories as str."""
-    return [str(v) for v in column_labels if v is not None]

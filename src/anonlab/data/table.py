@@ -10,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 from anonlab._validation import check_columns
-from anonlab.data.labels import factorize, natural_order
+from anonlab.data.labels import factorize
 from anonlab.data.schema import Role, Schema
 from anonlab.exceptions import DataFormatError, InputError
 
@@ -413,13 +413,3 @@ class EncodedTable:
     def to_dict(self) -> dict[str, npt.NDArray[np.object_]]:
         """Decode to a mapping of column name to label arrays."""
         return {c.name: c.labels() for c in self.columns}
-
-
-def reorder_categories(column: EncodedColumn) -> EncodedColumn:
-    """Return ``column`` with its categories in natural order (used by readers)."""
-    order = natural_order(column.categories)
-    if np.array_equal(order, np.arange(order.size)):
-        return column
-    remap = np.empty(order.size, dtype=np.int32)
-    remap[order] = np.arange(order.size, dtype=np.int32)
-    return EncodedColumn(column.name, remap[column.codes], column.categories[order])

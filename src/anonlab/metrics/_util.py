@@ -54,11 +54,6 @@ def arx_round(values: npt.ArrayLike) -> FloatArray:
     return out
 
 
-def safe_ratio(num: float, den: float) -> float:
-    """``num / den``, or 0 when the denominator is 0 (an empty table or a one-value domain)."""
-    return float(num) / float(den) if den != 0 else 0.0
-
-
 # --------------------------------------------------------------------------- weights
 def check_weights(weights: object, owner: str) -> dict[str, float] | None:
     """Validate attribute weights: None or a mapping of attribute name to a number >= 0."""

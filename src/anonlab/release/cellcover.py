@@ -555,13 +555,6 @@ class CoverCosts:
             pos += site.width
         return total
 
-    def hamming(
-        self, a: npt.NDArray[np.integer], b: npt.NDArray[np.integer]
-    ) -> npt.NDArray[np.int64]:
-        """The number of sites where rows ``a`` and ``b`` differ."""
-        out: npt.NDArray[np.int64] = (self.codes[a] != self.codes[b]).sum(axis=1, dtype=np.int64)
-        return out
-
     def states(self, covers: npt.NDArray[np.integer]) -> npt.NDArray[np.int32]:
         """The state of each released record: the maximum over its covered rows.
 

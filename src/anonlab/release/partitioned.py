@@ -65,7 +65,6 @@ References
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -570,8 +569,3 @@ def union_release(
         classes,
         np.zeros(classes.n_classes, dtype=bool),
     )
-
-
-def without_rows(stats: ClassStats) -> ClassStats:
-    """Class statistics without their per-row class (for a result)."""
-    return dataclasses.replace(stats, row_class=None)

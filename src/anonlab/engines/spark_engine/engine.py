@@ -291,7 +291,6 @@ class SparkEngine(Engine):
             source = FileSource(Path(source), csv=csv_options or CsvOptions())
         raw, names, csv, persist, typed = self._read(source, csv_options)
         self._names: list[str] = names
-        self._csv = csv
         #: the source with its columns' own types, for releases (None: the cleaned text)
         self._typed: Callable[[], Any] | None = typed
         self._internal = {n: f"c{i}" for i, n in enumerate(names)}
