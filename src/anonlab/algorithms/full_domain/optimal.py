@@ -71,6 +71,10 @@ class Tagger:
         Called once per check.
     grid_order : bool
         Whether ``nodes`` are in row-major order of the grid already (then kept).
+    step_by_bound : bool
+        Whether a path with bounds (:meth:`resolve`) steps to the successor with the
+        smallest bound (ties: the least room above first) instead of the one with the most
+        room above.
     """
 
     def __init__(
@@ -81,11 +85,13 @@ class Tagger:
         progress: Progress | None = None,
         *,
         grid_order: bool = False,
+        step_by_bound: bool = False,
     ) -> None:
         n, m = nodes.shape
         self.maxs = maxs
         self.check = check
         self.progress = progress
+        self.step_by_bound = step_by_bound
         if n:  # (the first node of the grid is its bottom)
             self.mins = nodes[0].copy() if grid_order else nodes.min(axis=0)
         else:
@@ -152,7 +158,8 @@ class Tagger:
         path stays among nodes whose bound is below the cut (the only nodes whose status
         matters: a down-set, as bounds grow with the levels) and its highest node is checked
         first: in that region most nodes are not anonymous, and one check of a high node
-        tags all its specializations.
+        tags all its specializations. With :attr:`step_by_bound` each step goes to the
+        successor with the smallest bound.
         """
         if self.status[start] != UNKNOWN:
             return int(self.status[start])
@@ -160,7 +167,10 @@ class Tagger:
         status = self.status
         i = start
         while True:
-            for s in self._successors(i):
+            steps = self._successors(i)
+            if bounds is not None and self.step_by_bound:
+                steps = sorted(steps[::-1], key=bounds.__getitem__)  # ties: least room first
+            for s in steps:
                 if status[s] == UNKNOWN and (bounds is None or bounds[s] < cut):
                     path.append(s)
                     i = s
@@ -272,7 +282,8 @@ def _search(
 
     # in grid order the generalizations of a node are a box
     check = full_check if monotonic else ev.mcs_ok
-    tagger = Tagger(nodes, maxs, check, progress, grid_order=True)
+    coarse = _raises_bounds(ev.metric)
+    tagger = Tagger(nodes, maxs, check, progress, grid_order=True, step_by_bound=coarse)
     heights = grid_heights(lattice.min_levels, lattice.max_levels)
     by_height = height_order(heights)  # as Lattice.nodes orders them
     bounds = ev.metric.lower_bounds(nodes, ev.context)
@@ -391,6 +402,16 @@ def _by_bound(
             yield key, i
 
 
+def _raises_bounds(metric: Metric) -> bool:
+    """Whether the metric's node bounds are coarse and raised from the classes the search
+    computes (:meth:`~anonlab.metrics.base.Metric.successor_bound`: discernibility, AECS).
+    For these the search follows the raised bounds: its paths step to the successor with the
+    smallest bound (measured on the 108 ARX reference jobs: 13 % fewer nodes than the most
+    room first, and none more than ARX checks) and its first solution is the best met on a
+    walk down from the top (:func:`_incumbent`)."""
+    return type(metric).successor_bound is not Metric.successor_bound
+
+
 def _incumbent(
     ev: LatticeEvaluator,
     tagger: Tagger,
@@ -407,7 +428,7 @@ def _incumbent(
     the least loss, and the best node met on the way is the solution (with suppression the
     loss need not fall along the path).
     """
-    by_loss = type(ev.metric).successor_bound is not Metric.successor_bound
+    by_loss = _raises_bounds(ev.metric)
     i = tagger.index(lattice.max_levels)
     if tagger.status_of(i) != ANON:
         return None
