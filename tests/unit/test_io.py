@@ -131,3 +131,42 @@ def test_label_columns_decode_the_rows_taken_and_mask_once_read():
     assert masked["b"].tolist() == ["q", "p", "p", "q"]
     with pytest.raises(KeyError):
         masked["c"]
+
+
+@pytest.mark.parametrize("separator", [",", ";", "\t", "§"])
+def test_csv_release_quotes_only_where_it_must(tmp_path, separator):
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    from anonlab.io.writers import write_table
+
+    values = ["x", "", None, "a,b", "a;b", 'q"q', "n\nl", "r\rr", " sp ", "t\tb", "é§ü", "#"]
+    out = write_table(
+        {"v": np.array(values, dtype=object), f"odd{separator}name": np.array(["1"] * 12)},
+        tmp_path / "r.csv",
+        separator=separator,
+    )
+    lines = out.read_bytes().decode().split("\n")
+    must = {separator, '"', "\n", "\r"}
+    assert lines[0] == f'v{separator}"odd{separator}name"'
+
+    def field(v):
+        if v is None:
+            return ""
+        return '"' + v.replace('"', '""') + '"' if v == "" or must & set(v) else v
+
+    assert out.read_bytes().decode() == "".join(
+        f"{h}\n" for h in [lines[0], *(f"{field(v)}{separator}1" for v in values)]
+    )
+    if not separator.isascii():
+        return  # Arrow reads ASCII separators only
+    back = pcsv.read_csv(
+        out,
+        parse_options=pcsv.ParseOptions(delimiter=separator, newlines_in_values=True),
+        convert_options=pcsv.ConvertOptions(
+            column_types={"v": pa.string()},
+            strings_can_be_null=True,
+            quoted_strings_can_be_null=False,
+        ),
+    )
+    assert back.column("v").to_pylist() == values  # a null and an empty text stay apart
