@@ -274,6 +274,7 @@ def test_timestamps_are_labelled_in_utc_whatever_the_session_zone(spark, tmp_pat
         spark.conf.set("spark.sql.session.timeZone", zone)
     anonymize(path, job, output=tmp_path / "numpy.csv", engine="numpy")
     assert _fields(tmp_path / "spark.csv") == _fields(tmp_path / "numpy.csv")
+    assert (tmp_path / "spark.csv").read_bytes() == (tmp_path / "numpy.csv").read_bytes()
     assert _fields(tmp_path / "spark.csv")[1] == [
         "a", "2020-01-01 12:30:05.12+00:00", "2020-01-01 12:30:05.12",
     ]  # fmt: skip
@@ -324,6 +325,7 @@ def test_nested_columns_are_carried_and_copied_as_numpy_writes_them(spark, tmp_p
         anonymize(path, job, output=tmp_path / f"spark{suffix}", engine="spark")
         anonymize(path, job, output=tmp_path / f"numpy{suffix}", engine="numpy")
     assert _fields(tmp_path / "spark.csv") == _fields(tmp_path / "numpy.csv")
+    assert (tmp_path / "spark.csv").read_bytes() == (tmp_path / "numpy.csv").read_bytes()
     assert _fields(tmp_path / "spark.csv")[1][1:] == FIRST_ROW_JSON
     got, want = pq.read_table(tmp_path / "spark.parquet"), pq.read_table(tmp_path / "numpy.parquet")
     assert got.schema.types == want.schema.types
@@ -341,6 +343,7 @@ def test_a_quoted_field_with_a_line_break_reads_as_numpy_reads_it(spark, tmp_pat
     anonymize(src, job, output=tmp_path / "spark.csv", engine="spark")
     anonymize(src, job, output=tmp_path / "numpy.csv", engine="numpy")
     assert _fields(tmp_path / "spark.csv") == _fields(tmp_path / "numpy.csv")
+    assert (tmp_path / "spark.csv").read_bytes() == (tmp_path / "numpy.csv").read_bytes()
     assert _fields(tmp_path / "spark.csv")[1] == ["a", "one\ntwo"]
 
 
@@ -475,8 +478,9 @@ def test_anonymize_on_spark_writes_the_numpy_release(spark, tmp_path, suffix):
     ours = anonymize(data, job, output=tmp_path / f"spark{suffix}", engine="spark")
     theirs = anonymize(data, job, output=tmp_path / f"numpy{suffix}", engine="numpy")
     assert ours.transformation == theirs.transformation
-    if suffix == ".csv":  # the same fields (numpy's writer quotes every text, Spark as needed)
+    if suffix == ".csv":  # the same fields, quoted alike: the same bytes
         assert _fields(tmp_path / "spark.csv") == _fields(tmp_path / "numpy.csv")
+        assert (tmp_path / "spark.csv").read_bytes() == (tmp_path / "numpy.csv").read_bytes()
     else:
         pq = pytest.importorskip("pyarrow.parquet")
         a = pq.read_table(tmp_path / "spark.parquet")
