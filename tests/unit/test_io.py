@@ -170,3 +170,16 @@ def test_csv_release_quotes_only_where_it_must(tmp_path, separator):
         ),
     )
     assert back.column("v").to_pylist() == values  # a null and an empty text stay apart
+
+
+def test_quoted_line_breaks_beyond_the_first_block_of_the_file(tmp_path):
+    # Arrow splits a CSV file in blocks of 1 MB and assumed no line break inside a value
+    rows = [("a", f"first {i}\nsecond line of note {i}") if i % 3 == 0 else ("b", f"plain {i}")
+            for i in range(60_000)]  # fmt: skip
+    path = tmp_path / "notes.csv"
+    path.write_text("q,note\n" + "".join(f'{q},"{note}"\n' for q, note in rows), encoding="utf-8")
+    assert path.stat().st_size > 2**20
+    table = read_table(path)
+    assert table.n_rows == len(rows)
+    notes = table.column("note")
+    assert notes.categories[notes.codes[-3]] == rows[-3][1]

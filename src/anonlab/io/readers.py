@@ -192,7 +192,11 @@ def _read_file(path: Path, fmt: str, options: CsvOptions) -> Any:
         skip_rows=1 if options.header else 0,
         encoding=encoding,
     )
-    parse_opts = pcsv.ParseOptions(delimiter=options.separator, quote_char=options.quote)
+    # a quoted field may hold a line break anywhere in the file (Arrow assumes none unless
+    # told, and then fails on a file beyond its first block of 1 MB)
+    parse_opts = pcsv.ParseOptions(
+        delimiter=options.separator, quote_char=options.quote, newlines_in_values=True
+    )
     convert_opts = pcsv.ConvertOptions(
         column_types={n: pa.string() for n in names},
         null_values=[],
