@@ -183,3 +183,13 @@ def test_quoted_line_breaks_beyond_the_first_block_of_the_file(tmp_path):
     assert table.n_rows == len(rows)
     notes = table.column("note")
     assert notes.categories[notes.codes[-3]] == rows[-3][1]
+
+
+def test_an_unclosed_quote_or_an_overlong_row_is_named(tmp_path):
+    unclosed = tmp_path / "unclosed.csv"
+    unclosed.write_text("q,note\n" + "a,x\n" * 300_000 + 'a,"never closed\n' + "b,y\n" * 800_000)
+    long_row = tmp_path / "long.csv"
+    long_row.write_text('q,note\na,"' + "x" * 3_000_000 + '"\nb,y\n')
+    for path in (unclosed, long_row):
+        with pytest.raises(DataFormatError, match="a quoted field is never closed, or a row is"):
+            read_table(path)

@@ -213,6 +213,11 @@ def _read_file(path: Path, fmt: str, options: CsvOptions) -> Any:
             msg = f"bytes that are not valid {options.encoding} ({msg}); pass the right encoding"
         elif "gzip" in msg.lower() or "compress" in msg.lower():
             msg = f"the gzip stream is corrupt or truncated ({msg})"
+        elif "straddl" in msg.lower():  # a row over Arrow's block of 1 MiB
+            msg = (
+                "a quoted field is never closed, or a row is longer than 1 MiB, the longest the "
+                "numpy engine reads (DuckDB reads rows up to 2 MB: --engine duckdb)"
+            )
         raise DataFormatError(f"Cannot parse CSV file {str(path)!r}: {msg}.") from None
     except (pa.ArrowException, OSError, EOFError) as exc:
         msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
