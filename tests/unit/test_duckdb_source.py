@@ -160,3 +160,11 @@ def test_a_column_without_a_name_is_refused_with_the_fix(tmp_path):
         with pytest.raises(DataFormatError, match=r"Column \d of .* has no name.*index=False"):
             open_engine(source, engine="duckdb")
     assert open_engine(csv_path).columns == ["", "a", "b"]  # numpy reads it
+
+
+def test_a_quote_never_closed_is_named(tmp_path):
+    # DuckDB quotes the row, which then spans lines, before it says what is wrong
+    path = tmp_path / "unclosed.csv"
+    path.write_text('q,note\na,x\na,"never closed\nb,y\nb,z\n')
+    with pytest.raises(DataFormatError, match="Value with unterminated quote found"):
+        DuckDBEngine(path)

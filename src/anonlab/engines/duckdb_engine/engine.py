@@ -1142,6 +1142,8 @@ def _summary(exc: BaseException) -> str:
     detail = [
         ln for ln in lines[1:] if not ln.startswith(("Original Line", "Possible", "*", "LINE", "^"))
     ]
+    # a row quoted after "Original Line:" can span lines (a quote never closed runs on)
+    detail = [ln for ln in detail if "unterminated quote" in ln] or detail
     return "; ".join(lines[:1] + detail[:1])
 
 
