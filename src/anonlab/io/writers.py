@@ -191,19 +191,21 @@ def _csv_fields(pa: Any, values: Any, separator: str) -> Any:
     quote doubled) where a value holds the separator, a quote or a line break or is empty;
     a null an empty field.
 
-    The column's text is searched for those characters at once; only a column that has one
-    is looked at value by value."""
+    The column's text is searched for those characters at once; a column that has one is
+    quoted value by distinct value (its dictionary), then gathered."""
     pc = import_optional("pyarrow.compute")
     text = pc.cast(values, pa.large_string())
     special = separator + '"\r\n'
     raw = _text_bytes(text)
     if any(c.encode() in raw for c in special) or pc.any(pc.equal(text, "")).as_py():
+        encoded = pc.dictionary_encode(text)
+        distinct = encoded.dictionary
         pattern = "[" + "".join(f"\\x{{{ord(c):x}}}" for c in special) + "]"
-        needs = pc.or_(pc.match_substring_regex(text, pattern), pc.equal(text, ""))
+        needs = pc.or_(pc.match_substring_regex(distinct, pattern), pc.equal(distinct, ""))
         quote, empty = pa.scalar('"', pa.large_string()), pa.scalar("", pa.large_string())
-        escaped = pc.replace_substring(text, '"', '""')
+        escaped = pc.replace_substring(distinct, '"', '""')
         quoted = pc.binary_join_element_wise(quote, escaped, quote, empty)
-        text = pc.if_else(needs, quoted, text)
+        text = pc.if_else(needs, quoted, distinct).take(encoded.indices)
     return pc.fill_null(text, "")
 
 
