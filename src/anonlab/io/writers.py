@@ -26,14 +26,17 @@ def _labels_array(pa: Any, codes: npt.NDArray[np.int32], cats: npt.NDArray[np.ob
     return dictionary.take(pa.array(codes, type=pa.int32()))
 
 
-def _distinct_text(pa: Any, values: Any, labels_of: Callable[[Any], list[Any]]) -> Any:
+def _distinct_text(pa: Any, values: Any, labels_of: Callable[[Any], Any]) -> Any:
     """A column as text, each distinct value made a label once: ``labels_of`` takes the
-    Arrow array of distinct values and returns their labels."""
+    Arrow array of distinct values and returns their labels (a list, or an Arrow array)."""
     pc = import_optional("pyarrow.compute")
     encoded = pc.dictionary_encode(values)
     if isinstance(encoded, pa.ChunkedArray):
         encoded = encoded.combine_chunks()
-    return pa.array(labels_of(encoded.dictionary), type=pa.string()).take(encoded.indices)
+    labels = labels_of(encoded.dictionary)
+    if not isinstance(labels, pa.Array):
+        labels = pa.array(labels, type=pa.string())
+    return labels.take(encoded.indices)
 
 
 def _float_text(pa: Any, values: Any) -> Any:
@@ -192,20 +195,23 @@ def _csv_fields(pa: Any, values: Any, separator: str) -> Any:
     a null an empty field.
 
     The column's text is searched for those characters at once; a column that has one is
-    quoted value by distinct value (its dictionary), then gathered."""
+    quoted on its distinct values (:func:`_distinct_text`)."""
     pc = import_optional("pyarrow.compute")
     text = pc.cast(values, pa.large_string())
     special = separator + '"\r\n'
+    pattern = "[" + "".join(f"\\x{{{ord(c):x}}}" for c in special) + "]"
+    quote, empty = pa.scalar('"', pa.large_string()), pa.scalar("", pa.large_string())
+
+    def quoted(distinct: Any) -> Any:
+        needs = pc.or_(pc.match_substring_regex(distinct, pattern), pc.equal(distinct, ""))
+        escaped = pc.replace_substring(distinct, '"', '""')
+        return pc.if_else(
+            needs, pc.binary_join_element_wise(quote, escaped, quote, empty), distinct
+        )
+
     raw = _text_bytes(text)
     if any(c.encode() in raw for c in special) or pc.any(pc.equal(text, "")).as_py():
-        encoded = pc.dictionary_encode(text)
-        distinct = encoded.dictionary
-        pattern = "[" + "".join(f"\\x{{{ord(c):x}}}" for c in special) + "]"
-        needs = pc.or_(pc.match_substring_regex(distinct, pattern), pc.equal(distinct, ""))
-        quote, empty = pa.scalar('"', pa.large_string()), pa.scalar("", pa.large_string())
-        escaped = pc.replace_substring(distinct, '"', '""')
-        quoted = pc.binary_join_element_wise(quote, escaped, quote, empty)
-        text = pc.if_else(needs, quoted, distinct).take(encoded.indices)
+        text = _distinct_text(pa, text, quoted)
     return pc.fill_null(text, "")
 
 

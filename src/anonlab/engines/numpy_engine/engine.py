@@ -107,7 +107,8 @@ class NumpyEngine(Engine):
         """Return the number of distinct values (a null counts as one) of each column; a
         list, map or struct column is counted by its JSON text (as DuckDB and Spark count
         it)."""
-        nested = [c for c in columns if c in set(self.nested_columns)]
+        kinds = set(self.nested_columns)
+        nested = [c for c in columns if c in kinds]
         counts = super().distinct_counts([c for c in columns if c not in nested])
         if nested:
             pa, pc = import_optional("pyarrow"), import_optional("pyarrow.compute")
