@@ -197,15 +197,10 @@ def test_an_unclosed_quote_or_an_overlong_row_is_named(tmp_path):
 
 def test_a_quote_never_closed_near_the_end_is_an_error(tmp_path):
     # Arrow reads the rest of the file as one value; DuckDB refuses the file
-    import gzip
+    from tests.support.csv_files import never_closed
 
-    text = 'q,note\na,x\na,"never closed\nb,y\nb,z\n'
-    plain, packed = tmp_path / "u.csv", tmp_path / "u.csv.gz"
-    plain.write_text(text)
-    packed.write_bytes(gzip.compress(text.encode()))
-    for path in (plain, packed):
+    unclosed, closed = never_closed(tmp_path)
+    for path in unclosed:
         with pytest.raises(DataFormatError, match="a quoted field is never closed"):
             read_table(path)
-    closed = tmp_path / "closed.csv"  # the last value holds a line break, and is closed
-    closed.write_text('q,note\na,"two\nlines"\nb,"and\nthese"\n\n\n')
     assert read_table(closed).column("note").categories.tolist() == ["and\nthese", "two\nlines"]

@@ -347,6 +347,22 @@ def test_a_quoted_field_with_a_line_break_reads_as_numpy_reads_it(spark, tmp_pat
     assert _fields(tmp_path / "spark.csv")[1] == ["a", "one\ntwo"]
 
 
+@pytest.mark.parametrize("drop", [None, True])
+def test_a_quote_never_closed_is_an_error_as_on_numpy(spark, tmp_path, drop):
+    """Spark read the rest of a file that ends inside a quoted field as the last row's last
+    value without a word (2 rows instead of 4); it is refused, plain or gzipped, with
+    numpy's message, and a valid file ending in a quoted value with a line break reads."""
+    from tests.support.csv_files import never_closed
+
+    unclosed, closed = never_closed(tmp_path)
+    for path in unclosed:
+        with pytest.raises(DataFormatError, match="a quoted field is never closed"):
+            open_engine(path, engine="spark", drop_missing=drop)
+    engine = open_engine(closed, engine="spark", drop_missing=drop)
+    assert engine.n_rows == 2
+    assert engine.distinct_counts(["note"]) == {"note": 2}
+
+
 def test_nanosecond_timestamps_get_a_one_line_error_with_the_fix(spark, tmp_path):
     """pandas writes datetimes to Parquet in nanoseconds, which Spark cannot read: the error
     says how to write them instead and which engines read them."""

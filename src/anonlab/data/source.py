@@ -201,6 +201,43 @@ def read_header(path: Path, options: CsvOptions) -> tuple[list[str], bool]:
     return [f"c{i}" for i in range(len(first))], bom
 
 
+def ends_inside_quotes(path: Path, options: CsvOptions, last_value: object) -> bool:
+    """Whether the CSV file ``path`` ends inside a quoted field, given the last value of its
+    last row as a reader read it (Arrow and Spark take the rest of such a file as that value
+    without a word).
+
+    That value then holds a line break, and the file's text without its final line breaks
+    does not end with the quote: a quoted value that holds a line break is closed by one,
+    and an unquoted value holds none. The file is read again only in that rare case.
+
+    Parameters
+    ----------
+    path : Path
+        The CSV file (plain or gzipped).
+    options : CsvOptions
+        Its encoding and quote character.
+    last_value : object
+        The last row's last value as read (None, or not text: nothing to check).
+
+    Returns
+    -------
+    bool
+    """
+    if not isinstance(last_value, str) or ("\n" not in last_value and "\r" not in last_value):
+        return False
+    tail = ""
+    with _open_text(path, options.encoding) as fh:
+        while chunk := fh.read(1 << 20):
+            tail = (tail + chunk)[-64:]
+    return not tail.rstrip("\r\n").endswith(options.quote)
+
+
+#: What a reader says of a file that :func:`ends_inside_quotes`.
+NEVER_CLOSED = (
+    "a quoted field is never closed (the last row's last value runs to the end of the file)"
+)
+
+
 def _open_text(path: Path, encoding: str) -> IO[str]:
     if path.suffix.lower() == ".gz":
         return gzip.open(path, "rt", newline="", encoding=encoding)

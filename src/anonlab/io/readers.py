@@ -18,7 +18,14 @@ from anonlab._optional import import_optional
 from anonlab._validation import check_columns
 from anonlab.data.labels import clock_labels, factorize, float_labels
 from anonlab.data.schema import Schema
-from anonlab.data.source import CsvOptions, FileSource, infer_format, read_header
+from anonlab.data.source import (
+    NEVER_CLOSED,
+    CsvOptions,
+    FileSource,
+    ends_inside_quotes,
+    infer_format,
+    read_header,
+)
 from anonlab.data.table import EncodedColumn, EncodedTable
 from anonlab.exceptions import DataFormatError, InputError
 from anonlab.io.atomic import check_input_file
@@ -224,30 +231,12 @@ def _read_file(path: Path, fmt: str, options: CsvOptions) -> Any:
         if path.suffix.lower() == ".gz":
             msg = f"the gzip stream is corrupt or truncated ({msg})"
         raise DataFormatError(f"Cannot read CSV file {str(path)!r}: {msg}.") from None
-    if _ends_in_quotes(pa, path, table, options):
-        raise DataFormatError(
-            f"Cannot parse CSV file {str(path)!r}: a quoted field is never closed (the last "
-            "row's last value runs to the end of the file)."
-        )
+    last = None
+    if table.num_rows and table.num_columns:
+        last = table.column(table.num_columns - 1)[-1].as_py()
+    if ends_inside_quotes(path, options, last):
+        raise DataFormatError(f"Cannot parse CSV file {str(path)!r}: {NEVER_CLOSED}.")
     return table
-
-
-def _ends_in_quotes(pa: Any, path: Path, table: Any, options: CsvOptions) -> bool:
-    """Whether the file ends inside a quoted field, which Arrow reads without a word as the
-    last row's last value, the rest of the file. That value then holds a line break, and
-    the file's text without its final line breaks does not end with the quote: a quoted
-    value that holds a line break is closed by one, and an unquoted value holds none."""
-    if not table.num_rows or not table.num_columns:
-        return False
-    last = table.column(table.num_columns - 1)[-1].as_py()
-    if last is None or ("\n" not in last and "\r" not in last):
-        return False
-    tail = b""
-    with pa.input_stream(str(path), compression="detect") as stream:  # a rare file: read again
-        while chunk := stream.read(1 << 20):
-            tail = (tail + chunk)[-64:]
-    text = tail.decode(options.encoding, errors="ignore")
-    return not text.rstrip("\r\n").endswith(options.quote)
 
 
 def _frame_to_arrow(frame: Any) -> Any:

@@ -52,8 +52,10 @@ from anonlab._validation import check_columns
 from anonlab.data.hierarchy import Hierarchy
 from anonlab.data.labels import UTC_SUFFIX, factorize
 from anonlab.data.source import (
+    NEVER_CLOSED,
     CsvOptions,
     FileSource,
+    ends_inside_quotes,
     header_names,
     infer_format,
     reader_encoding,
@@ -319,6 +321,15 @@ class SparkEngine(Engine):
             data = data.persist()
             self._persisted.append(data)
         self._data = data
+        if self._whole_csv is not None:
+            # Spark reads a file that ends inside a quoted field without a word, the rest
+            # of the file as the last value: its last row is looked at (which fills the
+            # cache; before any row is dropped, the raw one)
+            frame, last = (raw, raw.columns[-1]) if self._drop else (data, f"c{len(names) - 1}")
+            rows = self._guard(lambda: frame.select(last).tail(1))
+            path, opts = self._whole_csv.path, self._whole_csv.csv
+            if rows and ends_inside_quotes(path, opts, rows[0][0]):
+                raise DataFormatError(f"Cannot parse CSV file {str(path)!r}: {NEVER_CLOSED}.")
         #: the number of rows, once a question has counted them (see :attr:`n_rows`)
         self._n_rows: int | None = None
         #: rows of the partitions before each partition, once a row position is asked
@@ -336,6 +347,8 @@ class SparkEngine(Engine):
         sql = import_optional("pyspark.sql", feature="the Spark engine")
         types = import_optional("pyspark.sql.types", feature="the Spark engine")
         reader = self.spark.read
+        #: a CSV file Spark reads whole (one task): its end is checked (see _open)
+        self._whole_csv: FileSource | None = None
         if isinstance(source, FileSource):
             path = source.path
             self._label = repr(str(path))
@@ -357,6 +370,7 @@ class SparkEngine(Engine):
             # one task reads a gzipped file, or one under Spark's split size, anyway: let
             # its quoted fields hold line breaks
             whole = path.suffix.lower() == ".gz" or path.stat().st_size <= _SPLIT_BYTES
+            self._whole_csv = source if whole else None
             raw = reader.csv(
                 str(path.resolve()), schema=schema, **_csv_reader_options(opts, multi_line=whole)
             )
