@@ -65,3 +65,30 @@ def test_ruff_lint():
         [_tool("ruff"), "check", "src", "tests"], cwd=ROOT, capture_output=True, text=True
     )
     assert res.returncode == 0, res.stdout + res.stderr
+
+
+def test_property_tests_filter_with_assume_instead_of_returning_early():
+    """A Hypothesis test that returns early passes an example it did not check; it says
+    ``assume(...)`` instead (issue 28), so that Hypothesis counts and replaces the example."""
+    import ast
+
+    early = []
+    for path in sorted((ROOT / "tests").rglob("test_*.py")):
+        for fn in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(fn, ast.FunctionDef) or not any(
+                isinstance(d, ast.Call) and getattr(d.func, "id", None) == "given"
+                for d in fn.decorator_list
+            ):
+                continue
+            nested = {
+                id(n)
+                for d in ast.walk(fn)
+                if d is not fn and isinstance(d, (ast.FunctionDef, ast.Lambda))
+                for n in ast.walk(d)
+            }
+            early += [
+                f"{path.relative_to(ROOT)}:{n.lineno} {fn.name}"
+                for n in ast.walk(fn)
+                if isinstance(n, ast.Return) and id(n) not in nested
+            ]
+    assert not early, "use hypothesis.assume instead of return in: " + ", ".join(early)

@@ -12,7 +12,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, event, given, settings
+from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
 from anonlab import EncodedTable, taxonomy_hierarchy
@@ -137,8 +137,7 @@ def run(rows, models, score, prio, suppression=0.0, bounds=None, **kw):
        st.none() | bounds_st, st.sampled_from([0.0, 0.1, 0.25]))  # fmt: skip
 def test_output_satisfies_its_models_within_the_levels(rows, models, score_fn, prio, bounds, supp):
     res, ev, lattice = run(rows, models, score_fn, prio, supp, bounds, partial_domain=True)
-    if res is None:
-        return
+    assume(res is not None)
     bounds = tuple(zip(lattice.min_levels, lattice.max_levels))
     assert all(lo <= lv <= hi for lv, (lo, hi) in zip(res.levels, bounds))
     assert ev.evaluate(res.levels, with_loss=False).anonymous
@@ -182,10 +181,9 @@ def _exhaustive_best_basic(rows, ev, lattice, prio):
 def test_basic_score_never_beats_exhaustive_search(rows, models, prio, bounds, p):
     res, ev, lattice = run(rows, models, "basic", prio, bounds=bounds, p=p)
     best = _exhaustive_best_basic(rows, ev, lattice, prio)
-    if res is None:
-        # the pre-computation path ends at the top; for these monotone-enough models the
-        # exhaustive search may still find a node (non-monotone t-closeness / recursive c,l)
-        return
+    # (None: the pre-computation path ends at the top; for these monotone-enough models the
+    # exhaustive search may still find a node (non-monotone t-closeness / recursive c,l))
+    assume(res is not None)
     assert best is not None
     e = [len(set(H[q].generalize([r[j] for r in rows], res.levels[j]))) for j, q in enumerate(QIS)]
     assert res.full_domain_score == sum(v * x for v, x in zip(prio, e))
@@ -239,13 +237,14 @@ def test_presampling_removes_exactly_the_isolated_records(rows, thresholds, k_pr
             expected = re.escape(str(exc))
         with pytest.raises(InputError, match=expected):
             privacyfrost2(ev, lattice, priorities=(1, 1, 1), presampling=ps)
-        return
+    assume(not all(isolated))
     sub = restrict_evaluator(ev, presample(ev, ps).keep)
+    res = None
     try:
         res = privacyfrost2(ev, lattice, priorities=(1, 1, 1), presampling=ps)
     except InputError:
         assert not sub.evaluate(lattice.top, with_loss=False).anonymous
-        return
+    assume(res is not None)
     assert res.presample is not None and ev.base.row_class is not None
     kept_rows = res.presample.keep[ev.base.row_class]
     assert list(~kept_rows) == isolated
@@ -265,8 +264,7 @@ def test_partial_step_equals_the_reference(rows, models, score_fn, prio, start, 
     lows = tuple(min(a, b) for a, b in zip(lows, start))
     if not ev.evaluate(start, with_loss=False).anonymous:
         start = HEIGHTS  # the root passes whenever any table does
-        if not ev.evaluate(start, with_loss=False).anonymous:
-            return
+    assume(ev.evaluate(start, with_loss=False).anonymous)
     eb = [int(ev.stats((0,), [j], with_keys=False).sizes.size) for j in range(len(QIS))]
     kw = dict(min_levels=lows, order=list(order), score=score_fn, priorities=prio, base_counts=eb)
     args = (ev, start, lows, list(order), score_fn, np.asarray(prio, dtype=float), eb, None)
@@ -331,8 +329,7 @@ def test_partial_step_from_given_classes_equals_grouping_them(
     ev, _ = setup(rows, models)
     if not ev.evaluate(start, with_loss=False).anonymous:
         start = HEIGHTS
-        if not ev.evaluate(start, with_loss=False).anonymous:
-            return
+    assume(ev.evaluate(start, with_loss=False).anonymous)
     eb = [int(ev.stats((0,), [j], with_keys=False).sizes.size) for j in range(len(QIS))]
     kw = dict(min_levels=(0, 0, 0), order=[0, 1, 2], score=score_fn, priorities=prio,
               base_counts=eb)  # fmt: skip
@@ -383,14 +380,12 @@ def test_partial_step_equals_the_reference_from_mixed_levels(
         dtype=np.int64,
     ).reshape(n, len(QIS))
     root = HEIGHTS
-    if not ev.evaluate(root, with_loss=False).anonymous:
-        return
+    assume(ev.evaluate(root, with_loss=False).anonymous)
     eb = np.array([ev.stats((0,), [j], with_keys=False).sizes.size for j in range(3)])
     args = (ev, root, (0, 0, 0), [2, 0, 1], score_fn, np.asarray(prio, dtype=float), eb, None)
     fast, ref = partial_state(*args), ReferencePartial(*args)
     table = table_of(ref.index, levels)
-    if not table.ok:
-        return
+    assume(table.ok)
     for state in (fast, ref):
         state.levels = levels.copy()
         state.table = table
@@ -425,15 +420,13 @@ def test_partial_step_remembered_verdicts_match_the_reference(
     ).reshape(n, len(QIS))
     lows = data.draw(st.tuples(*[st.integers(0, h) for h in HEIGHTS]))
     root = HEIGHTS
-    if not ev.evaluate(root, with_loss=False).anonymous:
-        return
+    assume(ev.evaluate(root, with_loss=False).anonymous)
     eb = np.array([ev.stats((0,), [j], with_keys=False).sizes.size for j in range(3)])
     args = (ev, root, lows, list(order), score_fn, np.asarray(prio, dtype=float), eb, None)
     fast, ref = partial_state(*args), ReferencePartial(*args)
     levels = np.maximum(levels, np.asarray(lows, dtype=np.int64)[None, :])
     table = table_of(ref.index, levels)
-    if not table.ok:
-        return
+    assume(table.ok)
     for state in (fast, ref):
         state.levels = levels.copy()
         state.table = table
@@ -537,7 +530,8 @@ def test_compiled_partial_step_is_the_same_in_any_number_of_chunks(rows, models,
     try:
         ref = ReferencePartial(*args)
     except PrivacyCheckError:
-        return  # the most general table fails: there is nothing to de-generalize
+        ref = None  # the most general table fails: there is nothing to de-generalize
+    assume(ref is not None)
     fast = partial_state(*args, chunks=chunks)
     assert fast._gs.scratch.shape[0] == chunks
     for state in (fast, ref):
