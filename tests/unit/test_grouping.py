@@ -49,3 +49,20 @@ def test_hashed_pass_numbers_keys_in_order():
 def test_lattice_still_exports_the_grouping_primitives():
     assert lattice.group_rows is grouping.group_rows
     assert lattice._hashed_groups is grouping.hashed_groups
+
+
+@pytest.mark.parametrize(
+    ("n", "space", "distinct"),
+    [(0, 10, 1), (1, 1, 1), (1_000, 50, 50), (70_000, 1 << 40, 300), (70_000, 1 << 40, 60_000)],
+)
+def test_ordered_groups_equals_numpy_unique(n, space, distinct):
+    """The counting pass (small space), the hashed pass (few distinct keys) and the sort
+    (many) give numpy's unique keys, inverse and counts."""
+    rng = np.random.default_rng(n + distinct)
+    pool = rng.integers(0, space, distinct)
+    key = pool[rng.integers(0, distinct, n)]
+    ids, counts, keys = grouping.ordered_groups(key, space)
+    want_keys, want_ids, want_counts = np.unique(key, return_inverse=True, return_counts=True)
+    assert keys.tolist() == want_keys.tolist()
+    assert ids.tolist() == want_ids.reshape(-1).tolist()
+    assert counts.tolist() == want_counts.tolist()

@@ -22,7 +22,14 @@ import numpy.typing as npt
 
 from anonlab._optional import import_optional
 
-__all__ = ["factorize_keys", "group_rows", "hashed_groups", "lex_groups", "refine_steps"]
+__all__ = [
+    "factorize_keys",
+    "group_rows",
+    "hashed_groups",
+    "lex_groups",
+    "ordered_groups",
+    "refine_steps",
+]
 
 _KEY_SPACE = 1 << 62  # mixed-radix keys stay below this (non-negative int64)
 
@@ -147,6 +154,37 @@ def hashed_groups(
 
 
 # ---------------------------------------------------------------- ordered grouping
+def ordered_groups(
+    key: npt.ArrayLike, space: int
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """Group integer keys in ascending key order: what ``np.unique(key, return_inverse=True,
+    return_counts=True)`` gives, by one counting pass where the key space is small (no sort).
+
+    Parameters
+    ----------
+    key : array_like of int
+        The keys, in ``0..space-1``.
+    space : int
+        An upper bound of the keys (exclusive).
+
+    Returns
+    -------
+    ids : ndarray of int64
+        The group of each key, ``0..g-1``, in ascending key order.
+    counts : ndarray of int64
+        The keys in each group.
+    distinct : ndarray of int64
+        The key of each group, ascending.
+    """
+    k = np.asarray(key, dtype=np.int64).reshape(-1)
+    if not k.size:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty
+    ids, counts, distinct = _ordered_dense(k, int(space), max(4 * k.size, 1 << 16))
+    assert distinct is not None
+    return ids, counts, distinct
+
+
 def _ordered_dense(
     key: npt.NDArray[np.int64], space: int, counting_limit: int, *, need_keys: bool = True
 ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64] | None]:

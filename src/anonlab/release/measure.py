@@ -7,6 +7,7 @@ import dataclasses
 import numpy as np
 import numpy.typing as npt
 
+from anonlab.data.grouping import ordered_groups
 from anonlab.data.stats import ClassStats
 from anonlab.data.table import EncodedTable
 from anonlab.engines import get_engine
@@ -76,9 +77,9 @@ def release_cells(
         level = np.asarray(row_levels[:, j], dtype=np.int64)
         n_val = int(value.max()) + 1 if value.size else 1
         n_lv = int(level.max()) + 1 if level.size else 1
+        n_lab = int(label.max()) + 1 if label.size else 1
         key = (label * n_lv + level) * n_val + value  # one integer per (label, level, value)
-        uniq, inv = np.unique(key, return_inverse=True)
-        inv = inv.reshape(-1)
+        inv, _, uniq = ordered_groups(key, n_lab * n_lv * n_val)
         kept = np.bincount(inv, weights=(~row_supp).astype(np.float64), minlength=uniq.size)
         supp = np.bincount(inv, weights=row_supp.astype(np.float64), minlength=uniq.size)
         rest, v = np.divmod(uniq, n_val)

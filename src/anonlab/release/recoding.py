@@ -29,6 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from anonlab._typing import IntArray
+from anonlab.data.grouping import group_rows, ordered_groups
 from anonlab.data.hierarchy import Hierarchy
 from anonlab.data.labels import factorize
 from anonlab.data.table import EncodedColumn, EncodedTable
@@ -77,10 +78,10 @@ def generalize_cells(
     offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]])
     lv = np.asarray(levels, dtype=np.int64)
     index = offsets[lv] + mappings[lv, col.codes]  # a code over every level's labels
-    used, inverse = np.unique(index, return_inverse=True)
+    inverse, _, used = ordered_groups(index, int(sizes.sum()))
     every = np.concatenate(labels)
     text_codes, categories = factorize(every[used])  # the same text: the same value
-    return EncodedColumn(col.name, text_codes[inverse.reshape(-1)], categories)
+    return EncodedColumn(col.name, text_codes[inverse], categories)
 
 
 class Recoding(ABC):
@@ -246,13 +247,8 @@ class Levels(Recoding):
 
 
 def _distinct_vectors(levels: npt.NDArray[np.int64]) -> int:
-    """The number of distinct rows of a small-integer matrix (level vectors): each row packed
-    into one integer when it fits, then one sort; else ``np.unique`` over the rows."""
+    """The number of distinct rows of a small-integer matrix (level vectors)."""
     if not levels.size:
         return 0
-    bits = max(int(levels.max()).bit_length(), 1)
-    m = levels.shape[1]
-    if bits * m > 62:
-        return int(np.unique(levels, axis=0).shape[0])
-    key = np.sort(levels @ np.left_shift(np.int64(1), bits * np.arange(m, dtype=np.int64)))
-    return int(np.count_nonzero(key[1:] != key[:-1])) + 1
+    columns = [levels[:, j] for j in range(levels.shape[1])]
+    return group_rows(columns, [int(c.max()) + 1 for c in columns])[1]
