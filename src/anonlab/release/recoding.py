@@ -207,7 +207,8 @@ class Levels(Recoding):
         hit = self._cache.get("row_levels")
         if hit is None:
             g = self.group if self.rows is None else self.group[self.rows]
-            hit = np.asarray(self.levels, dtype=np.int64)[g]
+            # column-major: the release and its measures read it column by column
+            hit = np.asfortranarray(np.asarray(self.levels, dtype=np.int64)[g])
             if hit.shape[1:] != (len(problem.quasi_identifiers),):
                 raise ParameterError(
                     f"The level vectors have {hit.shape[1]} entries; the problem has "
