@@ -244,6 +244,11 @@ def test_an_empty_table_says_so(work, engine):
                   "--engine", engine)  # fmt: skip
         one_line_error(res, "empty.csv' is empty: it has no rows. Nothing was written.")
     assert not (work / "o.csv").exists()
+    # the diagnosis names the file too (DuckDB said only "The table is empty")
+    one_line_error(
+        run("diagnose", work / "empty.csv", "--qi", "age", "--engine", engine),
+        "empty.csv' is empty: it has no rows",
+    )
 
 
 def _drop_file_capabilities() -> None:  # pragma: no cover - runs in the child

@@ -19,6 +19,7 @@ import pytest
 from anonlab import CsvOptions, EncodedTable, diagnose, open_engine, taxonomy_hierarchy
 from anonlab.engines import get_engine
 from anonlab.exceptions import (
+    AnonlabError,
     ColumnNotFoundError,
     DataFormatError,
     HierarchyError,
@@ -361,6 +362,14 @@ def test_a_quote_never_closed_is_an_error_as_on_numpy(spark, tmp_path, drop):
     engine = open_engine(closed, engine="spark", drop_missing=drop)
     assert engine.n_rows == 2
     assert engine.distinct_counts(["note"]) == {"note": 2}
+
+
+def test_an_empty_table_is_named_as_on_numpy(spark, tmp_path):
+    """A header-only file: the diagnosis names it (Spark said only "The table is empty")."""
+    path = tmp_path / "ho.csv"
+    path.write_text("q,note\n")
+    with pytest.raises(AnonlabError, match="ho.csv' is empty: it has no rows"):
+        diagnose(path, quasi_identifiers=["q"], engine="spark")
 
 
 def test_nanosecond_timestamps_get_a_one_line_error_with_the_fix(spark, tmp_path):

@@ -272,9 +272,7 @@ def ask(
     ----------
     Zare Mirakabad, M. R., Jantan, A., Bressan, S. *k-anonymity Diagnosis Centre*, section 4.
     """
-    n = engine.n_rows
-    if n == 0:
-        raise ParameterError("The table is empty: it has no rows to diagnose.")
+    n = engine.require_rows("diagnose")
     if k is not None:
         k = check_int(k, "k", low=1, high=n)
     if delta is not None:

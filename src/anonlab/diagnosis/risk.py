@@ -213,9 +213,7 @@ def risk_summary(
     if not qi:
         raise ParameterError("The set of quasi-identifiers S is empty.")
     check_columns(qi, engine.columns)
-    n = engine.n_rows
-    if n == 0:
-        raise ParameterError("The table is empty: it has no rows to diagnose.")
+    n = engine.require_rows("diagnose")
     threshold = check_int(threshold, "threshold", low=1)
     used = {a: v for a, v in (levels or {}).items() if a in qi and v}
     sizes = engine.class_sizes(qi, used)

@@ -164,6 +164,34 @@ class Engine:
         return []
 
     @property
+    def source_name(self) -> str | None:
+        """The file the engine reads, as messages name it (default: None, a frame)."""
+        return None
+
+    def require_rows(self, action: str) -> int:
+        """:attr:`n_rows`, refused with one line naming the file when there are none.
+
+        Parameters
+        ----------
+        action : str
+            What the rows are for, said in the error ("diagnose", ...).
+
+        Returns
+        -------
+        int
+
+        Raises
+        ------
+        ParameterError
+            If the table has no rows.
+        """
+        n = self.n_rows
+        if n == 0:
+            where = f" {self.source_name!r}" if self.source_name else ""
+            raise ParameterError(f"The table{where} is empty: it has no rows to {action}.")
+        return n
+
+    @property
     def attribute_columns(self) -> list[str]:
         """The columns that may be attributes: every column but :attr:`nested_columns`."""
         nested = set(self.nested_columns)

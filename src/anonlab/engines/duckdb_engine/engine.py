@@ -257,9 +257,14 @@ class DuckDBEngine(Engine):
         """Close the engine (see :meth:`close`)."""
         self.close()
 
+    @property
+    def source_name(self) -> str | None:
+        """The file DuckDB scans (None for a frame or a table of the connection)."""
+        return str(self.source.path) if isinstance(self.source, FileSource) else None
+
     def _label(self) -> str:
-        src = self.source
-        return repr(str(src.path)) if isinstance(src, FileSource) else "the data frame"
+        name = self.source_name
+        return "the data frame" if name is None else repr(name)
 
     def _scan(self, source: Any) -> tuple[list[str], str]:
         if isinstance(source, FileSource):
@@ -592,8 +597,7 @@ class DuckDBEngine(Engine):
         # objects, the combinations stay integer codes
         encoded = [encode_text(c, res.column(f"f{j}")) for j, c in enumerate(cols)]
         weights = np.asarray(res.column("n").to_numpy(), dtype=np.int64)
-        source = str(self.source.path) if isinstance(self.source, FileSource) else None
-        return EncodedTable(tuple(encoded), source=source, weights=weights)
+        return EncodedTable(tuple(encoded), source=self.source_name, weights=weights)
 
     def write_release(
         self,
@@ -906,8 +910,7 @@ class DuckDBEngine(Engine):
     ) -> tuple[npt.NDArray[np.int64], EncodedTable]:
         """One block: its rows' positions and its columns, encoded with ``categories``."""
         row = np.asarray(table.column(ROW).to_numpy(), dtype=np.int64)
-        source = str(self.source.path) if isinstance(self.source, FileSource) else None
-        return row, encode_block(table, cols, categories, lookup, source)
+        return row, encode_block(table, cols, categories, lookup, self.source_name)
 
     def stage_labels(
         self,

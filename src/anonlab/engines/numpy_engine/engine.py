@@ -90,6 +90,11 @@ class NumpyEngine(Engine):
         return self.table.n_records
 
     @property
+    def source_name(self) -> str | None:
+        """The file the table was read from (None for a frame)."""
+        return self.table.source
+
+    @property
     def columns(self) -> list[str]:
         """Column names of the table (its encoded columns: a list, map or struct column is
         among :attr:`nested_columns` instead)."""

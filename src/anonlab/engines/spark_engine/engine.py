@@ -639,6 +639,11 @@ class SparkEngine(Engine):
 
     # ------------------------------------------------------------------ interface
     @property
+    def source_name(self) -> str | None:
+        """The file or URI Spark reads (None for a frame)."""
+        return self._source_path
+
+    @property
     def n_rows(self) -> int:
         """Number of rows (after dropping nulls, if asked).
 
