@@ -20,7 +20,7 @@ from anonlab.data.hierarchy import Hierarchy
 from anonlab.data.table import EncodedTable
 from anonlab.exceptions import ParameterError
 from anonlab.release.problem import Problem
-from anonlab.release.recoding import Levels, _distinct_vectors, generalize_cells
+from anonlab.release.recoding import Levels, distinct_vectors, generalize_cells
 
 __all__ = ["Clusters"]
 
@@ -86,7 +86,7 @@ class Clusters(Levels):
         for j, q in enumerate(problem.quasi_identifiers):
             counts = np.bincount(levels[:, j], weights=rows_in, minlength=1).astype(np.int64)
             per[q] = {int(x): int(counts[x]) for x in np.flatnonzero(counts)}
-        vectors = _distinct_vectors(levels)
+        vectors = distinct_vectors(levels)
         out: dict[str, Any] = {
             "level_vectors": vectors,
             "rows_per_level": per,

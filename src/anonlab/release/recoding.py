@@ -36,7 +36,14 @@ from anonlab.data.table import EncodedColumn, EncodedTable
 from anonlab.exceptions import ParameterError
 from anonlab.release.problem import Problem
 
-__all__ = ["Recoding", "FullDomain", "Levels", "generalize_column", "generalize_cells"]
+__all__ = [
+    "Recoding",
+    "FullDomain",
+    "Levels",
+    "distinct_vectors",
+    "generalize_column",
+    "generalize_cells",
+]
 
 
 def generalize_column(col: EncodedColumn, hierarchy: Hierarchy, level: int) -> EncodedColumn:
@@ -244,11 +251,21 @@ class Levels(Recoding):
         for j, q in enumerate(problem.quasi_identifiers):
             counts = np.bincount(lv[:, j], minlength=1) if lv.size else np.zeros(1, np.int64)
             per[q] = {int(x): int(counts[x]) for x in np.flatnonzero(counts)}
-        return {"level_vectors": _distinct_vectors(lv), "rows_per_level": per}
+        return {"level_vectors": distinct_vectors(lv), "rows_per_level": per}
 
 
-def _distinct_vectors(levels: npt.NDArray[np.int64]) -> int:
-    """The number of distinct rows of a small-integer matrix (level vectors)."""
+def distinct_vectors(levels: npt.NDArray[np.int64]) -> int:
+    """The number of distinct rows of a small-integer matrix (level vectors), exactly.
+
+    Parameters
+    ----------
+    levels : ndarray of int64, shape (rows, quasi-identifiers)
+        Non-negative levels.
+
+    Returns
+    -------
+    int
+    """
     if not levels.size:
         return 0
     columns = [levels[:, j] for j in range(levels.shape[1])]

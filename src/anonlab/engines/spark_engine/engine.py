@@ -325,8 +325,8 @@ class SparkEngine(Engine):
             # Spark reads a file that ends inside a quoted field without a word, the rest
             # of the file as the last value: its last row is looked at (which fills the
             # cache; before any row is dropped, the raw one)
-            frame, last = (raw, raw.columns[-1]) if self._drop else (data, f"c{len(names) - 1}")
-            rows = self._guard(lambda: frame.select(last).tail(1))
+            frame = raw if self._drop else data
+            rows = self._guard(lambda: frame.select(f"c{len(names) - 1}").tail(1))
             path, opts = self._whole_csv.path, self._whole_csv.csv
             if rows and ends_inside_quotes(path, opts, rows[0][0]):
                 raise DataFormatError(f"Cannot parse CSV file {str(path)!r}: {NEVER_CLOSED}.")
