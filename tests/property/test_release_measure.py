@@ -96,6 +96,22 @@ def test_a_mixed_release_by_hand():
     assert loss("discernibility") == 6.0
 
 
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32])
+def test_levels_of_any_integer_type_release_and_measure_the_same(dtype):
+    # PrivacyFrost2 hands its levels over in its own small integer type
+    rows = [("x", "x", "x", "p"), ("y", "y", "x", "p"), ("x", "z", "y", "q"), ("z", "x", "z", "q")]
+    levels = np.array([[0, 1, 0], [1, 0, 2], [1, 1, 1], [2, 0, 0]])
+    group = np.array([0, 1, 2, 3, 0, 1, 2, 3])
+    p = problem(rows + rows, ("ncp", {}), k=2)
+    wide = verify(p, Levels(levels, group))
+    small = verify(p, Levels(levels.astype(dtype), group))
+    assert small.loss == wide.loss
+    assert list(small.columns) == list(wide.columns)
+    for name in wide.columns:
+        assert list(small.columns[name]) == list(wide.columns[name])
+    assert Levels(levels.astype(dtype), group).summary(p) == Levels(levels, group).summary(p)
+
+
 def test_partial_domain_release_is_measured_on_the_release():
     import anonlab
 

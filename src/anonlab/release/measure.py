@@ -39,7 +39,7 @@ def release_cells(
     problem: Problem,
     original: EncodedTable,
     released: EncodedTable,
-    row_levels: npt.NDArray[np.int64],
+    row_levels: npt.NDArray[np.integer],
     classes: ClassStats,
     suppressed: npt.NDArray[np.bool_],
     context: MetricContext,
@@ -51,7 +51,7 @@ def release_cells(
     problem : Problem
     original, released : EncodedTable
         The kept rows before and after the recoding (row-aligned).
-    row_levels : ndarray of int64, shape (rows, quasi-identifiers)
+    row_levels : ndarray of int, shape (rows, quasi-identifiers)
     classes : ClassStats
         The released classes, with ``row_class``.
     suppressed : ndarray of bool
@@ -73,24 +73,23 @@ def release_cells(
             where = {v: i for i, v in enumerate(domain.tolist())}
             remap = np.array([where[v] for v in col.categories.tolist()], dtype=np.int64)
             value = remap[col.codes]
-        label = released[q].codes.astype(np.int64)
         level = np.asarray(row_levels[:, j], dtype=np.int64)
         n_val = int(value.max()) + 1 if value.size else 1
         n_lv = int(level.max()) + 1 if level.size else 1
-        n_lab = int(label.max()) + 1 if label.size else 1
-        key = (label * n_lv + level) * n_val + value  # one integer per (label, level, value)
-        inv, _, uniq = ordered_groups(key, n_lab * n_lv * n_val)
-        kept = np.bincount(inv, weights=(~row_supp).astype(np.float64), minlength=uniq.size)
-        supp = np.bincount(inv, weights=row_supp.astype(np.float64), minlength=uniq.size)
-        rest, v = np.divmod(uniq, n_val)
-        lab, lv = np.divmod(rest, n_lv)
+        # a cell's label follows from its (level, value): group by those, then read the label
+        inv, counts, uniq = ordered_groups(level * n_val + value, n_lv * n_val)
+        lab = np.zeros(uniq.size, dtype=np.int64)
+        lab[inv] = released[q].codes
+        supp = np.bincount(inv[row_supp], minlength=uniq.size)
+        lv, v = np.divmod(uniq, n_val)
+        order = np.lexsort((v, lv, lab))  # by (label, level, value)
         cells.append(
             CellCounts(
-                value=v.astype(np.int64),
-                level=lv.astype(np.int64),
-                label=lab.astype(np.int64),
-                kept=kept.astype(np.int64),
-                suppressed=supp.astype(np.int64),
+                value=v[order],
+                level=lv[order],
+                label=lab[order],
+                kept=(counts - supp)[order],
+                suppressed=supp[order],
             )
         )
     return ReleaseCells(

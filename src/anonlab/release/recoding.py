@@ -81,13 +81,12 @@ def generalize_cells(
         One level per row of ``col``.
     """
     mappings, labels = hierarchy.generalizations(col.categories)
-    sizes = np.array([lab.size for lab in labels], dtype=np.int64)
-    offsets = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-    lv = np.asarray(levels, dtype=np.int64)
-    index = offsets[lv] + mappings[lv, col.codes]  # a code over every level's labels
-    inverse, _, used = ordered_groups(index, int(sizes.sum()))
-    every = np.concatenate(labels)
-    text_codes, categories = factorize(every[used])  # the same text: the same value
+    offsets = np.cumsum([0] + [lab.size for lab in labels[:-1]])
+    label_of = (mappings + offsets[:, None]).ravel()  # (level, value): a code over every label
+    pair = np.asarray(levels, dtype=np.int64) * mappings.shape[1] + col.codes
+    inverse, _, used = ordered_groups(label_of[pair], int(offsets[-1]) + labels[-1].size)
+    # the same text: the same value
+    text_codes, categories = factorize(np.concatenate(labels)[used])
     return EncodedColumn(col.name, text_codes[inverse], categories)
 
 
@@ -112,7 +111,7 @@ class Recoding(ABC):
     rows: IntArray | None
 
     @abstractmethod
-    def row_levels(self, problem: Problem) -> npt.NDArray[np.int64]:
+    def row_levels(self, problem: Problem) -> npt.NDArray[np.integer]:
         """The level of each released cell: shape (rows kept, quasi-identifiers)."""
 
     @abstractmethod
@@ -196,31 +195,34 @@ class Levels(Recoding):
 
     Parameters
     ----------
-    levels : ndarray of int64, shape (groups, quasi-identifiers)
-        The level vector of each group, quasi-identifiers in the problem's order.
+    levels : ndarray of int, shape (groups, quasi-identifiers)
+        The level vector of each group, quasi-identifiers in the problem's order (any
+        integer type: the row levels keep it).
     group : ndarray of int64, shape (table rows,)
         The group of each row of the table.
     rows : ndarray of int64, optional
         The rows kept (None: every row).
     """
 
-    levels: npt.NDArray[np.int64]
+    levels: npt.NDArray[np.integer]
     group: npt.NDArray[np.int64]
     rows: IntArray | None = None
     _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
-    def row_levels(self, problem: Problem) -> npt.NDArray[np.int64]:
+    def row_levels(self, problem: Problem) -> npt.NDArray[np.integer]:
         """The level vector of each kept row."""
         hit = self._cache.get("row_levels")
         if hit is None:
             g = self.group if self.rows is None else self.group[self.rows]
-            # column-major: the release and its measures read it column by column
-            hit = np.asfortranarray(np.asarray(self.levels, dtype=np.int64)[g])
-            if hit.shape[1:] != (len(problem.quasi_identifiers),):
+            levels = np.asarray(self.levels)
+            if levels.ndim != 2 or levels.shape[1] != len(problem.quasi_identifiers):
                 raise ParameterError(
-                    f"The level vectors have {hit.shape[1]} entries; the problem has "
+                    f"The level vectors have {levels.shape[-1]} entries; the problem has "
                     f"{len(problem.quasi_identifiers)} quasi-identifiers."
                 )
+            # column-major, gathered column by column (the release and its measures read it
+            # by column), in the levels' own integer type
+            hit = np.take(np.ascontiguousarray(levels.T), g, axis=1).T
             low = np.asarray(problem.min_levels)
             high = np.asarray(problem.max_levels)
             if hit.size and (bool((hit < low).any()) or bool((hit > high).any())):
@@ -230,7 +232,7 @@ class Levels(Recoding):
                     f"its bounds {problem.level_bounds[problem.quasi_identifiers[j]]}."
                 )
             self._cache["row_levels"] = hit
-        out: npt.NDArray[np.int64] = hit
+        out: npt.NDArray[np.integer] = hit
         return out
 
     def apply(self, problem: Problem) -> EncodedTable:
@@ -254,12 +256,12 @@ class Levels(Recoding):
         return {"level_vectors": distinct_vectors(lv), "rows_per_level": per}
 
 
-def distinct_vectors(levels: npt.NDArray[np.int64]) -> int:
+def distinct_vectors(levels: npt.NDArray[np.integer]) -> int:
     """The number of distinct rows of a small-integer matrix (level vectors), exactly.
 
     Parameters
     ----------
-    levels : ndarray of int64, shape (rows, quasi-identifiers)
+    levels : ndarray of int, shape (rows, quasi-identifiers)
         Non-negative levels.
 
     Returns

@@ -195,7 +195,7 @@ class PrivacyFrost2(Anonymizer):
         recoding: Recoding
         qis = problem.quasi_identifiers
         if res.partial is not None:
-            recoding = Levels(res.partial.base_levels.astype(np.int64), row_class, rows)
+            recoding = Levels(res.partial.base_levels, row_class, rows)
         else:
             recoding = FullDomain(dict(zip(qis, res.levels)), rows)
         full = self._full_domain_loss(evaluator, res)

@@ -161,7 +161,7 @@ class PartialDomainResult:
 
     Attributes
     ----------
-    base_levels : ndarray of int64, shape (n_base_classes, n_attributes)
+    base_levels : ndarray of int8 or int16, shape (n_base_classes, n_attributes)
         Level (anonlab convention) of each attribute in each base class.
     class_of_base : ndarray of int64, shape (n_base_classes,)
         The released class of each base class, numbered in the order of their first base
@@ -404,13 +404,14 @@ class _CompiledPartial(_Rounds):
     # ------------------------------------------------------------------ state
     @property
     def levels(self) -> IntArray:
-        """Level of each attribute in each base class (a copy)."""
+        """Level of each attribute in each base class (a copy, in the state's small integer
+        type)."""
         if self._stale:  # the group state knows them (the kernels keep no lv where a
             # group's members share one level: it is the group's gmax)
-            out = np.empty((self._n, self._m), dtype=np.int64)
+            out = np.empty((self._n, self._m), dtype=self._gs.lv.dtype)
             self.k.levels_of(self._g, self._gs, self._tab.orig, out)
             return out
-        return np.take(self._gs.lv, self._at, axis=0).astype(np.int64)
+        return np.take(self._gs.lv, self._at, axis=0)
 
     def _sync(self) -> None:
         """Build the group state from ``lv`` and the table ``_table`` (when they were set)."""

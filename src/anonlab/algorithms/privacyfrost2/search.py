@@ -811,7 +811,7 @@ def privacyfrost2(
 def _expand(partial: PartialDomainResult, keep: npt.NDArray[np.bool_]) -> PartialDomainResult:
     """Index a partial-domain result by the base classes before pre-sampling."""
     n = keep.size
-    levels = np.full((n, partial.base_levels.shape[1]), -1, dtype=np.int64)
+    levels = np.full((n, partial.base_levels.shape[1]), -1, dtype=partial.base_levels.dtype)
     levels[keep] = partial.base_levels
     cls = np.full(n, -1, dtype=np.int64)
     cls[keep] = partial.class_of_base
