@@ -23,6 +23,9 @@ name               metric                                          parameters
 
 ``aggregate`` is one of ``sum``, ``arithmetic``, ``geometric``, ``max``, ``rank``; ``gamma`` is
 ARX's gs-factor in [0, 1] (default 0.5); ``weights`` maps attributes to numbers >= 0.
+
+PrivacyFrost2's scoring functions (paper 000 section 6: higher is better, one value per table
+from its distinct values per attribute) are in :mod:`anonlab.metrics.scores`.
 """
 
 from __future__ import annotations

@@ -25,18 +25,18 @@ from anonlab.algorithms.privacyfrost2.presampling import (
     restrict_base,
     restrict_evaluator,
 )
-from anonlab.algorithms.privacyfrost2.scoring import (
+from anonlab.algorithms.privacyfrost2.search import (
+    DEFAULT_RESTARTS,
+    PrivacyFrost2Result,
+    privacyfrost2,
+)
+from anonlab.metrics.scores import (
     SCORES,
     BasicScore,
     EtaScore,
     LogScore,
     Score,
     build_score,
-)
-from anonlab.algorithms.privacyfrost2.search import (
-    DEFAULT_RESTARTS,
-    PrivacyFrost2Result,
-    privacyfrost2,
 )
 
 __all__ = [

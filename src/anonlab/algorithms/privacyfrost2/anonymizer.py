@@ -11,9 +11,9 @@ from anonlab._progress import Progress
 from anonlab.algorithms._lattice import build_evaluator, lattice_of
 from anonlab.algorithms.base import Anonymizer, Param, register
 from anonlab.algorithms.privacyfrost2.presampling import PreSampling
-from anonlab.algorithms.privacyfrost2.scoring import SCORES, build_score
 from anonlab.algorithms.privacyfrost2.search import privacyfrost2
 from anonlab.exceptions import ParameterError
+from anonlab.metrics.scores import SCORES, build_score
 from anonlab.release.problem import Problem
 from anonlab.release.recoding import FullDomain, Levels, Recoding
 from anonlab.release.result import SearchStats, stat

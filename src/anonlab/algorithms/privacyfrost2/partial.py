@@ -33,9 +33,9 @@ from anonlab._typing import BoolArray, IntArray, U64Array
 from anonlab.algorithms._lattice.lattice import LatticeEvaluator, roll_up
 from anonlab.algorithms.privacyfrost2._common import side_by_side
 from anonlab.algorithms.privacyfrost2._kernels import Groups, Table, Terms, judge_of, kernels
-from anonlab.algorithms.privacyfrost2.scoring import Score
 from anonlab.data.stats import ClassStats, SensitiveHistogram
 from anonlab.exceptions import ParameterError, PrivacyCheckError
+from anonlab.metrics.scores import Score
 
 __all__ = ["PartialDomainResult", "partial_domain_degeneralization"]
 

@@ -87,9 +87,9 @@ from anonlab.algorithms.privacyfrost2.presampling import (
     presample,
     restrict_evaluator,
 )
-from anonlab.algorithms.privacyfrost2.scoring import Score, build_score
 from anonlab.data.stats import check_dense_counts
 from anonlab.exceptions import InputError, ParameterError
+from anonlab.metrics.scores import Score, build_score
 
 __all__ = ["PrivacyFrost2Result", "privacyfrost2"]
 
