@@ -388,12 +388,20 @@ def test_nested_columns_are_copied_as_the_same_json_on_both_engines(tmp_path):
     assert list(_rows(tmp_path / "numpy.csv")[1][1:]) == FIRST_ROW_JSON
 
 
-def test_nested_columns_are_never_attributes_and_identify_on_both_engines(tmp_path):
+@pytest.mark.parametrize("screen", [None, 3])
+def test_nested_columns_are_never_attributes_and_identify_on_both_engines(
+    tmp_path, monkeypatch, screen
+):
     """A list, struct or map column is left out of a diagnosis's default attributes, is
     refused as an attribute with one line naming its type, and is flagged as identifying
     when each row holds its own value, on both engines (DuckDB took it as an attribute and
-    the numpy engine said it did not exist or never flagged it)."""
+    the numpy engine said it did not exist or never flagged it); also when the check first
+    screens a few records (``screen``)."""
+    from anonlab.diagnosis import risk
     from tests.support.nested import nested_roles, unique_nested_parquet
+
+    if screen is not None:
+        monkeypatch.setattr(risk, "SCREEN_ROWS", screen)
 
     path = unique_nested_parquet(tmp_path / "nested.parquet")
     ours = nested_roles(path, "duckdb")
@@ -594,3 +602,36 @@ def test_a_nan_is_a_missing_value_for_drop_missing_on_duckdb(tmp_path):
     plan = ReleasePlan(("g", "f"), ("g",), (0,), {"g": flat_hierarchy(list("abcde"))})
     assert eng.write_release(plan, tmp_path / "r.csv", fmt="csv") == 3
     assert [r[1] for r in _rows(tmp_path / "r.csv")[1:]] == ["1", "2", "1"]
+
+
+@pytest.mark.parametrize("engine", ["numpy", "duckdb"])
+def test_identifying_columns_are_screened_on_a_few_records_then_counted(
+    tmp_path, monkeypatch, engine
+):
+    """Above ``SCREEN_ROWS`` records, a column with a repeat among that many records is not
+    counted over the whole table; the others are, so a repeat past them still counts."""
+    from anonlab.diagnosis import risk
+    from tests.support.identifying import UNIQUE_UID, screened_parquet
+
+    monkeypatch.setattr(risk, "SCREEN_ROWS", 4)
+    eng = anonlab.open_engine(screened_parquet(tmp_path / "t.parquet"), engine=engine)
+    calls: list[tuple[list[str], int | None]] = []
+    count = eng.distinct_counts
+
+    def spy(columns: Any, *, rows: int | None = None) -> dict[str, int]:
+        calls.append((list(columns), rows))
+        return count(columns, rows=rows)
+
+    monkeypatch.setattr(eng, "distinct_counts", spy)
+    found = risk.identifying_columns(eng, ["q"])
+    assert found == [UNIQUE_UID]
+    assert calls == [(["uid", "late", "early"], 4), (["uid", "late"], None)]
+
+
+def test_distinct_counts_among_the_first_records_of_a_frequency_set():
+    """The numpy engine counts among the first ``rows`` records, a weighted row standing for
+    its records (the last one taken perhaps in part)."""
+    table = EncodedTable.from_rows([("a",), ("b",), ("c",)], ["v"])
+    table = dataclasses.replace(table, weights=np.array([3, 1, 2]))
+    eng = get_engine("numpy", table)
+    assert [eng.distinct_counts(["v"], rows=r)["v"] for r in (1, 3, 4, 5, 6)] == [1, 1, 2, 3, 3]

@@ -699,14 +699,37 @@ def test_suppressed_classes_removed_or_masked_as_numpy(spark, tmp_path, mask, su
     assert "2" in kept and ("1" in kept) == mask
 
 
-def test_nested_columns_are_never_attributes_and_identify_as_on_numpy(spark, tmp_path):
+@pytest.mark.parametrize("screen", [None, 3])
+def test_nested_columns_are_never_attributes_and_identify_as_on_numpy(
+    spark, tmp_path, monkeypatch, screen
+):
     """Spark leaves list, struct and map columns out of a diagnosis's default attributes (it
-    failed on them), refuses them as attributes and flags them as identifying, as numpy."""
+    failed on them), refuses them as attributes and flags them as identifying, as numpy;
+    also when the check first screens a few records (``screen``)."""
+    from anonlab.diagnosis import risk
     from tests.support.nested import nested_roles, unique_nested_parquet
+
+    if screen is not None:
+        monkeypatch.setattr(risk, "SCREEN_ROWS", screen)
 
     path = unique_nested_parquet(tmp_path / "nested.parquet")
     assert nested_roles(path, "spark") == nested_roles(path, "numpy")
     assert nested_roles(path, "spark")[0] == ["q"]
+
+
+def test_identifying_columns_are_screened_then_counted_as_on_numpy(spark, tmp_path, monkeypatch):
+    """Spark counts among a few records (``rows``) for the identifying-column check's screen,
+    and the check finds what numpy finds: a repeat past the screened records still counts."""
+    from anonlab.diagnosis import risk
+    from tests.support.identifying import UNIQUE_UID, screened_parquet
+
+    monkeypatch.setattr(risk, "SCREEN_ROWS", 4)
+    path = screened_parquet(tmp_path / "t.parquet")
+    sp = open_engine(path, engine="spark")
+    head = sp.distinct_counts(["uid", "early"], rows=4)
+    assert head["uid"] == 4 and head["early"] < 4
+    assert risk.identifying_columns(sp, ["q"]) == [UNIQUE_UID]
+    assert risk.identifying_columns(open_engine(path), ["q"]) == [UNIQUE_UID]
 
 
 @pytest.mark.parametrize("name", ["latin-1", "latin1", "ISO-8859-1", "utf-16"])

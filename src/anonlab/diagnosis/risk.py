@@ -35,6 +35,9 @@ __all__ = [
 ]
 
 _BUCKETS = ((1, 1), (2, 2), (3, 4), (5, 9), (10, 19), (20, None))
+#: Records among which the identifying-column check first looks for a repeated value (a
+#: column with one is not unique: it is not counted over the whole table).
+SCREEN_ROWS = 100_000
 #: Names that say "identifier": id, ID, patient_id, record-id, PersonID, SSN.
 _ID_NAME = re.compile(r"(?i:^(id|ssn|uuid|guid)$|[ _.-](id|ssn|uuid|guid)$)|[a-z]ID$")
 
@@ -64,7 +67,11 @@ def class_size_histogram(sizes: npt.ArrayLike) -> list[dict[str, Any]]:
 def identifying_columns(engine: Engine, exclude: Sequence[str] = ()) -> list[tuple[str, str]]:
     """Columns that identify a row on their own: unique per row, or named like an identifier.
 
-    A list, map or struct column counts too, by its JSON text (on every engine).
+    A list, map or struct column counts too, by its JSON text (on every engine). Above
+    :data:`SCREEN_ROWS` records, a column is counted over the whole table only if its values
+    among that many records are all different (a repeat among them proves it is not
+    unique): the answer is the same, and a large file is not read in whole for the columns
+    that repeat early.
 
     Parameters
     ----------
@@ -82,9 +89,17 @@ def identifying_columns(engine: Engine, exclude: Sequence[str] = ()) -> list[tup
     found = []
     every = list(dict.fromkeys([*engine.columns, *engine.nested_columns]))
     undeclared = [c for c in every if c not in skip]
-    distinct = engine.distinct_counts(undeclared) if n > 1 else {}
+    distinct: dict[str, int] = {}
+    if n > 1:
+        # a value repeated among some records proves a column is not unique: only the
+        # columns whose first records are all different are counted over the whole table
+        candidates = undeclared
+        if n > SCREEN_ROWS and undeclared:
+            head = engine.distinct_counts(undeclared, rows=SCREEN_ROWS)
+            candidates = [c for c in undeclared if head[c] == SCREEN_ROWS]
+        distinct = engine.distinct_counts(candidates) if candidates else {}
     for column in undeclared:
-        if n > 1 and distinct[column] == n:
+        if distinct.get(column) == n:
             found.append((column, f"it holds a different value in each of the {n:,} rows"))
         elif _ID_NAME.search(column):
             found.append((column, "its name says it is an identifier"))

@@ -521,12 +521,21 @@ class Engine:
             "--engine duckdb (out of core) or --engine numpy (in memory)."
         )
 
-    def distinct_counts(self, columns: Sequence[str]) -> dict[str, int]:
+    def distinct_counts(self, columns: Sequence[str], *, rows: int | None = None) -> dict[str, int]:
         """Return the number of distinct values (a null counts as one) of each column.
 
         Engines that scan files answer in one pass; the default counts the classes of each
         column on its own.
+
+        Parameters
+        ----------
+        columns : sequence of str
+        rows : int, optional
+            Count among ``rows`` records of the table only (any of them, the same for every
+            column; at most :attr:`n_rows`), not among all.
         """
+        if rows is not None:  # pragma: no cover - every registered engine answers it
+            raise NotImplementedError(f"The {self.name} engine counts every row.")
         return {c: int(self.class_sizes([c]).size) for c in columns}
 
     def close(self) -> None:

@@ -565,9 +565,10 @@ class DuckDBEngine(Engine):
         return np.asarray(res["rn"], dtype=np.int64)
 
     # ------------------------------------------------------------------ out of core
-    def distinct_counts(self, columns: Sequence[str]) -> dict[str, int]:
+    def distinct_counts(self, columns: Sequence[str], *, rows: int | None = None) -> dict[str, int]:
         """Return the distinct values of each column (a null counts as one), in one scan;
-        a list, map or struct column by its values."""
+        a list, map or struct column by its values. With ``rows``, among ``rows`` records
+        of the file (the first ones DuckDB reads)."""
         cols = list(columns)
         check_columns(cols, self.columns)
         if not cols:
@@ -575,7 +576,8 @@ class DuckDBEngine(Engine):
         parts = ", ".join(
             f"count(DISTINCT {_q(c)}) + (count(*) > count({_q(c)}))::BIGINT" for c in cols
         )
-        row = self._run(f"SELECT {parts} FROM src").fetchall()[0]
+        source = "src" if rows is None else f"(SELECT * FROM src LIMIT {int(rows)})"
+        row = self._run(f"SELECT {parts} FROM {source}").fetchall()[0]
         return {c: int(v) for c, v in zip(cols, row)}
 
     def frequency_set(self, columns: Sequence[str]) -> EncodedTable:

@@ -108,10 +108,16 @@ class NumpyEngine(Engine):
     def _nested_kind(self, column: str) -> str:
         return str(getattr(self.table.typed[column], "type", "nested"))
 
-    def distinct_counts(self, columns: Sequence[str]) -> dict[str, int]:
+    def distinct_counts(self, columns: Sequence[str], *, rows: int | None = None) -> dict[str, int]:
         """Return the number of distinct values (a null counts as one) of each column; a
         list, map or struct column is counted by its JSON text (as DuckDB and Spark count
-        it)."""
+        it). With ``rows``, among the table's first ``rows`` records."""
+        if rows is not None and rows < self.n_rows:
+            w = self.table.weights
+            # the rows holding the first records (the last one perhaps in part: its value
+            # is among them all the same)
+            end = int(rows) if w is None else int(np.searchsorted(np.cumsum(w), rows)) + 1
+            return NumpyEngine(self.table.take(np.arange(end))).distinct_counts(columns)
         kinds = set(self.nested_columns)
         nested = [c for c in columns if c in kinds]
         counts = super().distinct_counts([c for c in columns if c not in nested])

@@ -972,28 +972,32 @@ class SparkEngine(Engine):
         return np.sort(self._positions(res.column("mid")))
 
     # ------------------------------------------------------------------ out of core
-    def distinct_counts(self, columns: Sequence[str]) -> dict[str, int]:
+    def distinct_counts(self, columns: Sequence[str], *, rows: int | None = None) -> dict[str, int]:
         """Return the distinct values of each column (a null counts as one), in one job.
 
         Each column's distinct values are found apart (a ``DISTINCT`` of that column alone,
         on its own type: a Parquet file reads just that column), made text as the
         questions see them, and counted: no row is copied once per column. A list, map or
         struct column (never an attribute, but a column the identifying-column check looks
-        at, as DuckDB's engine does) is counted by its JSON text.
+        at, as DuckDB's engine does) is counted by its JSON text. With ``rows``, among
+        ``rows`` records (Spark's ``limit``: the same records for every column).
         """
         F = self._F
         cols = list(columns)
         check_columns(cols, self.columns)
         if not cols:
             return {}
-        rows, text = self._source()
+        rows_of, text = self._source()
+        if rows is not None:  # (the columns' few records, read once and kept for the job)
+            rows_of = rows_of.select(*[self._internal[c] for c in cols]).limit(int(rows))
+            rows_of = rows_of.localCheckpoint()
         each = []
         for j, name in enumerate(cols):
             c = self._internal[name]
             if name in self._nested:
-                part = rows.select(_json(F, F.col(c)).alias("v")).distinct()
+                part = rows_of.select(_json(F, F.col(c)).alias("v")).distinct()
             else:
-                part = rows.select(c).distinct().select(text(c).alias("v"))
+                part = rows_of.select(c).distinct().select(text(c).alias("v"))
             each.append(part.select(F.lit(j).alias("j"), "v"))
         values = each[0]
         for part in each[1:]:
