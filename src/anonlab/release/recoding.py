@@ -81,10 +81,11 @@ def generalize_cells(
         One level per row of ``col``.
     """
     mappings, labels = hierarchy.generalizations(col.categories)
-    offsets = np.cumsum([0] + [lab.size for lab in labels[:-1]])
+    sizes = [lab.size for lab in labels]
+    offsets = np.cumsum([0, *sizes[:-1]])
     label_of = (mappings + offsets[:, None]).ravel()  # (level, value): a code over every label
     pair = np.asarray(levels, dtype=np.int64) * mappings.shape[1] + col.codes
-    inverse, _, used = ordered_groups(label_of[pair], int(offsets[-1]) + labels[-1].size)
+    inverse, _, used = ordered_groups(label_of[pair], sum(sizes))
     # the same text: the same value
     text_codes, categories = factorize(np.concatenate(labels)[used])
     return EncodedColumn(col.name, text_codes[inverse], categories)
