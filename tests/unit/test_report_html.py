@@ -125,6 +125,26 @@ def test_profile_release_per_attribute_loss_aggregates_to_the_loss(adult):
         assert sum(c["counts"]) == c["size"] and 0.0 <= c["distance"] <= 1.0
 
 
+@pytest.mark.parametrize("metric", ["ncp", "gcp"])
+@pytest.mark.parametrize(
+    "algorithm", ["optimal", "progressive", "top_down", "wong_nh", "murakami_uno", "personalized"]
+)
+def test_profile_release_per_attribute_certainty_penalty_of_every_family(adult, algorithm, metric):
+    """NCP and GCP per attribute, on releases with cells on different levels and on cell
+    covers (once an AttributeError and an AssertionError), add up to the loss."""
+    table = adult.take(list(range(300)))
+    job = {**JOB, "metric": metric, "algorithm": algorithm, "identifiers": ["fnlwgt"]}
+    job["models"] = [{"k_anonymity": {"k": 3}}]
+    result = anonlab.anonymize(table, job)
+    problem = build_problem(table, load_job(job))
+    profile = profile_release(problem, result)
+    assert profile.attribute_loss is not None and profile.attribute_loss.metric == metric
+    values = [profile.attribute_loss.values[q] for q in problem.quasi_identifiers]
+    assert all(v >= 0 for v in values) and sum(values) > 0
+    total = problem.metric.combine(problem.quasi_identifiers, values, metric_context(problem))
+    assert total == pytest.approx(result.loss)
+
+
 def test_profile_table_counts_missing_and_distinct():
     table = anonlab.EncodedTable.from_columns(
         {"a": ["x", "y", None, "x"], "b": ["1", "1", "1", "2"]}

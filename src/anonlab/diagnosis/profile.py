@@ -27,8 +27,10 @@ from anonlab.metrics import build_metric
 from anonlab.metrics.base import Metric
 from anonlab.release import (
     AnonymizationResult,
+    CellCover,
     FullDomain,
     Problem,
+    attribute_ncp,
     metric_context,
     release_cells,
 )
@@ -373,6 +375,14 @@ def _sensitive(
 def _attribute_loss(problem: Problem, result: AnonymizationResult) -> AttributeLoss | None:
     """The loss per quasi-identifier, measured on the release as :func:`release.measure` does."""
     metric: Metric = problem.metric
+    recoding = result.recoding
+    if isinstance(recoding, CellCover):  # measured cell by cell on its labels (NCP or GCP)
+        values = attribute_ncp(problem, recoding)
+        note = (
+            "NCP(q) = the sum over the records of each released cell's NCP (Murakami & Uno, "
+            f"Eq. 1), before weighting; the job's metric {metric.name!r} combines them"
+        )
+        return AttributeLoss(metric.name, dict(zip(problem.quasi_identifiers, values)), note)
     note = f"the job's metric {metric.name!r} per attribute, before weighting and aggregation"
     if not hasattr(metric, "per_attribute"):
         metric = build_metric("loss")
@@ -380,7 +390,6 @@ def _attribute_loss(problem: Problem, result: AnonymizationResult) -> AttributeL
             f"the job's metric {problem.metric.name!r} has no value per attribute; shown: "
             "ARX's Loss per attribute"
         )
-    recoding = result.recoding
     release = result.release
     original = recoding.kept(problem)
     context = metric_context(problem, original)

@@ -28,7 +28,7 @@ References
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -142,9 +142,15 @@ class NormalizedCertaintyPenalty(Metric):
         """``sum_r NCP(q, r)`` per column, unweighted."""
         return _ncp_per_attribute(*lost_leaves(stats, suppressed, context))
 
-    def _combine(
-        self, columns: tuple[str, ...], values: FloatArray, context: MetricContext
+    def per_attribute_cells(self, release: ReleaseCells, context: MetricContext) -> FloatArray:
+        """``sum_r NCP(q, r)`` per column of a release whose cells sit on different levels
+        (Eq. 1 per cell), unweighted."""
+        return _ncp_per_attribute(*lost_leaves_cells(release, context))
+
+    def combine(
+        self, columns: Sequence[str], values: npt.ArrayLike, context: MetricContext
     ) -> float:
+        """``sum_q w_q * values_q``: NCP(T) from its per-attribute sums."""
         w = normalized_weights(columns, context, self.weights)
         return weighted_sum(w, values)
 
@@ -152,18 +158,17 @@ class NormalizedCertaintyPenalty(Metric):
         self, stats: ClassStats, suppressed: npt.NDArray[np.bool_], context: MetricContext
     ) -> float:
         """Return NCP(T) (see the class docstring)."""
-        return self._combine(stats.columns, self.per_attribute(stats, suppressed, context), context)
+        return self.combine(stats.columns, self.per_attribute(stats, suppressed, context), context)
 
     def release_loss(self, release: ReleaseCells, context: MetricContext) -> float:
         """NCP(T) (GCP(T)) of a release whose cells sit on different levels (Eq. 1 per cell)."""
-        values = _ncp_per_attribute(*lost_leaves_cells(release, context))
-        return self._combine(release.columns, values, context)
+        return self.combine(release.columns, self.per_attribute_cells(release, context), context)
 
     def lower_bound(self, levels: tuple[int, ...], context: MetricContext) -> float | None:
         """NCP(T) with every record generalized and none suppressed."""
         lvl = tuple(int(x) for x in levels)
         values = _ncp_per_attribute(*lost_leaves_bound(lvl, context))
-        return self._combine(context.quasi_identifiers, values, context)
+        return self.combine(context.quasi_identifiers, values, context)
 
     def _params(self) -> dict[str, Any]:
         return {} if self.weights is None else {"weights": self.weights}
@@ -184,9 +189,10 @@ class GlobalCertaintyPenalty(NormalizedCertaintyPenalty):
 
     name: ClassVar[str] = "gcp"
 
-    def _combine(
-        self, columns: tuple[str, ...], values: FloatArray, context: MetricContext
+    def combine(
+        self, columns: Sequence[str], values: npt.ArrayLike, context: MetricContext
     ) -> float:
+        """``sum_q w_q * values_q / (|T| * sum_q w_q)``: GCP(T) from the per-attribute sums."""
         w = normalized_weights(columns, context, self.weights)
         den = float(context.n_rows) * weighted_sum(w, np.ones_like(w))
         return weighted_sum(w, values) / den if den > 0 else 0.0

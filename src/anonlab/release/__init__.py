@@ -6,7 +6,12 @@ measures its loss on the release; :class:`AnonymizationResult` carries all of it
 ``docs/release-layer.md``.
 """
 
-from anonlab.release.anonymity_graph import AnonymityGraph, ReleaseCheck, check_release
+from anonlab.release.anonymity_graph import (
+    AnonymityGraph,
+    ReleaseCheck,
+    attribute_ncp,
+    check_release,
+)
 from anonlab.release.cellcover import CellCover, CoverModel
 from anonlab.release.clusters import Clusters
 from anonlab.release.measure import measure, metric_context, release_cells
@@ -32,6 +37,7 @@ __all__ = [
     "AnonymityGraph",
     "AnonymizationResult",
     "CellCover",
+    "attribute_ncp",
     "Clusters",
     "CoverModel",
     "ReleaseCheck",

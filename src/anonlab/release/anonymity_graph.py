@@ -55,6 +55,7 @@ __all__ = [
     "AnonymityGraph",
     "ReleaseCheck",
     "ReleaseCells",
+    "attribute_ncp",
     "check_release",
     "cover_problem",
 ]
@@ -397,6 +398,25 @@ def _loss(problem: Problem, cells: ReleaseCells, metric: str) -> tuple[float, fl
     if metric == "ncp":
         return ncp, share
     return (ncp / (n * sites) if n and sites else 0.0), share
+
+
+def attribute_ncp(problem: Problem, recoding: CellCover) -> list[float]:
+    """``sum_r NCP(q, r)`` of each quasi-identifier of a cell cover's release, unweighted.
+
+    The per-attribute terms of the NCP(T) the ``graph`` verifier measures (Murakami & Uno,
+    Eqs. 1-2; a pseudo-quasi-identifier counts its hidden characters), read from the labels.
+
+    Parameters
+    ----------
+    problem : Problem
+    recoding : CellCover
+        The release's recoding.
+    """
+    cells = ReleaseCells.read(problem, recoding.apply(problem), pseudo=recoding.pseudo_qids)
+    return [
+        cell_loss([parsed], [cells.released[:, j]], [1.0])[0]
+        for j, parsed in enumerate(cells.parsed)
+    ]
 
 
 def _verify_graph(
