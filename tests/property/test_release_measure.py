@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from anonlab import EncodedTable, Hierarchy, taxonomy_hierarchy
+from anonlab.data.stats import ClassStats
 from anonlab.metrics import build_metric
 from anonlab.models import build_model
 from anonlab.release import FullDomain, Levels, Problem, metric_context, release_cells, verify
@@ -55,15 +56,7 @@ def test_mixed_formula_equals_full_domain_formula_on_full_domain_releases(rows, 
     recoding = FullDomain(dict(zip(QIS, levels)))
     release = verify(p, recoding)  # suppresses the classes smaller than k
     context = metric_context(p)
-    cells = release_cells(
-        p,
-        p.table,
-        recoding.apply(p),
-        recoding.row_levels(p),
-        release.classes,
-        release.suppressed,
-        context,
-    )
+    cells = release_cells(p, recoding, release.classes, release.suppressed, context)
     mixed = p.metric.release_loss(cells, context)
     full = release.loss
     if isinstance(full, float) and math.isinf(full):
@@ -129,3 +122,77 @@ def test_partial_domain_release_is_measured_on_the_release():
     assert type(res.recoding).__name__ == "Levels"
     # the partial-domain table keeps more than T^G: its measured loss is lower
     assert res.loss < res.search.full_domain_loss
+
+
+def _reference_cells(p, recoding, row_class, suppressed):
+    """Per quasi-identifier: {(value text, level, label text): (kept, suppressed)}, row by row."""
+    table = recoding.kept(p)
+    levels = recoding.row_levels(p)
+    released = recoding.apply(p)
+    out = []
+    for j, q in enumerate(QIS):
+        counts: dict[tuple[str, int, str], list[int]] = {}
+        for r in range(table.n_rows):
+            value = table[q].categories[table[q].codes[r]]
+            label = released[q].categories[released[q].codes[r]]
+            cell = counts.setdefault((value, int(levels[r, j]), label), [0, 0])
+            cell[1 if suppressed[row_class[r]] else 0] += 1
+        out.append({key: tuple(v) for key, v in counts.items()})
+    return out
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    rows=rows_st,
+    data=st.data(),
+    n_groups=st.integers(1, 5),
+    keep_every_row=st.booleans(),
+)
+def test_cells_summary_and_counts_of_a_levels_release_equal_a_row_by_row_count(
+    rows, data, n_groups, keep_every_row
+):
+    # the release, its summary and its cell counts are made from the (level, value) groups
+    # of each column; here they are counted row by row
+    p = problem(rows, ("loss", {}), k=1)
+    levels = np.array(
+        [data.draw(levels_st) for _ in range(n_groups)],
+        dtype=data.draw(st.sampled_from(["i1", "i8"])),
+    )
+    group = np.array(
+        data.draw(st.lists(st.integers(0, n_groups - 1), min_size=len(rows), max_size=len(rows)))
+    )
+    kept = None
+    if not keep_every_row:
+        kept = np.array(sorted(data.draw(st.sets(st.integers(0, len(rows) - 1), min_size=1))))
+    recoding = Levels(levels, group, kept)
+    released = recoding.apply(p)
+    n = released.n_rows
+    row_levels = recoding.row_levels(p)
+    # the released column is each row's label at its level
+    for j, q in enumerate(QIS):
+        col = recoding.kept(p)[q]
+        for r in range(n):
+            mapping, labels = H[q].generalization(col.categories, int(row_levels[r, j]))
+            assert released[q].categories[released[q].codes[r]] == labels[mapping[col.codes[r]]]
+    # the summary
+    summary = recoding.summary(p)
+    assert summary["level_vectors"] == len({tuple(v) for v in row_levels.tolist()})
+    for j, q in enumerate(QIS):
+        values, counts = np.unique(row_levels[:, j], return_counts=True)
+        assert summary["rows_per_level"][q] == dict(zip(values.tolist(), counts.tolist()))
+    # the cells, with any classes suppressed
+    row_class = np.array(data.draw(st.lists(st.integers(0, 2), min_size=n, max_size=n)))
+    sizes = np.bincount(row_class, minlength=3)
+    suppressed = np.array(data.draw(st.lists(st.booleans(), min_size=3, max_size=3)))
+    classes = ClassStats(QIS, (0, 0, 0), sizes, n, row_class=row_class)
+    counted = release_cells(p, recoding, classes, suppressed, metric_context(p, recoding.kept(p)))
+    reference = _reference_cells(p, recoding, row_class, suppressed)
+    context = metric_context(p, recoding.kept(p))
+    for j, q in enumerate(QIS):
+        c = counted.cells[j]
+        domain = context.base.domains[context.base.columns.index(q)]
+        got = {
+            (domain[v], int(lv), released[q].categories[lab]): (int(k), int(s))
+            for v, lv, lab, k, s in zip(c.value, c.level, c.label, c.kept, c.suppressed)
+        }
+        assert got == reference[j]

@@ -398,15 +398,7 @@ def _attribute_loss(problem: Problem, result: AnonymizationResult) -> AttributeL
             at = dataclasses.replace(release.classes, levels=recoding.vector(problem))
             values = metric.per_attribute(at, release.suppressed, context)  # type: ignore[attr-defined]
         else:
-            cells = release_cells(
-                problem,
-                original,
-                recoding.apply(problem),
-                recoding.row_levels(problem),
-                release.classes,
-                release.suppressed,
-                context,
-            )
+            cells = release_cells(problem, recoding, release.classes, release.suppressed, context)
             values = metric.per_attribute_cells(cells, context)  # type: ignore[attr-defined]
     except NotImplementedError:
         return None

@@ -636,7 +636,9 @@ class CellCover(Recoding):
         out: npt.NDArray[np.int32] = self._cache["model"][2]
         return out
 
-    def row_levels(self, problem: Problem) -> npt.NDArray[np.int64]:
+    def row_levels(
+        self, problem: Problem, rows: npt.NDArray[np.integer] | None = None
+    ) -> npt.NDArray[np.int64]:
         """1 where a released cell is generalized (covers more than its own value), else 0."""
         model = self.model(problem)
         state = self.states(problem)
@@ -646,7 +648,7 @@ class CellCover(Recoding):
             wide = state[:, pos : pos + site.width].max(axis=1) > 0
             out[:, owner] |= wide
             pos += site.width
-        return out
+        return out if rows is None else out[rows]
 
     def apply(self, problem: Problem) -> EncodedTable:
         """Every row, each quasi-identifier as the cell of its released record."""

@@ -20,7 +20,7 @@ from anonlab.data.hierarchy import Hierarchy
 from anonlab.data.table import EncodedTable
 from anonlab.exceptions import ParameterError
 from anonlab.release.problem import Problem
-from anonlab.release.recoding import Levels, distinct_vectors, generalize_cells
+from anonlab.release.recoding import Levels, generalize_cells
 
 __all__ = ["Clusters"]
 
@@ -78,20 +78,8 @@ class Clusters(Levels):
     def summary(self, problem: Problem) -> dict[str, Any]:
         """The clusters, their distinct level vectors, the rows on each level of each
         quasi-identifier, and the records whose sensitive value is generalized (per level)."""
-        g = self.group if self.rows is None else self.group[self.rows]
-        used, rows_in = np.unique(g, return_counts=True)
-        levels = np.asarray(self.levels, dtype=np.int64)[used]  # one vector per cluster
-        self.row_levels(problem)  # validates the levels against the problem
-        per: dict[str, dict[int, int]] = {}
-        for j, q in enumerate(problem.quasi_identifiers):
-            counts = np.bincount(levels[:, j], weights=rows_in, minlength=1).astype(np.int64)
-            per[q] = {int(x): int(counts[x]) for x in np.flatnonzero(counts)}
-        vectors = distinct_vectors(levels)
-        out: dict[str, Any] = {
-            "level_vectors": vectors,
-            "rows_per_level": per,
-            "clusters": int(used.size),
-        }
+        out = super().summary(problem)
+        out["clusters"] = int(self.levels_in_use(problem)[1].size)
         if self.sensitive is not None:
             counts = np.bincount(self._sensitive_levels(), minlength=1)
             out["sensitive_rows_per_level"] = {

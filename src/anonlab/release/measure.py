@@ -7,7 +7,6 @@ import dataclasses
 import numpy as np
 import numpy.typing as npt
 
-from anonlab.data.grouping import ordered_groups
 from anonlab.data.stats import ClassStats
 from anonlab.data.table import EncodedTable
 from anonlab.engines import get_engine
@@ -37,9 +36,7 @@ def metric_context(problem: Problem, table: EncodedTable | None = None) -> Metri
 
 def release_cells(
     problem: Problem,
-    original: EncodedTable,
-    released: EncodedTable,
-    row_levels: npt.NDArray[np.integer],
+    recoding: Recoding,
     classes: ClassStats,
     suppressed: npt.NDArray[np.bool_],
     context: MetricContext,
@@ -49,9 +46,8 @@ def release_cells(
     Parameters
     ----------
     problem : Problem
-    original, released : EncodedTable
-        The kept rows before and after the recoding (row-aligned).
-    row_levels : ndarray of int, shape (rows, quasi-identifiers)
+    recoding : Recoding
+        The release's recoding (its :meth:`~anonlab.release.recoding.Recoding.cells`).
     classes : ClassStats
         The released classes, with ``row_class``.
     suppressed : ndarray of bool
@@ -60,41 +56,40 @@ def release_cells(
         Its base classes' domains code the original values.
     """
     assert classes.row_class is not None
-    row_supp = suppressed[classes.row_class]
+    original = recoding.kept(problem)
+    supp_rows = np.flatnonzero(suppressed[classes.row_class])
+    supp_levels = recoding.row_levels(problem, supp_rows) if supp_rows.size else None
     base = context.base
     assert base.domains is not None
-    cells = []
-    for j, q in enumerate(problem.quasi_identifiers):
+    counted = []
+    for j, (q, groups) in enumerate(zip(problem.quasi_identifiers, recoding.cells(problem))):
         col = original[q]
+        supp = (
+            np.zeros(groups.key.size, dtype=np.int64)
+            if supp_levels is None
+            else groups.count_cells(supp_levels[:, j], col.codes[supp_rows])
+        )
+        value = groups.value
         domain = base.domains[base.columns.index(q)]
-        if np.array_equal(domain, col.categories):
-            value = col.codes.astype(np.int64)
-        else:  # the context's base domain orders the labels otherwise: map by text
+        if not np.array_equal(domain, col.categories):
+            # the context's base domain orders the labels otherwise: map by text
             where = {v: i for i, v in enumerate(domain.tolist())}
-            remap = np.array([where[v] for v in col.categories.tolist()], dtype=np.int64)
-            value = remap[col.codes]
-        level = np.asarray(row_levels[:, j], dtype=np.int64)
-        n_val = int(value.max()) + 1 if value.size else 1
-        n_lv = int(level.max()) + 1 if level.size else 1
-        # a cell's label follows from its (level, value): group by those, then read the label
-        inv, counts, uniq = ordered_groups(level * n_val + value, n_lv * n_val)
-        lab = np.zeros(uniq.size, dtype=np.int64)
-        lab[inv] = released[q].codes
-        supp = np.bincount(inv[row_supp], minlength=uniq.size)
-        lv, v = np.divmod(uniq, n_val)
-        order = np.lexsort((v, lv, lab))  # by (label, level, value)
-        cells.append(
+            value = np.array([where[v] for v in col.categories.tolist()], dtype=np.int64)[value]
+        level = groups.level
+        label = groups.label.astype(np.int64)
+        order = np.lexsort((value, level, label))  # by (label, level, value)
+        counted.append(
             CellCounts(
-                value=v[order],
-                level=lv[order],
-                label=lab[order],
-                kept=(counts - supp)[order],
+                value=value[order],
+                level=level[order],
+                label=label[order],
+                kept=(groups.count - supp)[order],
                 suppressed=supp[order],
             )
         )
     return ReleaseCells(
         problem.quasi_identifiers,
-        tuple(cells),
+        tuple(counted),
         np.asarray(classes.sizes, dtype=np.int64),
         np.asarray(suppressed, dtype=bool),
     )
@@ -103,7 +98,6 @@ def release_cells(
 def measure(
     problem: Problem,
     recoding: Recoding,
-    released: EncodedTable,
     classes: ClassStats,
     suppressed: npt.NDArray[np.bool_],
     context: MetricContext | None = None,
@@ -118,8 +112,6 @@ def measure(
     ----------
     problem : Problem
     recoding : Recoding
-    released : EncodedTable
-        The released rows (before suppression), quasi-identifiers generalized.
     classes : ClassStats
         The released classes (with keys and ``row_class``).
     suppressed : ndarray of bool
@@ -127,12 +119,9 @@ def measure(
     context : MetricContext, optional
         The metric context of the kept rows, if the algorithm has it.
     """
-    original = recoding.kept(problem)
-    ctx = metric_context(problem, original) if context is None else context
+    ctx = metric_context(problem, recoding.kept(problem)) if context is None else context
     if isinstance(recoding, FullDomain):
         at = dataclasses.replace(classes, levels=recoding.vector(problem))
         return float(problem.metric.loss(at, suppressed, ctx))
-    cells = release_cells(
-        problem, original, released, recoding.row_levels(problem), classes, suppressed, ctx
-    )
+    cells = release_cells(problem, recoding, classes, suppressed, ctx)
     return float(problem.metric.release_loss(cells, ctx))

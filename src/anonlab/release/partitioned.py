@@ -303,15 +303,7 @@ def release_block(
         keep = ~release.suppressed[stats.row_class]
         supp_sizes = np.asarray(stats.sizes[release.suppressed], dtype=np.int64)
         ctx = metric_context(problem) if context is None else context
-        counted = release_cells(
-            problem,
-            problem.table,
-            released,
-            recoding.row_levels(problem),
-            stats,
-            release.suppressed,
-            ctx,
-        )
+        counted = release_cells(problem, recoding, stats, release.suppressed, ctx)
         base = ctx.base
         assert base.domains is not None
         cells = []
@@ -466,7 +458,9 @@ class Partitioned(Recoding):
     rows: IntArray | None = None
     forms_classes: ClassVar[bool] = True
 
-    def row_levels(self, problem: Problem) -> npt.NDArray[np.int64]:
+    def row_levels(
+        self, problem: Problem, rows: npt.NDArray[np.integer] | None = None
+    ) -> npt.NDArray[np.int64]:
         """Not available: the rows are in the blocks (out of core)."""
         raise ParameterError("A per-partition release keeps its rows in the output file.")
 

@@ -37,12 +37,14 @@ from anonlab.exceptions import ParameterError
 from anonlab.release.problem import Problem
 
 __all__ = [
+    "CellGroups",
     "Recoding",
     "FullDomain",
     "Levels",
     "distinct_vectors",
     "generalize_column",
     "generalize_cells",
+    "group_cells",
 ]
 
 
@@ -63,10 +65,59 @@ def generalize_column(col: EncodedColumn, hierarchy: Hierarchy, level: int) -> E
     return EncodedColumn(col.name, by_label[mapping][col.codes], categories)
 
 
-def generalize_cells(
+@dataclass(frozen=True)
+class CellGroups:
+    """One quasi-identifier's released cells, grouped by (level, original value).
+
+    A cell's label follows from its level and its value, so these groups are all that the
+    release and its measures need: the released column, and per group its level, value,
+    label and rows (:func:`~anonlab.release.measure.release_cells` counts them).
+
+    Attributes
+    ----------
+    column : EncodedColumn
+        The released column: each row's label at that row's level.
+    width : int
+        The original column's values: a group's key is ``level * width + value``.
+    key : ndarray of int64, shape (groups,)
+        Ascending.
+    label : ndarray of int, shape (groups,)
+        The code of each group's label in ``column.categories``.
+    count : ndarray of int64, shape (groups,)
+        The rows in each group.
+    """
+
+    column: EncodedColumn
+    width: int
+    key: IntArray
+    label: npt.NDArray[np.integer]
+    count: IntArray
+
+    @property
+    def level(self) -> IntArray:
+        """The level of each group."""
+        out: IntArray = self.key // self.width
+        return out
+
+    @property
+    def value(self) -> IntArray:
+        """The original value's code (in the original column's categories) of each group."""
+        out: IntArray = self.key % self.width
+        return out
+
+    def count_cells(self, levels: npt.NDArray[np.integer], values: npt.ArrayLike) -> IntArray:
+        """How many of the given cells (a level and an original value each) fall in each
+        group; every cell must be one of the column's."""
+        key = np.asarray(levels, dtype=np.int64) * self.width + np.asarray(values)
+        at = np.searchsorted(self.key, key)
+        out: IntArray = np.bincount(at, minlength=self.key.size).astype(np.int64)
+        return out
+
+
+def group_cells(
     col: EncodedColumn, hierarchy: Hierarchy, levels: npt.NDArray[np.integer]
-) -> EncodedColumn:
-    """The column with each row's value replaced by its label at that row's level.
+) -> CellGroups:
+    """Release each row's value at that row's level, grouping the cells by (level, value).
 
     Labels are identified by their text: two cells whose labels read the same are the same
     released value, whatever level they come from.
@@ -81,14 +132,27 @@ def generalize_cells(
         One level per row of ``col``.
     """
     mappings, labels = hierarchy.generalizations(col.categories)
+    width = max(int(mappings.shape[1]), 1)
+    pair = np.asarray(levels, dtype=np.int64) * width + col.codes
+    row_group, count, key = ordered_groups(pair, mappings.shape[0] * width)
     sizes = [lab.size for lab in labels]
     offsets = np.cumsum([0, *sizes[:-1]])
-    label_of = (mappings + offsets[:, None]).ravel()  # (level, value): a code over every label
-    pair = np.asarray(levels, dtype=np.int64) * mappings.shape[1] + col.codes
-    inverse, _, used = ordered_groups(label_of[pair], sum(sizes))
-    # the same text: the same value
+    level, value = np.divmod(key, width)
+    # each group's label as a code over every label, then the labels in use by their text
+    label_inverse, _, used = ordered_groups(mappings[level, value] + offsets[level], sum(sizes))
     text_codes, categories = factorize(np.concatenate(labels)[used])
-    return EncodedColumn(col.name, text_codes[inverse], categories)
+    label = text_codes[label_inverse]
+    return CellGroups(
+        EncodedColumn(col.name, label[row_group], categories), width, key, label, count
+    )
+
+
+def generalize_cells(
+    col: EncodedColumn, hierarchy: Hierarchy, levels: npt.NDArray[np.integer]
+) -> EncodedColumn:
+    """The column with each row's value replaced by its label at that row's level: the
+    released column of :func:`group_cells` (same parameters)."""
+    return group_cells(col, hierarchy, levels).column
 
 
 class Recoding(ABC):
@@ -112,8 +176,11 @@ class Recoding(ABC):
     rows: IntArray | None
 
     @abstractmethod
-    def row_levels(self, problem: Problem) -> npt.NDArray[np.integer]:
-        """The level of each released cell: shape (rows kept, quasi-identifiers)."""
+    def row_levels(
+        self, problem: Problem, rows: npt.NDArray[np.integer] | None = None
+    ) -> npt.NDArray[np.integer]:
+        """The level of each released cell: shape (rows kept, quasi-identifiers), or of the
+        kept rows at positions ``rows`` only."""
 
     @abstractmethod
     def apply(self, problem: Problem) -> EncodedTable:
@@ -128,6 +195,15 @@ class Recoding(ABC):
     def uniform(self) -> bool:
         """Whether every cell of a column sits on one level (a full-domain release)."""
         return False
+
+    def cells(self, problem: Problem) -> tuple[CellGroups, ...]:
+        """The released cells of each quasi-identifier, grouped by (level, value)."""
+        table = self.kept(problem)
+        levels = self.row_levels(problem)
+        return tuple(
+            group_cells(table[q], problem.hierarchies[q], levels[:, j])
+            for j, q in enumerate(problem.quasi_identifiers)
+        )
 
     def kept(self, problem: Problem) -> EncodedTable:
         """The rows of the table this recoding keeps."""
@@ -164,9 +240,14 @@ class FullDomain(Recoding):
             raise ParameterError(f"The recoding has no level for {missing[0]!r}.")
         return tuple(self.levels[q] for q in problem.quasi_identifiers)
 
-    def row_levels(self, problem: Problem) -> npt.NDArray[np.int64]:
+    def row_levels(
+        self, problem: Problem, rows: npt.NDArray[np.integer] | None = None
+    ) -> npt.NDArray[np.int64]:
         """Every row at the recoding's levels."""
-        n = problem.n_rows if self.rows is None else int(self.rows.size)
+        if rows is not None:
+            n = int(np.asarray(rows).size)
+        else:
+            n = problem.n_rows if self.rows is None else int(self.rows.size)
         return np.broadcast_to(
             np.asarray(self.vector(problem), dtype=np.int64), (n, len(self.levels))
         )
@@ -210,51 +291,82 @@ class Levels(Recoding):
     rows: IntArray | None = None
     _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
-    def row_levels(self, problem: Problem) -> npt.NDArray[np.integer]:
-        """The level vector of each kept row."""
-        hit = self._cache.get("row_levels")
+    def row_levels(
+        self, problem: Problem, rows: npt.NDArray[np.integer] | None = None
+    ) -> npt.NDArray[np.integer]:
+        """The level vector of each kept row (of the kept rows at positions ``rows``)."""
+        self.levels_in_use(problem)  # checks the levels against the problem
+        g = self.group if self.rows is None else self.group[self.rows]
+        if rows is not None:
+            g = g[rows]
+        # gathered column by column (the release and its measures read it by column), in
+        # the levels' own integer type
+        out: npt.NDArray[np.integer] = np.take(
+            np.ascontiguousarray(np.asarray(self.levels).T), g, axis=1
+        ).T
+        return out
+
+    def levels_in_use(self, problem: Problem) -> tuple[npt.NDArray[np.integer], IntArray]:
+        """The level vectors of the groups that hold kept rows, and their rows.
+
+        Raises
+        ------
+        ParameterError
+            A level vector of the wrong length, or a level outside its attribute's bounds.
+        """
+        hit = self._cache.get("in_use")
         if hit is None:
-            g = self.group if self.rows is None else self.group[self.rows]
             levels = np.asarray(self.levels)
             if levels.ndim != 2 or levels.shape[1] != len(problem.quasi_identifiers):
                 raise ParameterError(
                     f"The level vectors have {levels.shape[-1]} entries; the problem has "
                     f"{len(problem.quasi_identifiers)} quasi-identifiers."
                 )
-            # column-major, gathered column by column (the release and its measures read it
-            # by column), in the levels' own integer type
-            hit = np.take(np.ascontiguousarray(levels.T), g, axis=1).T
-            low = np.asarray(problem.min_levels)
-            high = np.asarray(problem.max_levels)
-            if hit.size and (bool((hit < low).any()) or bool((hit > high).any())):
-                j = int(np.flatnonzero(((hit < low) | (hit > high)).any(axis=0))[0])
+            g = self.group if self.rows is None else self.group[self.rows]
+            rows = np.bincount(g, minlength=levels.shape[0]) if g.size else np.zeros(0, np.int64)
+            used = np.flatnonzero(rows)
+            # column-major: the summary reads them by column
+            hit = (np.ascontiguousarray(levels[used].T).T, rows[used].astype(np.int64))
+            if used.size:
+                bad = (hit[0].min(axis=0) < np.asarray(problem.min_levels)) | (
+                    hit[0].max(axis=0) > np.asarray(problem.max_levels)
+                )
+            else:
+                bad = np.zeros(levels.shape[1], dtype=bool)
+            if bad.any():
+                j = int(np.flatnonzero(bad)[0])
                 raise ParameterError(
                     f"A level of quasi-identifier {problem.quasi_identifiers[j]!r} is outside "
                     f"its bounds {problem.level_bounds[problem.quasi_identifiers[j]]}."
                 )
-            self._cache["row_levels"] = hit
-        out: npt.NDArray[np.integer] = hit
+            self._cache["in_use"] = hit
+        out: tuple[npt.NDArray[np.integer], IntArray] = hit
+        return out
+
+    def cells(self, problem: Problem) -> tuple[CellGroups, ...]:
+        """The released cells of each quasi-identifier, grouped by (level, value); computed
+        once (the release, its loss and a report read them)."""
+        hit = self._cache.get("cells")
+        if hit is None:
+            hit = self._cache["cells"] = super().cells(problem)
+        out: tuple[CellGroups, ...] = hit
         return out
 
     def apply(self, problem: Problem) -> EncodedTable:
         """Each cell at its row's level."""
-        table = self.kept(problem)
-        lv = self.row_levels(problem)
-        return table.with_columns(
-            {
-                q: generalize_cells(table[q], problem.hierarchies[q], lv[:, j])
-                for j, q in enumerate(problem.quasi_identifiers)
-            }
+        columns = self.cells(problem)
+        return self.kept(problem).with_columns(
+            {q: c.column for q, c in zip(problem.quasi_identifiers, columns)}
         )
 
     def summary(self, problem: Problem) -> dict[str, Any]:
         """The distinct level vectors and, per quasi-identifier, the rows on each level."""
-        lv = self.row_levels(problem)
         per: dict[str, dict[int, int]] = {}
-        for j, q in enumerate(problem.quasi_identifiers):
-            counts = np.bincount(lv[:, j], minlength=1) if lv.size else np.zeros(1, np.int64)
+        for q, c in zip(problem.quasi_identifiers, self.cells(problem)):
+            counts = np.bincount(c.level, weights=c.count, minlength=1).astype(np.int64)
             per[q] = {int(x): int(counts[x]) for x in np.flatnonzero(counts)}
-        return {"level_vectors": distinct_vectors(lv), "rows_per_level": per}
+        levels, _ = self.levels_in_use(problem)
+        return {"level_vectors": distinct_vectors(levels), "rows_per_level": per}
 
 
 def distinct_vectors(levels: npt.NDArray[np.integer]) -> int:

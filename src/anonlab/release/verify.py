@@ -159,7 +159,7 @@ def _verify_classes(
         typed={n: a for n, a in released.typed.items() if n not in hidden},
         order=[n for n in released.order if n not in hidden],
     )
-    loss = measure(problem, recoding, released, stats, ~ok, context)
+    loss = measure(problem, recoding, stats, ~ok, context)
     removed = 0 if recoding.rows is None else problem.n_rows - int(recoding.rows.size)
     verification = Verification(checks, suppressed_rows, removed, int(np.count_nonzero(ok)))
     return Release(columns, verification, loss, problem.metric.name, stats, ~ok)
