@@ -196,3 +196,25 @@ def test_cells_summary_and_counts_of_a_levels_release_equal_a_row_by_row_count(
             for v, lv, lab, k, s in zip(c.value, c.level, c.label, c.kept, c.suppressed)
         }
         assert got == reference[j]
+
+
+@pytest.mark.parametrize("kind", ["levels", "full_domain"])
+def test_a_recoding_applied_to_another_problem_is_made_again_for_it(kind):
+    # a recoding keeps its kept rows and cells for the problem they were made for only
+    first = [("x", "x", "x", "p"), ("y", "y", "x", "p"), ("x", "z", "y", "q")]
+    second = [("z", "y", "z", "q"), ("z", "x", "x", "p"), ("y", "y", "y", "q")]
+
+    def recoding():
+        if kind == "levels":
+            return Levels(np.array([[1, 0, 0], [0, 1, 1]]), np.array([0, 1, 0]), np.array([0, 2]))
+        return FullDomain({"a": 1, "b": 0, "c": 1}, np.array([0, 2]))
+
+    p1 = problem(first, ("ncp", {}), k=1)
+    p2 = problem(second, ("ncp", {}), k=1)
+    reused = recoding()
+    verify(p1, reused)
+    again, fresh = verify(p2, reused), verify(p2, recoding())
+    assert again.loss == fresh.loss
+    for name in fresh.columns:
+        assert list(again.columns[name]) == list(fresh.columns[name])
+    assert reused.kept(p2)["a"].labels().tolist() == ["z", "y"]

@@ -456,6 +456,7 @@ class Partitioned(Recoding):
     block_rows: int
     summaries: dict[str, Any] = field(default_factory=dict)
     rows: IntArray | None = None
+    _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     forms_classes: ClassVar[bool] = True
 
     def row_levels(

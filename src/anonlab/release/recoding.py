@@ -21,9 +21,9 @@ with ``forms_classes = False`` where their release has no equivalence classes.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -155,6 +155,9 @@ def generalize_cells(
     return group_cells(col, hierarchy, levels).column
 
 
+_T = TypeVar("_T")
+
+
 class Recoding(ABC):
     """What an anonymization algorithm returns: a statement per quasi-identifier cell.
 
@@ -174,6 +177,7 @@ class Recoding(ABC):
     forms_classes: ClassVar[bool] = True
     verifier: ClassVar[str] = "classes"
     rows: IntArray | None
+    _cache: dict[str, Any]  # a dataclass field of every subclass (see :meth:`_memo`)
 
     @abstractmethod
     def row_levels(
@@ -206,8 +210,19 @@ class Recoding(ABC):
         )
 
     def kept(self, problem: Problem) -> EncodedTable:
-        """The rows of the table this recoding keeps."""
-        return problem.table if self.rows is None else problem.table.take(self.rows)
+        """The rows of the table this recoding keeps (taken once)."""
+        rows = self.rows
+        if rows is None:
+            return problem.table
+        return self._memo("kept", problem, lambda: problem.table.take(rows))
+
+    def _memo(self, key: str, problem: Problem, make: Callable[[], _T]) -> _T:
+        """``make()``, kept in the recoding for the problem it was made for."""
+        hit = self._cache.get(key)
+        if hit is None or hit[0] is not problem:
+            hit = self._cache[key] = (problem, make())
+        out: _T = hit[1]
+        return out
 
 
 @dataclass
@@ -224,6 +239,7 @@ class FullDomain(Recoding):
 
     levels: Mapping[str, int]
     rows: IntArray | None = None
+    _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.levels = {str(q): int(v) for q, v in self.levels.items()}
@@ -314,43 +330,35 @@ class Levels(Recoding):
         ParameterError
             A level vector of the wrong length, or a level outside its attribute's bounds.
         """
-        hit = self._cache.get("in_use")
-        if hit is None:
-            levels = np.asarray(self.levels)
-            if levels.ndim != 2 or levels.shape[1] != len(problem.quasi_identifiers):
-                raise ParameterError(
-                    f"The level vectors have {levels.shape[-1]} entries; the problem has "
-                    f"{len(problem.quasi_identifiers)} quasi-identifiers."
-                )
-            g = self.group if self.rows is None else self.group[self.rows]
-            rows = np.bincount(g, minlength=levels.shape[0]) if g.size else np.zeros(0, np.int64)
-            used = np.flatnonzero(rows)
-            # column-major: the summary reads them by column
-            hit = (np.ascontiguousarray(levels[used].T).T, rows[used].astype(np.int64))
-            if used.size:
-                bad = (hit[0].min(axis=0) < np.asarray(problem.min_levels)) | (
-                    hit[0].max(axis=0) > np.asarray(problem.max_levels)
-                )
-            else:
-                bad = np.zeros(levels.shape[1], dtype=bool)
-            if bad.any():
-                j = int(np.flatnonzero(bad)[0])
-                raise ParameterError(
-                    f"A level of quasi-identifier {problem.quasi_identifiers[j]!r} is outside "
-                    f"its bounds {problem.level_bounds[problem.quasi_identifiers[j]]}."
-                )
-            self._cache["in_use"] = hit
-        out: tuple[npt.NDArray[np.integer], IntArray] = hit
-        return out
+        return self._memo("in_use", problem, lambda: self._levels_in_use(problem))
+
+    def _levels_in_use(self, problem: Problem) -> tuple[npt.NDArray[np.integer], IntArray]:
+        levels = np.asarray(self.levels)
+        if levels.ndim != 2 or levels.shape[1] != len(problem.quasi_identifiers):
+            raise ParameterError(
+                f"The level vectors have {levels.shape[-1]} entries; the problem has "
+                f"{len(problem.quasi_identifiers)} quasi-identifiers."
+            )
+        g = self.group if self.rows is None else self.group[self.rows]
+        rows = np.bincount(g, minlength=levels.shape[0]) if g.size else np.zeros(0, np.int64)
+        used = np.flatnonzero(rows)
+        in_use = np.ascontiguousarray(levels[used].T).T  # column-major: read by column
+        bad = np.zeros(levels.shape[1], dtype=bool)
+        if used.size:
+            low, high = np.asarray(problem.min_levels), np.asarray(problem.max_levels)
+            bad = (in_use.min(axis=0) < low) | (in_use.max(axis=0) > high)
+        if bad.any():
+            q = problem.quasi_identifiers[int(np.flatnonzero(bad)[0])]
+            raise ParameterError(
+                f"A level of quasi-identifier {q!r} is outside its bounds "
+                f"{problem.level_bounds[q]}."
+            )
+        return in_use, rows[used].astype(np.int64)
 
     def cells(self, problem: Problem) -> tuple[CellGroups, ...]:
         """The released cells of each quasi-identifier, grouped by (level, value); computed
         once (the release, its loss and a report read them)."""
-        hit = self._cache.get("cells")
-        if hit is None:
-            hit = self._cache["cells"] = super().cells(problem)
-        out: tuple[CellGroups, ...] = hit
-        return out
+        return self._memo("cells", problem, lambda: super(Levels, self).cells(problem))
 
     def apply(self, problem: Problem) -> EncodedTable:
         """Each cell at its row's level."""
