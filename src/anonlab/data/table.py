@@ -396,8 +396,14 @@ class EncodedTable:
         return self if not mask.any() else self.take(~mask)
 
     def select(self, names: Sequence[str]) -> EncodedTable:
-        """Return a table with only the named columns."""
-        self.require(names)
+        """Return a table with only the named columns (list, map and struct columns too).
+
+        Raises
+        ------
+        ColumnNotFoundError
+            A name is not a column.
+        """
+        check_columns(list(names), self.names + self.nested)
         roles = {k: v for k, v in self.schema.roles.items() if k in names}
         encoded = set(self.names)
         typed = {n: self.typed[n] for n in names if n in self.typed}

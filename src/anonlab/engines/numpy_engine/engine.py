@@ -117,7 +117,8 @@ class NumpyEngine(Engine):
             # the rows holding the first records (the last one perhaps in part: its value
             # is among them all the same)
             end = int(rows) if w is None else int(np.searchsorted(np.cumsum(w), rows)) + 1
-            return NumpyEngine(self.table.take(np.arange(end))).distinct_counts(columns)
+            first = self.table.select(list(columns)).take(np.arange(end))
+            return NumpyEngine(first).distinct_counts(columns)
         kinds = set(self.nested_columns)
         nested = [c for c in columns if c in kinds]
         counts = super().distinct_counts([c for c in columns if c not in nested])
