@@ -216,3 +216,13 @@ def test_example_job_and_check_on_the_bundled_data(tmp_path):
     )
     assert res.exit_code == 0, res.output
     assert json.loads(res.output)["release"]["largest_k"] >= 5
+
+
+def test_a_cell_cover_has_no_cells_at_hierarchy_levels():
+    # its released cells are covers of several records: measured on its labels only
+    table = _table()
+    job = _job()
+    result = anonymize(table, job)
+    problem = build_problem(table, load_job(job))
+    with pytest.raises(ParameterError, match="covers of several records"):
+        result.recoding.cells(problem)

@@ -58,7 +58,7 @@ from anonlab.data.labels import factorize, natural_order
 from anonlab.data.table import EncodedColumn, EncodedTable
 from anonlab.exceptions import InputError, ParameterError
 from anonlab.release.problem import Problem
-from anonlab.release.recoding import Recoding
+from anonlab.release.recoding import CellGroups, Recoding
 
 __all__ = [
     "KINDS",
@@ -649,6 +649,14 @@ class CellCover(Recoding):
             out[:, owner] |= wide
             pos += site.width
         return out if rows is None else out[rows]
+
+    def cells(self, problem: Problem) -> tuple[CellGroups, ...]:
+        """Not defined: a released cell is a cover of several records' values, not a
+        hierarchy label at a level (its loss is read from its labels: :func:`cell_loss`)."""
+        raise ParameterError(
+            "A cell cover's released cells are covers of several records, not labels at "
+            "hierarchy levels; its loss is measured on its labels (NCP or GCP)."
+        )
 
     def apply(self, problem: Problem) -> EncodedTable:
         """Every row, each quasi-identifier as the cell of its released record."""
