@@ -202,3 +202,23 @@ def test_svg_ids_are_prefixed_per_figure():
     ids_b = set(re.findall(r'\bid="([^"]+)"', b))
     assert ids_a and not ids_a & ids_b
     assert a.count("url(#f") == a.count("url(#")
+
+
+def test_a_non_homogeneous_release_shows_its_generalized_cells(adult):
+    # its summary has no levels: the figure counts the cells each attribute generalizes
+    table = adult.select([*QI, "income"]).take(list(range(300)))
+    job = {**JOB, "metric": "gcp", "algorithm": {"name": "wong_nh"}}
+    job["models"] = [{"k_anonymity": {"k": 3}}]
+    data = api.report_data(table, quasi_identifiers=QI, job=job)
+    wide = data.job.result.summary["generalized_cells"]
+    page = render(data)
+    block = page.split('data-figure="transformation"', 1)[1].split("</figure>", 1)[0]
+    assert "each released record covers 3 records" in block
+    for q in JOB["quasi_identifiers"]:
+        row = re.search(
+            rf"<td>{re.escape(q)}</td><td[^>]*>([\d,]+)</td><td[^>]*>([\d,]+)</td>", block
+        )
+        assert row is not None, q
+        kept, generalized = (int(x.replace(",", "")) for x in row.groups())
+        assert (kept, generalized) == (300 - wide[q], wide[q])
+    assert sum(wide.values()) > 0

@@ -472,6 +472,31 @@ def _transformation(job: JobFigures) -> str:
             [False, True, True, True],
         )
         caption = "One level per quasi-identifier (full-domain generalization)."
+    elif "generalized_cells" in summary:  # a cell cover: each record covers k records
+        wide = summary["generalized_cells"]
+        rows = rel.released_rows + rel.suppressed_rows
+        matrix = [[rows - wide.get(q, 0), wide.get(q, 0)] for q in qis]
+        parts = ["as it is", "generalized"]
+        svg = plots.stacked_bars(
+            qis,
+            parts,
+            matrix,
+            tips=[
+                [f"{q}, {p}: {n:,} cells" for p, n in zip(parts, row)]
+                for q, row in zip(qis, matrix)
+            ],
+            xlabel="cells",
+        )
+        numbers = _table(
+            ["attribute", *parts],
+            [[q, *row] for q, row in zip(qis, matrix)],
+            [False, True, True],
+        )
+        caption = (
+            f"Non-homogeneous generalization: each released record covers {summary.get('k', 0)} "
+            "records (Murakami & Uno); the cells released as they are and generalized (covering "
+            "more than their own value) per attribute."
+        )
     else:
         per = summary.get("rows_per_level", {})
         top = max(rel.heights.values(), default=0)
