@@ -226,3 +226,13 @@ def test_a_cell_cover_has_no_cells_at_hierarchy_levels():
     problem = build_problem(table, load_job(job))
     with pytest.raises(ParameterError, match="covers of several records"):
         result.recoding.cells(problem)
+
+
+def test_the_printed_result_names_the_generalized_cells_of_each_attribute():
+    from anonlab.report import anonymization_sections
+
+    result = anonymize(_table(), _job())
+    wide = result.summary["generalized_cells"]
+    rows = dict(anonymization_sections(result)[0].rows)
+    assert rows["generalized cells"] == ", ".join(f"{q}={n:,}" for q, n in wide.items())
+    assert sum(wide.values()) > 0

@@ -205,6 +205,9 @@ def anonymization_sections(result: Any) -> list[Section]:
         rows.append(["level vectors", f"{summary['level_vectors']:,}"])
         for attr, per in summary.get("rows_per_level", {}).items():
             rows.append([f"  rows per level of {attr}", _fmt(per)])
+    if "generalized_cells" in summary:  # a cell cover
+        cells = summary["generalized_cells"]
+        rows.append(["generalized cells", ", ".join(f"{a}={v:,}" for a, v in cells.items())])
     rows.append(["loss (on the release)", f"{result.metric} = {result.loss:.6g}"])
     ver = result.release.verification
     rows.append(["suppressed rows", f"{ver.suppressed_rows:,}"])
