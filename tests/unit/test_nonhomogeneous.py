@@ -127,8 +127,15 @@ def test_bad_parameters_name_the_culprit(algorithm, words, tmp_path):
 def test_a_release_that_does_not_fit_its_original(tmp_path):
     problem = build_problem(_table(), load_job(_job()))
     short = EncodedTable.from_columns({"age": AGES[:-1], "job": JOBS[:-1], "zip": ZIPS[:-1]})
-    with pytest.raises(InputError, match="has 11 rows; the original has 12"):
+    with pytest.raises(InputError, match="has 11 rows; the original has 12") as info:
         check_release(problem, short)
+    assert "output: {suppressed: mask}" in str(info.value)  # what to do about it
+    longer = EncodedTable.from_columns(
+        {"age": [*AGES, AGES[0]], "job": [*JOBS, JOBS[0]], "zip": [*ZIPS, ZIPS[0]]}
+    )
+    with pytest.raises(InputError, match="has 13 rows; the original has 12") as info:
+        check_release(problem, longer)
+    assert "suppressed" not in str(info.value)
     wrong = EncodedTable.from_columns({"age": ["23"] + AGES[1:], "job": JOBS, "zip": ZIPS})
     with pytest.raises(InputError, match="Row 0, column 'age': the released value '23' does not"):
         check_release(problem, wrong)
@@ -236,3 +243,25 @@ def test_the_printed_result_names_the_generalized_cells_of_each_attribute():
     rows = dict(anonymization_sections(result)[0].rows)
     assert rows["generalized cells"] == ", ".join(f"{q}={n:,}" for q, n in wide.items())
     assert sum(wide.values()) > 0
+
+
+def test_a_full_domain_release_with_suppressed_rows_masked_checks_on_its_graph(tmp_path):
+    # removed rows cannot be matched to their records; masked ones can (the error says so)
+    # four rare values: suppressed (and masked, they cover each other: k = 4 holds)
+    table = EncodedTable.from_columns(
+        {"a": ["x"] * 20 + ["y"] * 20 + ["p", "q", "r", "s"], "b": ["1"] * 44}
+    )
+    job = {
+        "quasi_identifiers": ["a", "b"],
+        "models": [{"k_anonymity": {"k": 4}}],
+        "suppression": 0.1,
+        "metric": "loss",
+    }
+    removed = anonymize(table, job, output=tmp_path / "removed.csv")
+    assert removed.suppressed_rows > 0
+    with pytest.raises(InputError, match="suppressed: mask"):
+        check(table, job, release=tmp_path / "removed.csv")
+    masked_job = {**job, "output": {"suppressed": "mask"}}
+    anonymize(table, masked_job, output=tmp_path / "masked.csv")
+    report = check(table, masked_job, release=tmp_path / "masked.csv")
+    assert report.release["largest_k"] >= 4

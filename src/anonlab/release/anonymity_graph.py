@@ -134,10 +134,17 @@ class ReleaseCells:
         """
         qis = problem.quasi_identifiers
         if released.n_rows != problem.n_rows:
+            fewer = (
+                " A release whose suppressed rows were removed cannot be matched to its "
+                "records: write it with 'output: {suppressed: mask}' in the job to check it here "
+                "(each masked row is then a released record covering every record)."
+                if released.n_rows < problem.n_rows
+                else ""
+            )
             raise InputError(
                 f"The released table has {released.n_rows:,} rows; the original has "
-                f"{problem.n_rows:,}. A non-homogeneous release has one row per record, in the "
-                "original's order."
+                f"{problem.n_rows:,}. A release checked on its anonymity graph has one row per "
+                f"record, in the original's order.{fewer}"
             )
         released.require(list(qis), what="quasi-identifier of the release")
         parsed = []
