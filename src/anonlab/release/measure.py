@@ -71,7 +71,7 @@ def release_cells(
         )
         value = groups.value
         domain = base.domains[base.columns.index(q)]
-        if not np.array_equal(domain, col.categories):
+        if domain is not col.categories and not np.array_equal(domain, col.categories):
             # the context's base domain orders the labels otherwise: map by text
             where = {v: i for i, v in enumerate(domain.tolist())}
             value = np.array([where[v] for v in col.categories.tolist()], dtype=np.int64)[value]
