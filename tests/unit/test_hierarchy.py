@@ -99,8 +99,13 @@ def test_intervals_by_cuts_and_non_numbers():
     h = interval_hierarchy([15, 25, 35, 70], cuts=[[20, 30, 40], [30]])
     assert list(h.generalize(["15", "25", "70"], 1)) == ["<20", "[20, 30)", ">=40"]
     assert list(h.generalize(["25", "35"], 2)) == ["<30", ">=30"]
-    with pytest.raises(HierarchyError, match="'x' is not a number"):
+    with pytest.raises(HierarchyError, match="'x' is not a number") as info:
         interval_hierarchy(["1", "x"], widths=[2], attribute="age")
+    assert "released" not in str(info.value)
+    for label in ("*", "[20, 30)", "<20", ">=40"):  # a release given as the data
+        with pytest.raises(HierarchyError, match="--release RELEASE") as info:
+            interval_hierarchy(["25", label], widths=[2], attribute="age")
+        assert f"value {label!r} is not a number" in str(info.value)
 
 
 def test_dates():

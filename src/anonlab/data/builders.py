@@ -78,9 +78,17 @@ def interval_hierarchy(
         nums = np.array([float(v) for v in labels])
     except ValueError:
         bad = next(v for v in labels if not _is_float(v))
+        text = str(bad)  # "*", "[20, 30)", "<20", ">=40": a label this builder writes
+        released = text == "*" or text.startswith(("<", ">=")) or text[:1] + text[-1:] == "[)"
+        hint = (
+            " It reads like a released label: check a release beside its original data "
+            "(anonlab check DATA --job JOB --release RELEASE)."
+            if released
+            else ""
+        )
         raise HierarchyError(
             f"Cannot build an interval hierarchy for attribute {attribute!r}: "
-            f"value {bad!r} is not a number."
+            f"value {bad!r} is not a number.{hint}"
         ) from None
     if (widths is None) == (cuts is None):
         raise ParameterError("Give exactly one of 'widths' or 'cuts' for an interval hierarchy.")
