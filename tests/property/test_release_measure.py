@@ -218,3 +218,36 @@ def test_a_recoding_applied_to_another_problem_is_made_again_for_it(kind):
     for name in fresh.columns:
         assert list(again.columns[name]) == list(fresh.columns[name])
     assert reused.kept(p2)["a"].labels().tolist() == ["z", "y"]
+
+
+def test_a_recoding_of_another_family_needs_no_cache_of_its_own():
+    # a family's own Recoding subclass, keeping some rows, is released and measured
+    from dataclasses import dataclass
+
+    from anonlab.release import Recoding, generalize_cells
+
+    @dataclass
+    class Top(Recoding):
+        rows: np.ndarray | None
+
+        def row_levels(self, problem, rows=None):
+            n = self.kept(problem).n_rows if rows is None else len(rows)
+            return np.tile(np.asarray(problem.max_levels), (n, 1))
+
+        def apply(self, problem):
+            table = self.kept(problem)
+            lv = self.row_levels(problem)
+            return table.with_columns(
+                {q: generalize_cells(table[q], H[q], lv[:, j]) for j, q in enumerate(QIS)}
+            )
+
+        def summary(self, problem):
+            return {}
+
+    rows = [("x", "x", "x", "p"), ("y", "y", "x", "p"), ("x", "z", "y", "q"), ("z", "x", "z", "q")]
+    p = problem(rows, ("ncp", {}), k=3)
+    release = verify(p, Top(np.array([0, 1, 3])))
+    assert release.verification.removed_rows == 1
+    assert set(release.columns["a"]) == {"*"}
+    # every cell at the top: NCP(q) = 3 records x 1 on each of the three attributes
+    assert release.loss == pytest.approx(9.0)

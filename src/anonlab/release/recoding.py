@@ -177,7 +177,7 @@ class Recoding(ABC):
     forms_classes: ClassVar[bool] = True
     verifier: ClassVar[str] = "classes"
     rows: IntArray | None
-    _cache: dict[str, Any]  # a dataclass field of every subclass (see :meth:`_memo`)
+    _cache: dict[str, Any]  # what :meth:`_memo` keeps
 
     @abstractmethod
     def row_levels(
@@ -218,9 +218,10 @@ class Recoding(ABC):
 
     def _memo(self, key: str, problem: Problem, make: Callable[[], _T]) -> _T:
         """``make()``, kept in the recoding for the problem it was made for."""
-        hit = self._cache.get(key)
+        cache = self.__dict__.setdefault("_cache", {})  # also in a subclass without the field
+        hit = cache.get(key)
         if hit is None or hit[0] is not problem:
-            hit = self._cache[key] = (problem, make())
+            hit = cache[key] = (problem, make())
         out: _T = hit[1]
         return out
 
