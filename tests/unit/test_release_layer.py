@@ -89,8 +89,17 @@ def test_verify_refuses_an_unsafe_recoding():
 def test_levels_outside_the_bounds_are_refused():
     p = _problem()
     levels = np.array([[9, 0]])
-    with pytest.raises(ParameterError, match="outside its bounds"):
+    with pytest.raises(ParameterError, match="'age' is outside its bounds"):
         verify(p, Levels(levels, np.zeros(p.n_rows, dtype=np.int64)))
+    # the groups in use are checked, each attribute by name; a vector of the wrong length too
+    group = np.arange(p.n_rows) % 2
+    with pytest.raises(ParameterError, match="'sex' is outside its bounds"):
+        verify(p, Levels(np.array([[0, 0], [1, -1]]), group))
+    with pytest.raises(ParameterError, match="have 3 entries; the problem has 2"):
+        verify(p, Levels(np.array([[0, 0, 0]]), np.zeros(p.n_rows, dtype=np.int64)))
+    # a vector no row uses releases nothing
+    release = verify(p, Levels(np.array([[3, 1], [9, 9]]), np.zeros(p.n_rows, dtype=np.int64)))
+    assert release.verification.checks == {"k_anonymity": True}
 
 
 def test_problem_validation():
