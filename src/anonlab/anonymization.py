@@ -1222,15 +1222,17 @@ def _check_classes(problem: Problem) -> CheckReport:
 
 
 def _check_cover(problem: Problem, released: EncodedTable) -> CheckReport:
-    """``check`` of a non-homogeneous release: k-anonymity on its anonymity graph."""
+    """``check`` of a release beside its original: k-anonymity on its anonymity graph."""
+    other = [m.name for m in problem.models if m.name != "k_anonymity"]
+    if other:
+        raise ParameterError(
+            "A release checked beside its original (--release) is judged on its anonymity "
+            f"graph (Murakami & Uno, Definition 1), for k_anonymity only, not {other[0]!r}: "
+            "keep only k_anonymity under 'models' to check it this way."
+        )
     found = check_release(problem, released)
     models = []
     for key, m in zip(model_keys(problem.models), problem.models):
-        if m.name != "k_anonymity":
-            raise ParameterError(
-                f"A non-homogeneous release forms no equivalence classes; it is judged for "
-                f"k_anonymity only, not {m.name!r}."
-            )
         models.append(
             {
                 "model": key,

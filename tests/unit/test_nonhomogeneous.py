@@ -265,3 +265,16 @@ def test_a_full_domain_release_with_suppressed_rows_masked_checks_on_its_graph(t
     anonymize(table, masked_job, output=tmp_path / "masked.csv")
     report = check(table, masked_job, release=tmp_path / "masked.csv")
     assert report.release["largest_k"] >= 4
+
+
+def test_check_release_names_the_models_it_cannot_judge(tmp_path):
+    out = tmp_path / "out.csv"
+    anonymize(_table(), _job(), output=out)
+    job = _job()
+    job["models"] = [
+        {"k_anonymity": {"k": 3}},
+        {"alpha_k_anonymity": {"attribute": "zip", "alpha": 0.5, "k": 3}},
+    ]
+    job["quasi_identifiers"] = {q: v for q, v in job["quasi_identifiers"].items() if q != "zip"}
+    with pytest.raises(ParameterError, match="for k_anonymity only, not 'alpha_k_anonymity'"):
+        check(_table(), job, release=out)
