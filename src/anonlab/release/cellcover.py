@@ -598,7 +598,6 @@ class CellCover(Recoding):
     generalization: str | Mapping[str, str] = "concealing"
     pseudo_qids: tuple[str, ...] = ()
     rows: IntArray | None = None
-    _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.covers = np.ascontiguousarray(np.asarray(self.covers, dtype=np.int64))
@@ -613,28 +612,27 @@ class CellCover(Recoding):
 
     def model(self, problem: Problem) -> CoverModel:
         """The :class:`CoverModel` of the problem under this recoding's generalization."""
-        hit = self._cache.get("model")
-        if hit is None or hit[0] is not problem:
-            model = CoverModel.build(problem, self.generalization, self.pseudo_qids)
-            if self.covers.shape[0] != problem.n_rows:
-                raise ParameterError(
-                    f"The cell cover has {self.covers.shape[0]} released records; the table "
-                    f"has {problem.n_rows} rows."
-                )
-            if self.covers.size and (
-                int(self.covers.min()) < 0 or int(self.covers.max()) >= problem.n_rows
-            ):
-                raise ParameterError("The cell cover names a row outside the table.")
-            hit = (problem, model, model.costs().states(self.covers))
-            self._cache["model"] = hit
-        out: CoverModel = hit[1]
-        return out
+        return self._model_and_states(problem)[0]
 
     def states(self, problem: Problem) -> npt.NDArray[np.int32]:
         """The state of every released record (see :class:`CoverModel`)."""
-        self.model(problem)
-        out: npt.NDArray[np.int32] = self._cache["model"][2]
-        return out
+        return self._model_and_states(problem)[1]
+
+    def _model_and_states(self, problem: Problem) -> tuple[CoverModel, npt.NDArray[np.int32]]:
+        return self._memo("model", problem, lambda: self._build_model(problem))
+
+    def _build_model(self, problem: Problem) -> tuple[CoverModel, npt.NDArray[np.int32]]:
+        model = CoverModel.build(problem, self.generalization, self.pseudo_qids)
+        if self.covers.shape[0] != problem.n_rows:
+            raise ParameterError(
+                f"The cell cover has {self.covers.shape[0]} released records; the table "
+                f"has {problem.n_rows} rows."
+            )
+        if self.covers.size and (
+            int(self.covers.min()) < 0 or int(self.covers.max()) >= problem.n_rows
+        ):
+            raise ParameterError("The cell cover names a row outside the table.")
+        return model, model.costs().states(self.covers)
 
     def row_levels(
         self, problem: Problem, rows: npt.NDArray[np.integer] | None = None

@@ -456,7 +456,6 @@ class Partitioned(Recoding):
     block_rows: int
     summaries: dict[str, Any] = field(default_factory=dict)
     rows: IntArray | None = None
-    _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
     forms_classes: ClassVar[bool] = True
 
     def row_levels(

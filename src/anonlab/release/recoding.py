@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
 import numpy as np
@@ -218,7 +218,7 @@ class Recoding(ABC):
 
     def _memo(self, key: str, problem: Problem, make: Callable[[], _T]) -> _T:
         """``make()``, kept in the recoding for the problem it was made for."""
-        cache = self.__dict__.setdefault("_cache", {})  # also in a subclass without the field
+        cache = self.__dict__.setdefault("_cache", {})  # not a dataclass field: no repr, eq
         hit = cache.get(key)
         if hit is None or hit[0] is not problem:
             hit = cache[key] = (problem, make())
@@ -240,7 +240,6 @@ class FullDomain(Recoding):
 
     levels: Mapping[str, int]
     rows: IntArray | None = None
-    _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.levels = {str(q): int(v) for q, v in self.levels.items()}
@@ -306,22 +305,23 @@ class Levels(Recoding):
     levels: npt.NDArray[np.integer]
     group: npt.NDArray[np.int64]
     rows: IntArray | None = None
-    _cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def row_levels(
         self, problem: Problem, rows: npt.NDArray[np.integer] | None = None
     ) -> npt.NDArray[np.integer]:
         """The level vector of each kept row (of the kept rows at positions ``rows``)."""
         self.levels_in_use(problem)  # checks the levels against the problem
-        g = self.group if self.rows is None else self.group[self.rows]
-        if rows is not None:
-            g = g[rows]
+        g = self._kept_groups() if rows is None else self._kept_groups()[rows]
         # gathered column by column (the release and its measures read it by column), in
         # the levels' own integer type
         out: npt.NDArray[np.integer] = np.take(
             np.ascontiguousarray(np.asarray(self.levels).T), g, axis=1
         ).T
         return out
+
+    def _kept_groups(self) -> npt.NDArray[np.int64]:
+        """The group of each kept row."""
+        return self.group if self.rows is None else self.group[self.rows]
 
     def levels_in_use(self, problem: Problem) -> tuple[npt.NDArray[np.integer], IntArray]:
         """The level vectors of the groups that hold kept rows, and their rows.
@@ -340,7 +340,7 @@ class Levels(Recoding):
                 f"The level vectors have {levels.shape[-1]} entries; the problem has "
                 f"{len(problem.quasi_identifiers)} quasi-identifiers."
             )
-        g = self.group if self.rows is None else self.group[self.rows]
+        g = self._kept_groups()
         rows = np.bincount(g, minlength=levels.shape[0]) if g.size else np.zeros(0, np.int64)
         used = np.flatnonzero(rows)
         in_use = np.ascontiguousarray(levels[used].T).T  # column-major: read by column
