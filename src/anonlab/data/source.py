@@ -136,16 +136,22 @@ def infer_format(path: Path) -> str:
     return "parquet" if suffixes and suffixes[-1] in (".parquet", ".pq") else "csv"
 
 
-def header_names(path: Path, options: CsvOptions) -> list[str]:
+def header_names(path: Path, options: CsvOptions, *, gzipped: bool | None = None) -> list[str]:
     """Return the column names of a CSV file (from its header, or ``c0, c1, ...``).
 
-    A UTF-8 byte-order mark before the first name is stripped.
+    A UTF-8 byte-order mark before the first name is stripped. ``gzipped`` says whether
+    the file is gzip-compressed (default: whether its name ends with ``.gz``).
     """
-    return read_header(path, options)[0]
+    return read_header(path, options, gzipped=gzipped)[0]
 
 
-def read_header(path: Path, options: CsvOptions) -> tuple[list[str], bool]:
+def read_header(
+    path: Path, options: CsvOptions, *, gzipped: bool | None = None
+) -> tuple[list[str], bool]:
     """Return the column names of a CSV file and whether it starts with a byte-order mark.
+
+    ``gzipped`` says whether the file is gzip-compressed (default: whether its name ends
+    with ``.gz``).
 
     Returns
     -------
@@ -156,7 +162,7 @@ def read_header(path: Path, options: CsvOptions) -> tuple[list[str], bool]:
         Whether the file starts with a UTF-8 byte-order mark (U+FEFF).
     """
     try:
-        with _open_text(path, options.encoding) as fh:
+        with _open_text(path, options.encoding, gzipped) as fh:
             first = next(csv.reader(fh, delimiter=options.separator, quotechar=options.quote), None)
     except FileNotFoundError:
         raise InputError(f"Data file {str(path)!r} does not exist.") from None
@@ -238,7 +244,7 @@ NEVER_CLOSED = (
 )
 
 
-def _open_text(path: Path, encoding: str) -> IO[str]:
-    if path.suffix.lower() == ".gz":
+def _open_text(path: Path, encoding: str, gzipped: bool | None = None) -> IO[str]:
+    if path.suffix.lower() == ".gz" if gzipped is None else gzipped:
         return gzip.open(path, "rt", newline="", encoding=encoding)
     return path.open(newline="", encoding=encoding)

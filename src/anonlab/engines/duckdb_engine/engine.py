@@ -1099,10 +1099,14 @@ def _copy_options(fmt: str, separator: str) -> str:
 
 
 def _csv_scan(path: str | os.PathLike[str], fmt: str, separator: str) -> str:
-    """A written CSV release read back as text (a null as an empty field)."""
+    """A written CSV release read back as text (a null as an empty field), its columns
+    named from its header as anonlab's reader reads it (DuckDB's own header reading strips
+    the spaces around a name: a column ``" age "`` would not be found)."""
+    names = header_names(Path(path), CsvOptions(separator=separator), gzipped=fmt == "csv.gz")
+    cols = "{" + ", ".join(f"{_lit(n)}: 'VARCHAR'" for n in names) + "}"
     return (
-        f"read_csv({_lit(str(path))}, header = true, delim = {_lit(separator)}, "
-        "quote = '\"', escape = '\"', all_varchar = true, "
+        f"read_csv({_lit(str(path))}, columns = {cols}, header = false, skip = 1, "
+        f"delim = {_lit(separator)}, quote = '\"', escape = '\"', auto_detect = false, "
         "allow_quoted_nulls = false, "
         f"compression = {_lit('gzip' if fmt == 'csv.gz' else 'none')})"
     )
