@@ -50,6 +50,24 @@ def test_ragged_file_is_malformed(tmp_path):
         read_hierarchy(p, attribute="c")
 
 
+@pytest.mark.parametrize("rows", [3, 500])  # the csv module's and pyarrow's parsing
+@pytest.mark.parametrize("other", [",", "\t"])
+def test_a_file_written_with_another_separator_is_named_as_such(tmp_path, rows, other):
+    # read with ';' it had one column of whole rows, and the data's values were reported
+    # missing from it ("Value 'Female' ... is not in its hierarchy file")
+    p = tmp_path / "sex.csv"
+    p.write_text("".join(f"v{i}{other}g{i % 2}{other}*\n" for i in range(rows)))
+    with pytest.raises(HierarchyError) as exc:
+        read_hierarchy(p, attribute="sex")
+    msg = str(exc.value)
+    assert str(p) in msg and "'sex'" in msg and f"{other!r} (2 per row)" in msg
+    assert "';' (ARX's format)" in msg
+    # the same file read with its own separator; a one-column file of plain values
+    assert read_hierarchy(p, separator=other).height == 2
+    (tmp_path / "flat.csv").write_text("a\nb, c\n")
+    assert read_hierarchy(tmp_path / "flat.csv").height == 0
+
+
 def test_two_parents_is_inconsistent():
     with pytest.raises(HierarchyError, match="parents"):
         Hierarchy([["a", "x", "*"], ["b", "x", "*"], ["c", "y", "*"], ["d", "y", "+"]])

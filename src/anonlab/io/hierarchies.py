@@ -85,11 +85,34 @@ def read_hierarchy(
         levels = _parse_columns(raw, text, separator, encoding)
         if levels is not None:
             codes, labels = levels
-            return Hierarchy.from_codes(
+            hierarchy = Hierarchy.from_codes(
                 codes, labels, attribute=attribute, source=str(p), sorted_labels=True
             )
+            return _not_another_separator(hierarchy, p, name, separator)
     rows = _read_rows(p, text, name, separator, encoding)
-    return Hierarchy(rows, attribute=attribute, source=str(p))
+    return _not_another_separator(
+        Hierarchy(rows, attribute=attribute, source=str(p)), p, name, separator
+    )
+
+
+def _not_another_separator(h: Hierarchy, p: Path, name: str, separator: str) -> Hierarchy:
+    """``h``, unless it has one column whose every value holds another common separator as
+    many times: a file written with ``,`` (say) instead of ``separator``. Read with
+    ``separator`` it keeps whole rows as values, and the data's values would be reported
+    missing from it."""
+    if h.height > 0:
+        return h
+    leaves = h.leaves
+    values: npt.NDArray[np.str_] = np.asarray(leaves[leaves != None], dtype=str)  # noqa: E711
+    for other in (",", "\t", "|", ";"):
+        counts: npt.NDArray[np.int64] = np.unique(np.char.count(values, other))
+        if other != separator and counts.size == 1 and counts[0] > 0:
+            raise HierarchyError(
+                f"Hierarchy file {str(p)!r}{name} has one column, and each of its rows holds "
+                f"{other!r} ({counts[0]} per row): hierarchy files separate the levels with "
+                f"{separator!r} (ARX's format). Write it with {separator!r} between the levels."
+            )
+    return h
 
 
 def _lines_at_least(raw: bytes, n: int) -> bool:
