@@ -168,3 +168,12 @@ def test_a_quote_never_closed_is_named(tmp_path):
     path.write_text('q,note\na,x\na,"never closed\nb,y\nb,z\n')
     with pytest.raises(DataFormatError, match="Value with unterminated quote found"):
         DuckDBEngine(path)
+
+
+@pytest.mark.parametrize("engine", ["numpy", "duckdb"])
+def test_a_header_only_file_is_an_empty_table_on_both_engines(tmp_path, engine):
+    # DuckDB called it a ParameterError, numpy a DataFormatError (as every reader does)
+    p = tmp_path / "ho.csv"
+    p.write_text("age,sex\n")
+    with pytest.raises(DataFormatError, match="ho.csv' is empty: it has no rows"):
+        diagnose(p, quasi_identifiers=["age", "sex"], k=2, engine=engine)

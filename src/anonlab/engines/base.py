@@ -182,13 +182,13 @@ class Engine:
 
         Raises
         ------
-        ParameterError
-            If the table has no rows.
+        DataFormatError
+            If the table has no rows (as the readers say of an empty file).
         """
         n = self.n_rows
         if n == 0:
             where = f" {self.source_name!r}" if self.source_name else ""
-            raise ParameterError(f"The table{where} is empty: it has no rows to {action}.")
+            raise DataFormatError(f"The table{where} is empty: it has no rows to {action}.")
         return n
 
     @property
