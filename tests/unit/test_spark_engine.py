@@ -489,6 +489,20 @@ def test_a_csv_release_with_removed_rows_is_written_in_one_pass(spark, tmp_path)
     assert eng.write_release(removed, tmp_path / "r.parquet", fmt="parquet") == 4
 
 
+def test_a_column_without_a_name_heads_the_release_as_numpy_writes_it(spark, tmp_path):
+    """A file whose lines end with the separator has a column named '' (numpy and Spark
+    read it; DuckDB refuses it): its name is written as "" (Spark wrote nothing)."""
+    from anonlab.api import anonymize
+
+    src = tmp_path / "trailing.csv"
+    src.write_text("q,s,\n" + "".join(f"{'ab'[i % 2]},{i % 3},\n" for i in range(8)))
+    job = {"quasi_identifiers": {"q": {}}, "models": [{"k_anonymity": {"k": 2}}]}
+    anonymize(src, job, output=tmp_path / "spark.csv", engine="spark")
+    anonymize(src, job, output=tmp_path / "numpy.csv", engine="numpy")
+    assert (tmp_path / "spark.csv").read_bytes() == (tmp_path / "numpy.csv").read_bytes()
+    assert (tmp_path / "spark.csv").read_text().startswith('q,s,""\n')
+
+
 def _fields(path: Path) -> list[list[str]]:
     with path.open(newline="", encoding="utf-8") as fh:
         return list(csv.reader(fh))

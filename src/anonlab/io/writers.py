@@ -5,7 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +17,7 @@ from anonlab.data.labels import clock_labels, float_labels
 from anonlab.data.table import LabelColumns
 from anonlab.io.atomic import atomic_write, output_format
 
-__all__ = ["json_text", "write_table"]
+__all__ = ["csv_header", "json_text", "write_table"]
 
 
 def _labels_array(pa: Any, codes: npt.NDArray[np.int32], cats: npt.NDArray[np.object_]) -> Any:
@@ -180,13 +180,28 @@ def _write_csv(table: Any, stream: Any, separator: str) -> None:
         return
     pa = import_optional("pyarrow")
     pc = import_optional("pyarrow.compute")
-    header = _csv_fields(pa, pa.array(list(table.column_names)), separator)
-    stream.write((separator.join(header.to_pylist()) + "\n").encode())
+    stream.write(csv_header(table.column_names, separator))
     sep, end, empty = (pa.scalar(t, pa.large_string()) for t in (separator, "\n", ""))
     for batch in table.to_batches(max_chunksize=_CSV_BATCH):
         fields = [_csv_fields(pa, column, separator) for column in batch.columns]
         lines = pc.binary_join_element_wise(pc.binary_join_element_wise(*fields, sep), end, empty)
         stream.write(_text_bytes(lines))
+
+
+def csv_header(names: Sequence[str], separator: str) -> bytes:
+    """The header line of a CSV release (UTF-8): the column names quoted as values are
+    (:func:`_csv_fields`: an empty name as ``""``), as every engine writes it.
+
+    Parameters
+    ----------
+    names : sequence of str
+        The column names.
+    separator : str
+        The field separator.
+    """
+    pa = import_optional("pyarrow")
+    fields = _csv_fields(pa, pa.array(list(names), type=pa.string()), separator)
+    return (separator.join(fields.to_pylist()) + "\n").encode()
 
 
 def _csv_fields(pa: Any, values: Any, separator: str) -> Any:

@@ -31,10 +31,8 @@ values at level 0, the hierarchy's label order above), so both give the same arr
 from __future__ import annotations
 
 import contextlib
-import csv
 import dataclasses
 import gzip
-import io
 import os
 import shutil
 import tempfile
@@ -81,6 +79,7 @@ from anonlab.exceptions import (
     ParameterError,
 )
 from anonlab.io.atomic import PARQUET_DATASET
+from anonlab.io.writers import csv_header
 
 __all__ = ["SparkEngine", "spark_session", "LOCAL_MASTER"]
 
@@ -1626,9 +1625,7 @@ def _concatenate(
             if writer is not None:
                 writer.close()
         return rows
-    buffer = io.StringIO()
-    csv.writer(buffer, delimiter=separator, quotechar='"', lineterminator="\n").writerow(names)
-    header = buffer.getvalue().encode("utf-8")
+    header = csv_header(names, separator)
     with open(target, "wb") as out:
         out.write(gzip.compress(header) if fmt == "csv.gz" else header)
         for part in parts:  # gzip members one after the other are one gzip file
