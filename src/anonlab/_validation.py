@@ -95,12 +95,12 @@ def check_fraction(
 
 
 def did_you_mean(name: str, choices: Iterable[str]) -> str:
-    """Return ``" Did you mean 'x'?"`` for the closest choice, or an empty string."""
-    close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.5)
-    if not close:
-        lowered = {c.lower(): c for c in choices}
-        if name.lower() in lowered:
-            close = [lowered[name.lower()]]
+    """Return ``" Did you mean 'x'?"`` for the closest choice, or an empty string: a
+    choice that differs only in case or in spaces around it first ('AGE', ' age ' for
+    'age'), else the closest by :func:`difflib.get_close_matches`."""
+    options = list(choices)
+    same = [c for c in options if c.strip().casefold() == name.strip().casefold()]
+    close = same or difflib.get_close_matches(name, options, n=1, cutoff=0.5)
     return f" Did you mean {close[0]!r}?" if close else ""
 
 

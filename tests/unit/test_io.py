@@ -97,6 +97,16 @@ def test_columns_and_unknown_column(tmp_path):
         read_table(p, columns=["agee"])
 
 
+def test_a_column_differing_in_case_or_spaces_is_the_one_suggested(tmp_path):
+    # 'age' suggested 'race' (the closer spelling) beside the column 'AGE'
+    p = tmp_path / "d.csv"
+    p.write_text("AGE,race, sex \n1,x,F\n")
+    with pytest.raises(ColumnNotFoundError, match="Did you mean 'AGE'"):
+        read_table(p, columns=["age"])
+    with pytest.raises(ColumnNotFoundError, match="Did you mean ' sex '"):
+        read_table(p, columns=["sex"])
+
+
 def test_encoded_table_helpers():
     t = EncodedTable.from_columns(
         {"a": ["x", None, "y", "x"], "b": [1, 2, 2, np.nan]},
