@@ -158,7 +158,9 @@ def test_bad_questions_and_jobs_are_one_line_and_write_nothing(client, root):
         f"{where}/job",
         data={"yaml": "quasi_identifiers: {age: {hierarchy: /etc/passwd}}\nmodels: [k_anonymity]"},
     )
-    assert "outside the served folder" in errors(page.text)[0]
+    assert errors(page.text)[0] == (
+        "error: The job reads '/etc/passwd', outside the served folder; it cannot be read."
+    )
     r = client.post(
         f"{where}/job",
         data={"qi": ["nope"], "k": "5", "metric": "loss", "algorithm": "optimal"},
@@ -169,6 +171,24 @@ def test_bad_questions_and_jobs_are_one_line_and_write_nothing(client, root):
     assert errors(page)[0].startswith("error: Unknown quasi-identifier 'nope'")
     assert "Traceback" not in page
     assert not (root / "anonlab-output").exists() or not any((root / "anonlab-output").iterdir())
+
+
+def test_a_job_written_in_the_page_runs_with_its_hierarchy_files_in_the_served_folder(
+    client, root, monkeypatch, tmp_path_factory
+):
+    # every job written in the page was refused, "The job reads 'the job in the page',
+    # outside the served folder", unless the server ran from inside the folder
+    monkeypatch.chdir(tmp_path_factory.mktemp("elsewhere"))
+    (root / "hier").mkdir()
+    (root / "hier" / "sex.csv").write_text("Male;*\nFemale;*\n")
+    where = open_adult(client)
+    text = "quasi_identifiers: {age: {}, sex: {hierarchy: hier/sex.csv}}\nmodels: [{k_anonymity: {k: 5}}]"
+    r = client.post(f"{where}/job", data={"yaml": text}, follow_redirects=False)
+    assert r.status_code == 303, errors(r.text)
+    page = wait(client, r.headers["location"])
+    assert 'data-status="done"' in page, errors(page)
+    report = html.unescape(client.get(r.headers["location"] + "/files/report").text)
+    assert text in report and text in client.get(r.headers["location"] + "/files/job").text
 
 
 def test_files_outside_the_served_folder_are_refused(client, root, tmp_path_factory):

@@ -14,6 +14,7 @@ under the served folder only, inputs never overwritten.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
@@ -359,6 +360,8 @@ def _job(ws: Workspace, ds: Dataset, values: dict[str, Any]) -> tuple[Any, str, 
     if text:
         source = "the job in the page"
         spec = parse_job(load_yaml(text, source=source), base_dir=ws.root, source=source)
+        # the label named the job in parse errors; it is no file to read (or to protect)
+        spec = dataclasses.replace(spec, source=None)
         for path in api.job_input_files(spec):
             if not path.resolve().is_relative_to(ws.root):
                 raise api.InputError(

@@ -9,6 +9,7 @@ writer.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import itertools
 import os
 import re
@@ -320,6 +321,8 @@ class Workspace:
                 )
                 data.data_argument = run.dataset.data_argument
                 data.options = list(run.dataset.options)
+                if data.job is not None:  # the job as written beside the release
+                    data.job = dataclasses.replace(data.job, job_text=job_text)
                 run.stage("drawing the figures")
                 text = render(data)
                 run.stage("writing the files")
