@@ -688,6 +688,9 @@ JUDGED_MODELS = ["k_anonymity", "distinct_l_diversity", "recursive_cl_diversity"
 
 
 @settings(max_examples=300, deadline=None)
+# a draw of all-zero counts has no counted value: t-closeness distances are 0 / 0 (NaN),
+# which both judges call a violation; numpy warns of the division
+@pytest.mark.filterwarnings("ignore:invalid value encountered in divide:RuntimeWarning")
 @given(
     st.lists(st.lists(st.integers(0, 4), min_size=4, max_size=4), min_size=1, max_size=12),
     st.lists(st.integers(0, 6), min_size=4, max_size=4),
