@@ -100,6 +100,7 @@ __all__ = [
     "choose_engine",
     "input_files",
     "load_job",
+    "validate_job",
 ]
 
 #: The engines ``anonymize`` and ``check`` take: ``auto`` chooses by the data's size.
@@ -404,6 +405,29 @@ def input_files(data: Any, job: JobSpec) -> tuple[Path, ...]:
         if isinstance(h, (str, os.PathLike)):
             files.append(job.base_dir / str(h))
     return tuple(files)
+
+
+def validate_job(data: Any, job: JobLike) -> None:
+    """Refuse a job on ``data`` for what :func:`anonymize` would refuse before its search,
+    without searching: the job's keys, the columns and their roles, the hierarchies against
+    the data, the models' parameters, the metric and the algorithm's parameters. What only
+    the data's classes tell (a model no generalization can satisfy, such as ``l`` above the
+    distinct sensitive values) is found by the search, as ever.
+
+    Parameters
+    ----------
+    data : DataFrame, pyarrow Table or EncodedTable
+        The table in memory (a file is read whole).
+    job : JobSpec, mapping or path
+
+    Raises
+    ------
+    AnonlabError
+        The one-line error :func:`anonymize` would raise.
+    """
+    spec = load_job(job)
+    algorithm = build_anonymizer(spec.algorithm, spec.algorithm_params)
+    algorithm.check(build_problem(data, spec))
 
 
 def choose_engine(data: Any, engine: str = "auto") -> str:

@@ -21,6 +21,7 @@ from anonlab.anonymization import (
     check,
     input_files,
     load_job,
+    validate_job,
 )
 from anonlab.data.hierarchy import Hierarchy
 from anonlab.data.schema import Schema
@@ -66,6 +67,7 @@ __all__ = [
     "find_quasi_identifiers",
     "job_choices",
     "job_input_files",
+    "validate_job",
     "profile",
     "report",
     "report_data",

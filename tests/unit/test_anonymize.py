@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from anonlab import EncodedTable, open_engine
-from anonlab.anonymization import anonymize, check
+from anonlab.anonymization import anonymize, check, validate_job
 from anonlab.cli import app
 from anonlab.exceptions import AnonlabError, ColumnNotFoundError, HierarchyError, ParameterError
 from anonlab.models import build_model
@@ -161,6 +161,19 @@ def test_bad_jobs_fail_and_write_nothing(data, tmp_path, overrides, error, match
     with pytest.raises(error, match=match):
         anonymize(data, job(**overrides), output=out)
     assert not out.exists()
+    if match not in ("No transformation", "distinct"):  # found by the search only
+        # validate_job refuses the same, without a search
+        with pytest.raises(error, match=match):
+            validate_job(data, job(**overrides))
+
+
+def test_validate_job_accepts_what_anonymize_runs(data):
+    assert validate_job(data, job()) is None
+    assert validate_job(data, job(algorithm={"name": "wong_nh"}, metric="gcp")) is None
+    with pytest.raises(ParameterError, match="'gcp' or 'ncp'"):
+        validate_job(data, job(algorithm={"name": "wong_nh"}))
+    with pytest.raises(ParameterError, match="Unknown parameter 'scor'"):
+        validate_job(data, job(algorithm={"name": "privacyfrost2", "scor": "log"}))
 
 
 def test_hierarchy_file_missing_a_value(data, tmp_path):

@@ -161,14 +161,30 @@ def test_bad_questions_and_jobs_are_one_line_and_write_nothing(client, root):
     assert errors(page.text)[0] == (
         "error: The job reads '/etc/passwd', outside the served folder; it cannot be read."
     )
-    r = client.post(
-        f"{where}/job",
-        data={"qi": ["nope"], "k": "5", "metric": "loss", "algorithm": "optimal"},
-        follow_redirects=False,
+    # what anonymize refuses before its search is refused in the form, before any job runs
+    refused = {
+        "Unknown quasi-identifier 'nope'": {"qi": ["nope"], "k": "5"},
+        "The 'k' parameter of KAnonymity must be an int >= 1. Got -1": {"qi": QI, "k": "-1"},
+        "Algorithm 'murakami_uno' measures its release with 'gcp' or 'ncp'": {
+            "qi": QI,
+            "k": "5",
+            "algorithm": "murakami_uno",
+        },
+        "Unknown metric 'nope'": {"qi": QI, "k": "5", "metric": "nope"},
+    }
+    for message, form in refused.items():
+        page = client.post(f"{where}/job", data=form, follow_redirects=False)
+        assert page.status_code == 400 and errors(page.text)[0].startswith(f"error: {message}")
+    # a job that fails in its search: one line on its page
+    text = (
+        "quasi_identifiers: {age: {}, sex: {}}\nmodels: [{k_anonymity: {k: 2}}]\n"
+        "algorithm: {name: privacyfrost2, partial_domain: true, "
+        "presampling: {levels: 0, k: 100000}}"
     )
+    r = client.post(f"{where}/job", data={"yaml": text}, follow_redirects=False)
     page = wait(client, r.headers["location"])
     assert 'data-status="failed"' in page
-    assert errors(page)[0].startswith("error: Unknown quasi-identifier 'nope'")
+    assert errors(page)[0].startswith("error: Pre-sampling removed every record")
     assert "Traceback" not in page
     assert not (root / "anonlab-output").exists() or not any((root / "anonlab-output").iterdir())
 

@@ -171,11 +171,26 @@ class Anonymizer(ABC):
         Anonymizer
             ``self``, with ``recoding_`` and ``search_`` set.
         """
+        self.check(problem)
+        self._fit(problem, progress)
+        return self
+
+    def check(self, problem: Problem) -> None:
+        """Refuse, before any work, what :meth:`fit` would refuse: a bad parameter, a
+        frequency set the algorithm cannot use, a problem it cannot solve.
+
+        Parameters
+        ----------
+        problem : Problem
+
+        Raises
+        ------
+        ParameterError
+            Naming the parameter, or what the algorithm needs.
+        """
         self._validate_params()
         self._check_frequency_set(problem)
         self._check_problem(problem)
-        self._fit(problem, progress)
-        return self
 
     def _check_problem(self, problem: Problem) -> None:
         """Refuse, before any work, a problem the algorithm cannot solve (default: accept)."""

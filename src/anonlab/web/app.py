@@ -367,6 +367,7 @@ def _job(ws: Workspace, ds: Dataset, values: dict[str, Any]) -> tuple[Any, str, 
                 raise api.InputError(
                     f"The job reads {str(path)!r}, outside the served folder; it cannot be read."
                 )
+        api.validate_job(ds.table, spec)  # refused here, not on the job's page
         header = f"# paths are relative to the served folder {ws.root}\n"
         return spec, header + text + "\n", list(spec.sensitive)
     qis = list(values["qi"])
@@ -395,7 +396,7 @@ def _job(ws: Workspace, ds: Dataset, values: dict[str, Any]) -> tuple[Any, str, 
         }
 
     run = job(lambda q: ds.hierarchies[q])
-    api.job_input_files(run)  # validates the job's shape before anything runs
+    api.validate_job(ds.table, run)  # refused here, not on the job's page
     written = job(lambda q: f"hierarchies/{q}.csv")
     header = f"# anonlab job; data: {ds.data_argument} {' '.join(ds.options)}\n"
     return run, header + yaml.safe_dump(written, sort_keys=False), sensitive
