@@ -285,9 +285,8 @@ class DuckDBEngine(Engine):
             opts = source.csv
             names = header_names(path, opts)
             _check_named(names, repr(str(path)))
-            cols = "{" + ", ".join(f"{_lit(n)}: 'VARCHAR'" for n in names) + "}"
             scan = (
-                f"read_csv({_lit(str(path))}, columns = {cols}, header = false, "
+                f"read_csv({_lit(str(path))}, columns = {_text_columns(names)}, header = false, "
                 f"skip = {1 if opts.header else 0}, delim = {_lit(opts.separator)}, "
                 f"quote = {_lit(opts.quote)}, escape = {_lit(opts.quote)}, "
                 f"nullstr = {_lit(_NEVER)}, auto_detect = false, strict_mode = true, "
@@ -1098,14 +1097,18 @@ def _copy_options(fmt: str, separator: str) -> str:
     return options[fmt]
 
 
+def _text_columns(names: Sequence[str]) -> str:
+    """``read_csv``'s ``columns`` of a CSV file read as text: every name, as it is, VARCHAR."""
+    return "{" + ", ".join(f"{_lit(n)}: 'VARCHAR'" for n in names) + "}"
+
+
 def _csv_scan(path: str | os.PathLike[str], fmt: str, separator: str) -> str:
     """A written CSV release read back as text (a null as an empty field), its columns
     named from its header as anonlab's reader reads it (DuckDB's own header reading strips
     the spaces around a name: a column ``" age "`` would not be found)."""
     names = header_names(Path(path), CsvOptions(separator=separator), gzipped=fmt == "csv.gz")
-    cols = "{" + ", ".join(f"{_lit(n)}: 'VARCHAR'" for n in names) + "}"
     return (
-        f"read_csv({_lit(str(path))}, columns = {cols}, header = false, skip = 1, "
+        f"read_csv({_lit(str(path))}, columns = {_text_columns(names)}, header = false, skip = 1, "
         f"delim = {_lit(separator)}, quote = '\"', escape = '\"', auto_detect = false, "
         "allow_quoted_nulls = false, "
         f"compression = {_lit('gzip' if fmt == 'csv.gz' else 'none')})"
