@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
 from anonlab import EncodedTable, taxonomy_hierarchy
-from anonlab.algorithms._lattice import Lattice, LatticeEvaluator
+from anonlab.algorithms._lattice import Lattice, LatticeEvaluator, roll_up
 from anonlab.algorithms.privacyfrost2 import (
     PreSampling,
     Score,
@@ -541,12 +541,28 @@ def test_compiled_partial_step_is_the_same_in_any_number_of_chunks(rows, models,
     assert (fast.s, fast.splits, fast.checked) == (ref.s, ref.splits, ref.checked)
 
 
+def _rolled_up(ev, codes, cards):
+    """The test-only reference of the evaluator's compiled grouping: ``roll_up`` (numpy)."""
+    ids, sizes, _ = roll_up(codes, cards, ev.base.sizes, need_ids=True, need_codes=False)
+    return ids, sizes
+
+
+def _same_partition(want_ids, want_sizes, got_ids, got_sizes):
+    """The same classes (whatever their numbers) of the same sizes; the class map."""
+    pairs = set(zip(want_ids.tolist(), got_ids.tolist()))
+    assert len(pairs) == want_sizes.size == got_sizes.size == len(set(got_ids.tolist()))
+    mapped = dict(pairs)  # reference class -> compiled class
+    assert all(got_sizes[mapped[c]] == want_sizes[c] for c in range(want_sizes.size))
+    return mapped
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rows_st, st.sampled_from(MODELS), st.data())
-def test_compiled_refinement_equals_the_lattice_refinement(rows, models, data):
-    """The search's compiled refinement of a table's classes to a finer level of one
-    attribute (and its sensitive histograms) gives the classes of
-    ``LatticeEvaluator.refine``: the same partition, sizes and counts, and the same verdict."""
+def test_compiled_refinement_equals_the_rolled_up_refinement(rows, models, data):
+    """The lattice's compiled refinement of a table's classes to a finer level of one
+    attribute (``LatticeEvaluator.refine``, the search's top-down step) and the search's
+    sensitive histograms of them give the classes of ``roll_up``: the same partition, sizes
+    and counts, and the same verdict."""
     from anonlab.algorithms.privacyfrost2.search import _Search
 
     ev, lattice = setup(rows, models)
@@ -556,12 +572,11 @@ def test_compiled_refinement_equals_the_lattice_refinement(rows, models, data):
     level = data.draw(st.integers(0, up[j]))
     node = up[:j] + (level,) + up[j + 1 :]
     ids, sizes = ev.classes(up)
-    want_ids, want_sizes = ev.refine(ids, sizes.size, j, level)
-    got_ids, got_sizes = search._refine(ids.astype(np.int32), sizes.size, j, level)
-    pairs = set(zip(want_ids.tolist(), got_ids.tolist()))
-    assert len(pairs) == want_sizes.size == got_sizes.size == len(set(got_ids.tolist()))
-    mapped = dict(pairs)  # lattice class -> compiled class
-    assert all(got_sizes[mapped[c]] == want_sizes[c] for c in range(want_sizes.size))
+    want_ids, want_sizes = _rolled_up(
+        ev, [ids.astype(np.int64), ev.level_codes(j, level)], [sizes.size, ev.level_size(j, level)]
+    )
+    got_ids, got_sizes = ev.refine(ids, sizes.size, j, level)
+    mapped = _same_partition(want_ids, want_sizes, got_ids, got_sizes)
     ref = ev.evaluate_classes(node, want_ids, want_sizes)
     hist = search._kern.class_hists(
         got_ids, got_sizes.size, search._sp_cls, search._sp_val, search._sp_cnt, search._nv_all
@@ -578,21 +593,20 @@ def test_compiled_refinement_equals_the_lattice_refinement(rows, models, data):
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rows_st, st.sampled_from(MODELS), st.data())
-def test_compiled_grouping_equals_the_lattice_classes(rows, models, data):
-    """The search's compiled grouping of a table straight from the base classes (a table
-    with no checked coarser neighbour) gives the classes of ``LatticeEvaluator.classes``:
-    the same partition and sizes, classes numbered in the order first met."""
-    from anonlab.algorithms.privacyfrost2.search import _Search
-
-    ev, lattice = setup(rows, models)
-    search = _Search(ev, lattice, (1, 1, 1), build_score("basic"), 0, None)
+def test_compiled_grouping_equals_the_rolled_up_classes(rows, models, data):
+    """The lattice's compiled grouping of a table straight from the base classes
+    (``LatticeEvaluator.classes``: a table with no checked coarser neighbour) gives the
+    classes of ``roll_up``: the same partition and sizes, classes numbered in the order
+    first met."""
+    ev, _ = setup(rows, models)
     node = tuple(data.draw(st.integers(0, h)) for h in HEIGHTS)
-    want_ids, want_sizes = ev.classes(node)
-    got_ids, got_sizes = search._classes(node)
-    pairs = set(zip(want_ids.tolist(), got_ids.tolist()))
-    assert len(pairs) == want_sizes.size == got_sizes.size == len(set(got_ids.tolist()))
-    mapped = dict(pairs)
-    assert all(got_sizes[mapped[c]] == want_sizes[c] for c in range(want_sizes.size))
+    want_ids, want_sizes = _rolled_up(
+        ev,
+        [ev.level_codes(j, lv) for j, lv in enumerate(node)],
+        [ev.level_size(j, lv) for j, lv in enumerate(node)],
+    )
+    got_ids, got_sizes = ev.classes(node)
+    _same_partition(want_ids, want_sizes, got_ids, got_sizes)
     first_met = got_ids[np.sort(np.unique(got_ids, return_index=True)[1])]
     assert first_met.tolist() == list(range(got_sizes.size))
 
@@ -604,11 +618,11 @@ def test_compiled_grouping_equals_the_lattice_classes(rows, models, data):
     st.data(),
 )
 def test_compiled_grouping_packs_wide_keys_exactly(cards, n, data):
-    """The compiled grouping packs labels into several 62-bit words when their key space
+    """The lattice's compiled grouping packs labels into several 62-bit words when their key space
     is larger (cards up to 2**40 here) and still groups exactly as ``np.unique`` of rows."""
-    from anonlab.algorithms.privacyfrost2._kernels import Grouping, kernels
+    from anonlab.algorithms._lattice._kernels import Grouping, compiled
 
-    kern = kernels()
+    kern = compiled()
     m = len(cards)
     # few distinct values per column (0, 1, card - 1), so rows repeat; the maps are identity
     pick = st.sampled_from([0, 1]) if min(cards) == 2 else st.sampled_from([0, 1, -1])
@@ -639,13 +653,13 @@ def test_compiled_grouping_packs_wide_keys_exactly(cards, n, data):
     st.integers(1, 5),
 )
 def test_compiled_refinement_direct_and_hashed_agree(pairs, card):
-    """The search's compiled refinement groups (class, label) pairs alike whether it
+    """The lattice's compiled refinement groups (class, label) pairs alike whether it
     addresses its table directly (a key space within the table) or hashes (a table smaller
     than the key space): classes numbered in the order first met, as ``np.unique`` groups
     them, with their summed weights, and the table left empty."""
-    from anonlab.algorithms.privacyfrost2._kernels import Grouping, kernels
+    from anonlab.algorithms._lattice._kernels import Grouping, compiled
 
-    kern = kernels()
+    kern = compiled()
     n = len(pairs)
     ids = np.array([c for c, _ in pairs], dtype=np.int64)
     keys = np.array([[lab % card] for _, lab in pairs], dtype=np.int32)
@@ -665,22 +679,6 @@ def test_compiled_refinement_direct_and_hashed_agree(pairs, card):
         assert g == first.size and out.tolist() == want.tolist()
         assert sizes.tolist() == np.bincount(want, weights=weights).astype(int).tolist()
         assert (tkeys == -1).all()
-
-
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(rows_st, st.sampled_from(MODELS))
-def test_search_single_attribute_sizes_equal_the_evaluators(rows, models):
-    """The search's single-attribute class sizes (from the compiled domain sizes when
-    compiled) equal ``LatticeEvaluator.attribute_sizes`` summed over the base
-    classes, on every level of every attribute."""
-    from anonlab.algorithms.privacyfrost2.search import _Search
-
-    ev, lattice = setup(rows, models)
-    search = _Search(ev, lattice, (1, 1, 1), build_score("basic"), 0, None)
-    fresh, _ = setup(rows, models)
-    for j, h in enumerate(HEIGHTS):
-        for lv in range(h + 1):
-            assert search.single[j][lv].tolist() == fresh.attribute_sizes(j, lv).tolist()
 
 
 JUDGED_MODELS = ["k_anonymity", "distinct_l_diversity", "recursive_cl_diversity",

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
+from anonlab.algorithms._lattice._kernels import Grouping, compiled
 from anonlab.algorithms._lattice.rollup import Classes, RollUp, Snapshots, merge_keys
 from anonlab.data.grouping import class_members, group_rows
 from anonlab.data.grouping import hashed_groups as _hashed_groups
@@ -307,7 +308,9 @@ class LatticeEvaluator:
             np.ascontiguousarray(base.keys[:, j], dtype=np.int64) for j in range(len(base.columns))
         ]
         self._code_cache: dict[tuple[int, int], npt.NDArray[np.int64]] = {}
-        self._dom_sizes: dict[int, npt.NDArray[np.float64]] = {}  # rows per domain code
+        self._dom_sizes: list[npt.NDArray[np.float64]] | None = None  # rows per domain code
+        self._grp: Grouping | None = None  # the compiled grouping's state (built on first use)
+        self._map_at: list[list[int]] = []  # per attribute and level: its map's offset in it
         self._sparse: (
             dict[
                 str,
@@ -319,7 +322,6 @@ class LatticeEvaluator:
         #: Called as ``on_classes(levels, sizes)`` whenever the classes of a node of every
         #: quasi-identifier are computed (a search raises the bounds of its generalizations).
         self.on_classes: Callable[[Node, npt.NDArray[np.int64]], None] | None = None
-        self._float_sizes: npt.NDArray[np.float64] | None = None
         self._rollup = RollUp(
             self._maps,
             [[int(lab.size) for lab in labs] for labs in self._labels],
@@ -360,16 +362,11 @@ class LatticeEvaluator:
         """Each base class's code at level 0, per attribute."""
         return [m[0][k] for m, k in zip(self._maps, self._keycols)]
 
-    def attribute_sizes(
-        self,
-        attribute: int,
-        level: int,
-        *,
-        domain_sizes: npt.NDArray[np.float64] | None = None,
-    ) -> npt.NDArray[np.int64]:
+    def attribute_sizes(self, attribute: int, level: int) -> npt.NDArray[np.int64]:
         """The class sizes of one attribute on its own at ``level`` (non-empty classes in
         code order), as ``stats((level,), [attribute]).sizes`` but summed through the
-        hierarchy from the attribute's domain counts instead of over the base classes.
+        hierarchy from the records of each code of the attribute's base domain (counted for
+        every attribute in one compiled pass over the base classes, on the first call).
 
         Parameters
         ----------
@@ -377,29 +374,21 @@ class LatticeEvaluator:
             The index of the quasi-identifier.
         level : int
             Its generalization level.
-        domain_sizes : ndarray of float64, optional
-            The records of each code of the attribute's base domain, if the caller has
-            them (else summed over the base classes once and kept).
 
         Returns
         -------
         ndarray of int64
         """
+        if self._dom_sizes is None:
+            sizes = [int(m[0].size) for m in self._maps]
+            off = np.zeros(len(sizes) + 1, dtype=np.int64)
+            off[1:] = np.cumsum(sizes)
+            flat = np.zeros(int(off[-1]), dtype=np.float64)
+            compiled().domain_sizes(self._grouping().keys, self.base.sizes, off, flat)
+            self._dom_sizes = [flat[off[j] : off[j + 1]] for j in range(len(sizes))]
         maps = self._maps[attribute]
-        if domain_sizes is not None:
-            self._dom_sizes[attribute] = domain_sizes
-        elif attribute not in self._dom_sizes:
-            if self._float_sizes is None:  # converted once for every attribute
-                self._float_sizes = np.asarray(self.base.sizes, dtype=np.float64)
-            self._dom_sizes[attribute] = np.asarray(
-                np.bincount(
-                    self._keycols[attribute], weights=self._float_sizes, minlength=maps[0].size
-                ),
-                dtype=np.float64,
-            )
-        dom = self._dom_sizes[attribute]
         card = self.level_size(attribute, level)
-        counts = np.bincount(maps[level], weights=dom, minlength=card)
+        counts = np.bincount(maps[level], weights=self._dom_sizes[attribute], minlength=card)
         return counts[counts > 0].astype(np.int64)
 
     def generalization(
@@ -541,24 +530,52 @@ class LatticeEvaluator:
             )
         return hists
 
-    def classes(self, levels: Node) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-        """The classes of the node ``levels``: the class of every base class and the class
-        sizes (for :meth:`refine` and :meth:`evaluate_classes`)."""
-        codes = [self.level_codes(j, lv) for j, lv in enumerate(levels)]
-        cards = [self.level_size(j, lv) for j, lv in enumerate(levels)]
-        ids, sizes, _ = roll_up(codes, cards, self.base.sizes, need_ids=True, need_codes=False)
-        assert ids is not None
-        return ids, sizes
+    def _grouping(self) -> Grouping:
+        """The compiled grouping's state: every attribute's level maps end to end and a hash
+        table of at least two slots per base class (32 bytes per base class)."""
+        if self._grp is None:
+            n = self.base.n_classes
+            maps = [m for levels in self._maps for m in levels]
+            start = np.cumsum([0] + [m.size for m in maps]).tolist()
+            i = 0
+            for levels in self._maps:  # per attribute, where its maps start, level by level
+                self._map_at.append(start[i : i + len(levels)])
+                i += len(levels)
+            slots = 1 << max(4, (2 * n - 1).bit_length())
+            assert self.base.keys is not None
+            self._grp = Grouping(
+                keys=np.asarray(self.base.keys),  # (either layout: no copy)
+                maps=np.concatenate(maps or [np.zeros(0, dtype=np.int64)]),
+                weights=np.asarray(self.base.sizes, dtype=np.int64),
+                tkeys=np.full(slots, -1, dtype=np.int64),
+                tvals=np.zeros(slots, dtype=np.int64),
+                out=np.empty(n, dtype=np.int32 if n < 2**31 else np.int64),
+            )
+        return self._grp
+
+    def classes(self, levels: Node) -> tuple[npt.NDArray[np.integer], npt.NDArray[np.int64]]:
+        """The classes of the node ``levels``: the class of every base class (numbered in
+        the order first met; int32 below 2**31 base classes) and the class sizes (for
+        :meth:`refine` and :meth:`evaluate_classes`), grouped in one compiled pass."""
+        gr = self._grouping()
+        cols = [j for j, lv in enumerate(levels) if self.level_size(j, lv) > 1]  # (a root)
+        _, sizes = compiled().group_classes(
+            np.array(cols, dtype=np.int64),
+            np.array([self.level_size(j, levels[j]) for j in cols], dtype=np.int64),
+            np.array([self._map_at[j][levels[j]] for j in cols], dtype=np.int64),
+            gr,
+        )
+        return gr.out.copy(), sizes
 
     def refine(
         self, ids: npt.NDArray[np.integer], n_classes: int, attribute: int, level: int
-    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    ) -> tuple[npt.NDArray[np.integer], npt.NDArray[np.int64]]:
         """The classes of a node from those of a node that differs only in ``attribute``,
         which the new node takes to a lower (finer) ``level``.
 
         Hierarchy levels nest (every label has one parent), so the new node's classes are
         the old ones split by the attribute's labels at ``level``: a grouping of two
-        columns instead of one per attribute.
+        columns instead of one per attribute, in one compiled pass.
 
         Parameters
         ----------
@@ -573,19 +590,14 @@ class LatticeEvaluator:
 
         Returns
         -------
-        ids, sizes : ndarray of int64
+        ids, sizes : ndarray
             As :meth:`classes` for the new node.
         """
+        gr = self._grouping()
         card = self.level_size(attribute, level)
-        new, sizes, _ = roll_up(
-            [np.asarray(ids, dtype=np.int64), self.level_codes(attribute, level)],
-            [int(n_classes), card],
-            self.base.sizes,
-            need_ids=True,
-            need_codes=False,
-        )
-        assert new is not None
-        return new, sizes
+        at = self._map_at[attribute][level]
+        _, sizes = compiled().split_classes(ids, attribute, at, card, gr)
+        return gr.out.copy(), sizes
 
     def evaluate_classes(
         self,

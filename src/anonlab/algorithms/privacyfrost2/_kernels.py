@@ -1,14 +1,13 @@
 """Compiled kernels of PrivacyFrost2: the partial-domain step (section 5.4, step 4) and the
 full-domain search's table checks (5.2-5.4).
 
-numba is imported here and nowhere else in anonlab (architecture rule 8), on first use:
-:func:`kernels` compiles the functions below (cached on disk by numba) and :func:`judge_of`
-builds the judge of a set of privacy models from their own rules
+:func:`kernels` compiles the functions below on first use (:mod:`anonlab._compiled`,
+numba's machine code cached on disk) and :func:`judge_of` builds the judge of a set of privacy models from their own rules
 (:meth:`~anonlab.models.base.PrivacyModel.class_rule`). The functions are plain Python for
 numba's nopython mode (loops, no Python objects) and take a few named records.
 
-The full-domain search groups a table's classes from the base classes (:func:`_group_classes`)
-or from the classes of a table one level coarser (:func:`_split_classes`).
+The full-domain search groups a table's classes with the shared lattice code
+(:meth:`~anonlab.algorithms._lattice.LatticeEvaluator.classes`, compiled there).
 
 The partial-domain step keeps the released table as groups of base classes (the group state
 of ``partial._CompiledPartial``):
@@ -51,9 +50,10 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from anonlab._compiled import jit, numba
 from anonlab.models.base import PrivacyModel
 
-__all__ = ["Grouping", "Groups", "Rules", "Table", "Terms", "judge_of", "kernels"]
+__all__ = ["Groups", "Rules", "Table", "Terms", "judge_of", "kernels"]
 
 prange = range  # numba.prange once the kernels are compiled
 
@@ -261,20 +261,6 @@ class Terms(NamedTuple):
     is_max: bool
     values: npt.NDArray[np.float64]
     off: I64
-
-
-class Grouping(NamedTuple):
-    """The full-domain search's grouping of the base classes: their domain codes ``keys``
-    (n, m), every attribute's level maps end to end (``maps``: code -> label), their records
-    ``weights``, a hash table of at least two slots per base class (``tkeys`` all ``-1``
-    between calls, ``tvals``) and ``out``, written: the class of each base class."""
-
-    keys: npt.NDArray[np.integer[Any]]
-    maps: I64
-    weights: I64
-    tkeys: I64
-    tvals: I64
-    out: npt.NDArray[np.integer[Any]]
 
 
 def _label(j, r, level, tab):
@@ -1202,138 +1188,6 @@ def _levels_of(g, gs, orig, out):
                     out[o, x] = lv[r, x]
 
 
-def _hash_groups(packed, gr):
-    """Group the rows of ``packed`` (n, words: each row's key) exactly: row ``r`` goes to
-    the class of its key, numbered in the order first met, in ``gr.out``. The hash table
-    (``gr.tkeys``, ``gr.tvals``) keys a representative row per class, whose words are
-    compared. Returns ``(g, sizes)``: the number of classes and the sum of ``gr.weights``
-    in each."""
-    tkeys, tvals, out, weights = gr.tkeys, gr.tvals, gr.out, gr.weights
-    n, nw = packed.shape
-    bits = 4
-    while (1 << bits) < 2 * n:
-        bits += 1
-    mask = (1 << bits) - 1
-    shift = np.uint64(64 - bits)
-    fib = np.uint64(_FIB)
-    sizes = np.zeros(n, dtype=np.int64)
-    slot = np.empty(n, dtype=np.int64)
-    g = 0
-    for r in range(n):
-        h = np.uint64(0)
-        for w in range(nw):
-            h = (h ^ np.uint64(packed[r, w])) * fib
-        s = np.int64(h >> shift)
-        while True:
-            rep = tkeys[s]
-            if rep == -1:
-                tkeys[s] = r
-                tvals[s] = g
-                slot[g] = s
-                c = g
-                g += 1
-                break
-            same = True
-            for w in range(nw):
-                if packed[r, w] != packed[rep, w]:
-                    same = False
-                    break
-            if same:
-                c = tvals[s]
-                break
-            s = (s + 1) & mask
-        out[r] = c
-        sizes[c] += weights[r]
-    for c in range(g):
-        tkeys[slot[c]] = -1
-    return g, sizes[:g]
-
-
-def _dense_groups(packed, gr):
-    """:func:`_hash_groups` of rows with one key word below ``gr.tkeys.size``, by direct
-    addressing: ``tkeys`` holds the class of each key met. The same classes, numbered the
-    same way (the search's coarse tables have a small key space: a lookup in a table that
-    stays in cache instead of a hash and a probe)."""
-    table, out, weights = gr.tkeys, gr.out, gr.weights
-    n = packed.shape[0]
-    sizes = np.zeros(n, dtype=np.int64)
-    key_of = np.empty(n, dtype=np.int64)
-    g = 0
-    for r in range(n):
-        k = packed[r, 0]
-        c = table[k]
-        if c == -1:
-            c = g
-            table[k] = g
-            key_of[g] = k
-            g += 1
-        out[r] = c
-        sizes[c] += weights[r]
-    for c in range(g):
-        table[key_of[c]] = -1
-    return g, sizes[:g]
-
-
-def _split_classes(ids, x, moff, card, gr):
-    """The classes of a table one level finer on one attribute than a table whose classes
-    are ``ids`` (the full-domain search's refinement, 5.3): base class ``r`` goes to the
-    class of ``(ids[r], maps[moff + keys[r, x]])`` (the label of attribute ``x``, one of
-    ``card``), numbered in the order first met, in ``gr.out``. Returns ``(g, sizes)``: the
-    number of classes and the records in each."""
-    n = ids.size
-    keys, maps = gr.keys, gr.maps
-    packed = np.empty((n, 1), dtype=np.int64)
-    top = np.int64(0)
-    for r in range(n):
-        packed[r, 0] = np.int64(ids[r]) * card + maps[moff + keys[r, x]]
-        top = max(top, packed[r, 0])
-    if top < gr.tkeys.size:  # a key space that tkeys addresses directly
-        return _dense_groups(packed, gr)
-    return _hash_groups(packed, gr)
-
-
-def _group_classes(cols, cards, moff, gr):
-    """The classes of a full-domain table grouped from the base classes (the search's
-    check of a table with no checked coarser neighbour, 5.2): base class ``r`` goes to the
-    class of its labels ``maps[moff[i] + keys[r, cols[i]]]`` (``cards[i]`` of them) over the
-    attributes ``cols``, numbered in the order first met, in ``gr.out``. The labels are
-    packed into mixed-radix words below ``2**62`` (one word while they fit) and grouped by
-    :func:`_hash_groups`. Returns ``(g, sizes)`` as :func:`_split_classes`."""
-    keys, maps = gr.keys, gr.maps
-    n = keys.shape[0]
-    nc = cols.size
-    word = np.zeros(nc, dtype=np.int64)  # the word each attribute goes to
-    nw = 1
-    space = 1
-    for i in range(nc):
-        if space > (1 << 62) // cards[i]:
-            nw += 1
-            space = 1
-        space *= cards[i]
-        word[i] = nw - 1
-    packed = np.zeros((n, nw), dtype=np.int64)
-    for i in range(nc):
-        base = moff[i]
-        x = cols[i]
-        w = word[i]
-        card = cards[i]
-        for r in range(n):
-            packed[r, w] = packed[r, w] * card + maps[base + keys[r, x]]
-    if nw == 1 and space <= gr.tkeys.size:  # (direct addressing, :func:`_dense_groups`)
-        return _dense_groups(packed, gr)
-    return _hash_groups(packed, gr)
-
-
-def _domain_sizes(keys, weights, off, out):
-    """The records of each base domain code of every attribute, side by side (the search's
-    single-attribute class sizes, 5.2): ``out[off[x] + keys[r, x]] += weights[r]`` over
-    the base classes ``r`` (one pass over the keys, row by row)."""
-    for r in range(keys.shape[0]):
-        w = weights[r]
-        for x in range(keys.shape[1]):
-            out[off[x] + keys[r, x]] += w
-
-
 def _class_hists(ids, g, cls, val, cnt, nv):
     """Sensitive histograms (g, nv) of the classes ``ids`` of the base classes, from the
     base classes' non-zero counts ``(cls, val, cnt)``."""
@@ -1368,46 +1222,34 @@ def _take_rows(keys, at, out):
             out[x, i] = keys[r, x]
 
 
-def _jit(f: Any, inline: bool = False, parallel: bool = False) -> Any:
-    import numba
-
-    how: Any = "always" if inline else "never"
-    return numba.njit(cache=True, nogil=True, inline=how, parallel=parallel)(f)
-
-
 def kernels() -> SimpleNamespace:
     """The compiled kernels. Compiled once per process (numba caches the machine code on
     disk, so later processes load it)."""
     if "k" in _CACHE:
         return _CACHE["k"]  # type: ignore[no-any-return]
-    import numba
-
     g = globals()
-    g["prange"] = numba.prange
-    g["_label"] = _jit(_label, inline=True)  # the kernels call the compiled helpers
-    g["_same_family"] = _jit(_same_family, inline=True)
-    g["_down_base"] = _jit(_down_base, inline=True)
-    g["_score"] = _jit(_score, inline=True)
+    g["prange"] = numba().prange
+    g["_label"] = jit(_label, inline=True)  # the kernels call the compiled helpers
+    g["_same_family"] = jit(_same_family, inline=True)
+    g["_down_base"] = jit(_down_base, inline=True)
+    g["_score"] = jit(_score, inline=True)
     for name in ("_zeros_b", "_zeros_i", "_zeros_u", "_zeros_i2", "_shared_level",
                  "_split_groups", "_hist_groups", "_split_into", "_chunk_bounds", "_ext_scan",
-                 "_order_of", "_hash_groups", "_dense_groups", "_e_after",
+                 "_order_of", "_e_after",
                  "_settle"):  # fmt: skip
-        g[name] = _jit(g[name])
+        g[name] = jit(g[name])
     for name in ("_entangled", "_find", "_commit"):
-        g[name] = _jit(g[name], parallel=True)
+        g[name] = jit(g[name], parallel=True)
     ns = SimpleNamespace(
         # chunks of work run in parallel: one per thread, up to 8 (a scratch row each)
-        chunks=max(1, min(8, int(numba.get_num_threads()))),
+        chunks=max(1, min(8, int(numba().get_num_threads()))),
         find=_find,
         settle=_settle,
-        build_groups=_jit(_build_groups),
-        levels_of=_jit(_levels_of),
-        take_rows=_jit(_take_rows),
-        counting_order=_jit(_counting_order),
-        split_classes=_jit(_split_classes),
-        group_classes=_jit(_group_classes),
-        class_hists=_jit(_class_hists),
-        domain_sizes=_jit(_domain_sizes),
+        build_groups=jit(_build_groups),
+        levels_of=jit(_levels_of),
+        take_rows=jit(_take_rows),
+        counting_order=jit(_counting_order),
+        class_hists=jit(_class_hists),
         order_of=_order_of,
     )
     _CACHE["k"] = ns
@@ -1505,9 +1347,7 @@ def _registered(f: Callable[..., Any], inline: bool = True) -> Callable[..., Any
     """``f`` made callable from compiled code, inlined where it is called unless not
     ``inline`` (once per function; the function itself)."""
     if f not in _REGISTERED:
-        from numba.extending import register_jitable
-
-        register_jitable(inline="always" if inline else "never")(f)
+        numba().extending.register_jitable(inline="always" if inline else "never")(f)
         _REGISTERED.add(f)
     return f
 
@@ -1536,7 +1376,7 @@ def _judge_kernels(functions: tuple[Callable[..., bool], ...]) -> SimpleNamespac
             chain = _registered(named(link, q, code[q:]), inline=False)
         judge = _registered(named(_judge_with(chain), code), inline=False)
         round_ = named(_round_with(judge), code)
-        _CACHE[key] = SimpleNamespace(judge=_jit(judge), round=_jit(round_))
+        _CACHE[key] = SimpleNamespace(judge=jit(judge), round=jit(round_))
     return _CACHE[key]  # type: ignore[no-any-return]
 
 

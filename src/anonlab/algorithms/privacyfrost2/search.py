@@ -76,7 +76,7 @@ from anonlab._typing import IntArray
 from anonlab._validation import check_int
 from anonlab.algorithms._lattice.lattice import Lattice, LatticeEvaluator
 from anonlab.algorithms.privacyfrost2._common import per_attribute, side_by_side, to_paper_levels
-from anonlab.algorithms.privacyfrost2._kernels import Grouping, judge_of, kernels
+from anonlab.algorithms.privacyfrost2._kernels import judge_of, kernels
 from anonlab.algorithms.privacyfrost2.partial import (
     PartialDomainResult,
     partial_domain_degeneralization,
@@ -246,31 +246,7 @@ class _Search:
         self.keep_runner_ups = keep_runner_ups
         self._runner_ups: deque[tuple[Node, float]] = deque()
         self._visited: set[Node] = set()
-        # compiled grouping, refinement and histograms: every attribute's level maps end to
-        # end (base domain code -> level code) and a hash table of at least two slots per
-        # base class (all -1 between calls; 32 bytes per base class)
-        self._kern = kernels()
-        n = evaluator.base.n_classes
-        maps: list[IntArray] = []
-        self._map_at: list[list[int]] = []  # per attribute and level: its map's offset
-        at = 0
-        for j in range(self.m):
-            self._map_at.append([])
-            for lv in range(self.heights[j] + 1):
-                maps.append(evaluator.generalization(j, lv)[0])
-                self._map_at[j].append(at)
-                at += maps[-1].size
-        slots = 1 << max(4, (2 * n - 1).bit_length())
-        assert evaluator.base.keys is not None
-        self._grouping = Grouping(
-            keys=np.asarray(evaluator.base.keys),  # (either layout: no copy)
-            maps=np.concatenate(maps or [np.zeros(0, dtype=np.int64)]).astype(np.int64, copy=False),
-            weights=np.asarray(evaluator.base.sizes, dtype=np.int64),
-            tkeys=np.full(slots, -1, dtype=np.int64),
-            tvals=np.zeros(slots, dtype=np.int64),
-            # the class of each base class, 32-bit as the classes kept are (no cast to keep)
-            out=np.empty(n, dtype=np.int32 if n < 2**31 else np.int64),
-        )
+        self._kern = kernels()  # (the sensitive histograms of the classes, compiled)
         # the sensitive counts side by side: the compiled judge reads them whole, models
         # that judge themselves per attribute (a slice of columns each)
         (
@@ -286,17 +262,8 @@ class _Search:
         self.counts: list[IntArray] = []
         self.single: list[list[IntArray]] = []
         self.nodes: list[IntArray] = []  # b_w: hierarchy labels per level (+1 for a null)
-        # the records of each base domain code, every attribute in one compiled pass
-        cards = [evaluator.generalization(j, 0)[0].size for j in range(self.m)]
-        off = np.zeros(self.m + 1, dtype=np.int64)
-        off[1:] = np.cumsum(cards)
-        flat = np.zeros(int(off[-1]), dtype=np.float64)
-        self._kern.domain_sizes(self._grouping.keys, evaluator.base.sizes, off, flat)
-        dom = [flat[off[j] : off[j + 1]] for j in range(self.m)]
         for j, height in enumerate(self.heights):
-            sizes = [
-                evaluator.attribute_sizes(j, lv, domain_sizes=dom[j]) for lv in range(height + 1)
-            ]
+            sizes = [evaluator.attribute_sizes(j, lv) for lv in range(height + 1)]
             self.single.append(sizes)
             self.counts.append(np.array([s.size for s in sizes], dtype=np.int64))
             # the hierarchy's labels on each level, and a null of its own if the data has one
@@ -355,27 +322,11 @@ class _Search:
         """The classes of ``node``: refined from a kept coarser neighbour, if any."""
         for j, lv in enumerate(node):
             if lv < self.hi[j]:
-                up = self._with(node, j, lv + 1)
-                kept = self._class_ids.get(up)
+                kept = self._class_ids.get(self._with(node, j, lv + 1))
                 if kept is not None:
-                    self._class_ids.move_to_end(up)
-                    return self._refine(kept[0], kept[1], j, lv)
-        cards = [self.ev.level_size(j, lv) for j, lv in enumerate(node)]
-        cols = [j for j in range(self.m) if cards[j] > 1]  # an attribute at its root: no split
-        _, sizes = self._kern.group_classes(
-            np.array(cols, dtype=np.int64), np.array([cards[j] for j in cols], dtype=np.int64),
-            np.array([self._map_at[j][node[j]] for j in cols], dtype=np.int64), self._grouping,
-        )  # fmt: skip
-        return self._grouping.out.copy(), sizes
-
-    def _refine(
-        self, ids: npt.NDArray[np.integer], n_classes: int, j: int, level: int
-    ) -> tuple[npt.NDArray[np.integer], IntArray]:
-        """:meth:`LatticeEvaluator.refine`, compiled (the same classes, numbered in the order
-        first met)."""
-        card = self.ev.level_size(j, level)
-        _, sizes = self._kern.split_classes(ids, j, self._map_at[j][level], card, self._grouping)
-        return self._grouping.out.copy(), sizes
+                    self._class_ids.move_to_end(self._with(node, j, lv + 1))
+                    return self.ev.refine(kept[0], kept[1], j, lv)
+        return self.ev.classes(node)
 
     def _keep_classes(self, node: Node, ids: npt.NDArray[np.integer], n_classes: int) -> None:
         """Keep the classes of a table that passed (the tables top-down starts from), the
