@@ -251,3 +251,68 @@ def test_a_recoding_of_another_family_needs_no_cache_of_its_own():
     assert set(release.columns["a"]) == {"*"}
     # every cell at the top: NCP(q) = 3 records x 1 on each of the three attributes
     assert release.loss == pytest.approx(9.0)
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rows_st, st.data())
+def test_cells_of_groups_equal_the_cells_of_their_rows(rows, data):
+    """Releasing cells from their groups' levels (``group``) gives the column, cells and
+    counts of releasing each row at its own level, in either layout of the levels."""
+    from anonlab.release.recoding import group_cells
+
+    table = EncodedTable.from_rows(rows, [*QIS, "s"])
+    n_groups = data.draw(st.integers(1, len(rows)))
+    group = np.array([data.draw(st.integers(0, n_groups - 1)) for _ in rows], dtype=np.int64)
+    levels = np.array(
+        [[data.draw(st.integers(0, H[q].height)) for q in QIS] for _ in range(n_groups)],
+        dtype=np.int8,
+    )
+    for j, q in enumerate(QIS):
+        want = group_cells(table[q], H[q], levels[group, j])
+        for lv in (levels[:, j], np.asfortranarray(levels)[:, j]):
+            got = group_cells(table[q], H[q], lv, group)
+            assert got.column.labels().tolist() == want.column.labels().tolist()
+            assert got.key.tolist() == want.key.tolist()
+            assert got.count.tolist() == want.count.tolist()
+            assert got.label.tolist() == want.label.tolist()
+
+
+@pytest.mark.parametrize("level", [-1, 3])
+def test_a_level_outside_the_hierarchy_is_refused_naming_the_column(level):
+    from anonlab.exceptions import ParameterError
+    from anonlab.release.recoding import group_cells
+
+    table = EncodedTable.from_rows([("x", "x", "x", "p"), ("y", "y", "z", "q")], [*QIS, "s"])
+    with pytest.raises(
+        ParameterError, match=r"A level of 'a' is outside its hierarchy's levels 0\.\.2"
+    ):
+        group_cells(table["a"], H["a"], np.array([0, level]))
+
+
+def test_a_partial_step_that_splits_nothing_releases_its_full_domain_table():
+    import anonlab
+
+    table = anonlab.load_adult()
+    qis = ["age", "sex", "race"]
+    h = anonlab.adult_hierarchies(table)
+    job = {
+        "quasi_identifiers": {q: {"hierarchy": h[q]} for q in qis},
+        "sensitive": ["occupation"],
+        "models": [
+            {"k_anonymity": {"k": 5}},
+            {"equal_t_closeness": {"attribute": "occupation", "t": 0.1}},
+        ],
+        "metric": "loss",
+        "algorithm": {"name": "privacyfrost2", "partial_domain": True},
+    }
+    res = anonlab.anonymize(table, job)
+    assert res.search.partial_splits == 0
+    assert type(res.recoding).__name__ == "FullDomain"
+    assert res.recoding.levels == res.search.full_domain_levels
+    assert res.loss == res.search.full_domain_loss
+    assert res.search.score == res.search.full_domain_score
+    # the same release as that table's, found without the partial step
+    full = anonlab.anonymize(table, {**job, "algorithm": {"name": "privacyfrost2"}})
+    assert full.transformation == res.recoding.levels
+    for name in full.columns:
+        assert list(res.columns[name]) == list(full.columns[name])

@@ -22,7 +22,6 @@ from anonlab.algorithms.privacyfrost2 import (
     from_paper_levels,
     presample,
     privacyfrost2,
-    restrict_base,
     restrict_evaluator,
     to_paper_levels,
 )
@@ -398,7 +397,7 @@ def test_restrict_base_and_evaluator():
     )
     keep = np.zeros(ev.base.n_classes, dtype=bool)
     keep[::2] = True
-    sub = restrict_base(ev.base, keep)
+    sub = ev.base.restricted(keep)
     assert sub.n_rows == int(ev.base.sizes[keep].sum())
     assert (sub.sensitive["disease"].counts.sum(axis=1) == sub.sizes).all()
     assert ev.base.row_class is not None and sub.row_class is not None
@@ -407,8 +406,8 @@ def test_restrict_base_and_evaluator():
     assert ev2.base.n_rows == sub.n_rows and ev2.max_suppressed == ev.max_suppressed
     with pytest.raises(InputError, match="removed every record"):
         restrict_evaluator(ev, np.zeros(ev.base.n_classes, dtype=bool))
-    with pytest.raises(ParameterError, match="one entry per base class"):
-        restrict_base(ev.base, keep[:-1])
+    with pytest.raises(ParameterError, match="one entry per class"):
+        ev.base.restricted(keep[:-1])
 
 
 def test_search_with_presampling():

@@ -9,7 +9,7 @@ import numpy as np
 import numpy.typing as npt
 
 from anonlab._resources import format_bytes, memory_budget
-from anonlab.exceptions import InputError
+from anonlab.exceptions import InputError, ParameterError
 
 __all__ = ["ClassStats", "SensitiveHistogram", "check_dense_counts"]
 
@@ -363,6 +363,48 @@ class ClassStats:
     def min_size(self) -> int:
         """Size of the smallest class: the k for which the table is k-anonymous (0 if empty)."""
         return int(self.sizes.min()) if self.sizes.size else 0
+
+    def restricted(self, keep: npt.ArrayLike) -> ClassStats:
+        """The statistics without the classes where ``keep`` is False.
+
+        Sizes, keys and sensitive histograms are filtered and ``n_rows`` is the number of rows
+        left; domains are unchanged. ``row_class`` (if present) maps the removed classes' rows
+        to ``-1`` and the others to their class in the filtered statistics.
+
+        Parameters
+        ----------
+        keep : array_like of bool, shape (n_classes,)
+
+        Raises
+        ------
+        ParameterError
+            If ``keep`` does not have one entry per class.
+        """
+        keep = np.asarray(keep, dtype=bool)
+        if keep.shape != (self.n_classes,):
+            raise ParameterError(
+                f"The mask must have one entry per class ({self.n_classes}). "
+                f"Got shape {keep.shape}."
+            )
+        row_class = None
+        if self.row_class is not None:
+            new_index = np.cumsum(keep, dtype=np.int64) - 1
+            new_index[~keep] = -1
+            row_class = new_index[np.asarray(self.row_class, dtype=np.int64)]
+        sizes = self.sizes[keep]
+        return ClassStats(
+            columns=self.columns,
+            levels=self.levels,
+            sizes=sizes,
+            n_rows=int(sizes.sum()),
+            keys=None if self.keys is None else self.keys[keep],
+            domains=self.domains,
+            row_class=row_class,
+            sensitive={
+                name: SensitiveHistogram(h.values, np.asarray(h.counts)[keep])
+                for name, h in self.sensitive.items()
+            },
+        )
 
     def key_labels(self) -> list[tuple[object, ...]]:
         """Return each class's key as a tuple of labels (requires ``keys``)."""

@@ -23,11 +23,13 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
+from anonlab._compiled import jit
 from anonlab._typing import IntArray
 from anonlab.data.grouping import group_rows, ordered_groups
 from anonlab.data.hierarchy import Hierarchy
@@ -115,12 +117,16 @@ class CellGroups:
 
 
 def group_cells(
-    col: EncodedColumn, hierarchy: Hierarchy, levels: npt.NDArray[np.integer]
+    col: EncodedColumn,
+    hierarchy: Hierarchy,
+    levels: npt.NDArray[np.integer],
+    group: npt.NDArray[np.integer] | None = None,
 ) -> CellGroups:
     """Release each row's value at that row's level, grouping the cells by (level, value).
 
     Labels are identified by their text: two cells whose labels read the same are the same
-    released value, whatever level they come from.
+    released value, whatever level they come from. Two compiled passes over the rows: one
+    counts the cells of each (level, value), one writes each row's label.
 
     Parameters
     ----------
@@ -129,12 +135,26 @@ def group_cells(
     hierarchy : Hierarchy
         Its hierarchy.
     levels : ndarray of int
-        One level per row of ``col``.
+        One level per row of ``col``, or per group of rows with ``group``.
+    group : ndarray of int, optional
+        The group of each row of ``col`` (row ``r`` sits on ``levels[group[r]]``).
+
+    Raises
+    ------
+    ParameterError
+        A level outside the hierarchy.
     """
     mappings, labels = hierarchy.generalizations(col.categories)
     width = max(int(mappings.shape[1]), 1)
-    pair = np.asarray(levels, dtype=np.int64) * width + col.codes
-    row_group, count, key = ordered_groups(pair, mappings.shape[0] * width)
+    group = np.arange(col.codes.size) if group is None else group
+    slot = np.zeros(mappings.shape[0] * width, dtype=np.int64)
+    kernels = _cell_kernels()
+    if not kernels.count(levels, group, col.codes, width, slot):
+        raise ParameterError(
+            f"A level of {col.name!r} is outside its hierarchy's levels 0..{len(labels) - 1}."
+        )
+    key = np.flatnonzero(slot)
+    count = slot[key]
     sizes = [lab.size for lab in labels]
     offsets = np.cumsum([0, *sizes[:-1]])
     level, value = np.divmod(key, width)
@@ -142,9 +162,39 @@ def group_cells(
     label_inverse, _, used = ordered_groups(mappings[level, value] + offsets[level], sum(sizes))
     text_codes, categories = factorize(np.concatenate(labels)[used])
     label = text_codes[label_inverse]
-    return CellGroups(
-        EncodedColumn(col.name, label[row_group], categories), width, key, label, count
-    )
+    slot[key] = np.arange(key.size)  # (the cells in use, numbered)
+    codes = np.empty(col.codes.size, dtype=label.dtype)
+    kernels.label(levels, group, col.codes, width, slot, label, codes)
+    return CellGroups(EncodedColumn(col.name, codes, categories), width, key, label, count)
+
+
+def _count_cells(levels, group, codes, width, slot):  # type: ignore[no-untyped-def]
+    """Count each row's cell in ``slot[level * width + value]``; False if a level (or a
+    value) falls outside ``slot``."""
+    n_levels = slot.size // width
+    for r in range(codes.size):
+        lv = np.int64(levels[group[r]])
+        v = np.int64(codes[r])
+        if lv < 0 or lv >= n_levels or v < 0 or v >= width:
+            return False
+        slot[lv * width + v] += 1
+    return True
+
+
+def _label_cells(levels, group, codes, width, slot, label, out):  # type: ignore[no-untyped-def]
+    """``out[r]``: the label of row ``r``'s cell (``slot`` numbering the cells in use)."""
+    for r in range(codes.size):
+        out[r] = label[slot[np.int64(levels[group[r]]) * width + codes[r]]]
+
+
+def _cell_kernels() -> SimpleNamespace:
+    """:func:`_count_cells` and :func:`_label_cells`, compiled once per process."""
+    if not _KERNELS:
+        _KERNELS.append(SimpleNamespace(count=jit(_count_cells), label=jit(_label_cells)))
+    return _KERNELS[0]
+
+
+_KERNELS: list[SimpleNamespace] = []
 
 
 def generalize_cells(
@@ -343,7 +393,8 @@ class Levels(Recoding):
         g = self._kept_groups()
         rows = np.bincount(g, minlength=levels.shape[0]) if g.size else np.zeros(0, np.int64)
         used = np.flatnonzero(rows)
-        in_use = np.ascontiguousarray(levels[used].T).T  # column-major: read by column
+        # column-major (read by column), without a copy where every group holds kept rows
+        in_use = np.asfortranarray(levels if used.size == levels.shape[0] else levels[used])
         bad = np.zeros(levels.shape[1], dtype=bool)
         if used.size:
             low, high = np.asarray(problem.min_levels), np.asarray(problem.max_levels)
@@ -357,9 +408,18 @@ class Levels(Recoding):
         return in_use, rows[used].astype(np.int64)
 
     def cells(self, problem: Problem) -> tuple[CellGroups, ...]:
-        """The released cells of each quasi-identifier, grouped by (level, value); computed
-        once (the release, its loss and a report read them)."""
-        return self._memo("cells", problem, lambda: super(Levels, self).cells(problem))
+        """The released cells of each quasi-identifier, grouped by (level, value), from the
+        groups' levels; computed once (the release, its loss and a report read them)."""
+        return self._memo("cells", problem, lambda: self._cells(problem))
+
+    def _cells(self, problem: Problem) -> tuple[CellGroups, ...]:
+        self.levels_in_use(problem)  # checks the levels against the problem
+        table, group = self.kept(problem), self._kept_groups()
+        levels = np.asfortranarray(self.levels)  # (a column is read at random: contiguous)
+        return tuple(
+            group_cells(table[q], problem.hierarchies[q], levels[:, j], group)
+            for j, q in enumerate(problem.quasi_identifiers)
+        )
 
     def apply(self, problem: Problem) -> EncodedTable:
         """Each cell at its row's level."""

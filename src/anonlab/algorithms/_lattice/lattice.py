@@ -322,12 +322,7 @@ class LatticeEvaluator:
         #: Called as ``on_classes(levels, sizes)`` whenever the classes of a node of every
         #: quasi-identifier are computed (a search raises the bounds of its generalizations).
         self.on_classes: Callable[[Node, npt.NDArray[np.int64]], None] | None = None
-        self._rollup = RollUp(
-            self._maps,
-            [[int(lab.size) for lab in labs] for labs in self._labels],
-            self._keycols_level0(),
-            base.sizes,
-        )
+        self._roll: RollUp | None = None  # (built on first use; PrivacyFrost2 never rolls up)
         #: Memory the snapshots (classes of evaluated nodes, rolled up from) may use.
         self.snapshot_cache_bytes = 128 * 2**20
         #: How many snapshots are kept (each node looks through them for the nearest).
@@ -336,6 +331,31 @@ class LatticeEvaluator:
         self._recent: OrderedDict[Node, Classes] = OrderedDict()
         self._records = int(base.sizes.sum())  # no class of any node is larger
         self._judged: OrderedDict[Node, NodeResult] = OrderedDict()
+
+    def restricted(self, keep: npt.ArrayLike) -> LatticeEvaluator:
+        """A new evaluator of the table without the base classes where ``keep`` is False.
+
+        Hierarchies, models, metric, attribute weights and the suppression limit (an absolute
+        number of rows) are those of this evaluator; the metric context is rebuilt on the
+        remaining rows (:meth:`ClassStats.restricted`).
+
+        Parameters
+        ----------
+        keep : array_like of bool, shape (n_base_classes,)
+        """
+        base = self.base.restricted(keep)
+        ctx = self.context
+        context = MetricContext(
+            quasi_identifiers=ctx.quasi_identifiers,
+            hierarchies=ctx.hierarchies,
+            base=base,
+            n_rows=base.n_rows,
+            weights=ctx.weights,
+        )
+        hierarchies = dict(ctx.hierarchies)
+        return LatticeEvaluator(
+            base, hierarchies, self.models, self.max_suppressed, self.metric, context
+        )
 
     def level_codes(self, j: int, level: int) -> npt.NDArray[np.int64]:
         """The code of every base class's label of attribute ``j`` at ``level``, an index
@@ -358,9 +378,17 @@ class LatticeEvaluator:
             self._code_cache[(j, level)] = hit
         return hit
 
-    def _keycols_level0(self) -> list[npt.NDArray[np.int64]]:
-        """Each base class's code at level 0, per attribute."""
-        return [m[0][k] for m, k in zip(self._maps, self._keycols)]
+    @property
+    def _rollup(self) -> RollUp:
+        """The roll-up of node classes from snapshots (built on first use)."""
+        if self._roll is None:
+            self._roll = RollUp(
+                self._maps,
+                [[int(lab.size) for lab in labs] for labs in self._labels],
+                [m[0][k] for m, k in zip(self._maps, self._keycols)],  # level-0 codes
+                self.base.sizes,
+            )
+        return self._roll
 
     def attribute_sizes(self, attribute: int, level: int) -> npt.NDArray[np.int64]:
         """The class sizes of one attribute on its own at ``level`` (non-empty classes in

@@ -22,7 +22,6 @@ from anonlab.algorithms.privacyfrost2.presampling import (
     PreSample,
     PreSampling,
     presample,
-    restrict_base,
     restrict_evaluator,
 )
 from anonlab.algorithms.privacyfrost2.search import (
@@ -57,7 +56,6 @@ __all__ = [
     "partial_domain_degeneralization",
     "presample",
     "privacyfrost2",
-    "restrict_base",
     "restrict_evaluator",
     "to_paper_levels",
 ]

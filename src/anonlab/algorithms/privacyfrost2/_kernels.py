@@ -1,43 +1,13 @@
 """Compiled kernels of PrivacyFrost2: the partial-domain step (section 5.4, step 4) and the
 full-domain search's table checks (5.2-5.4).
 
-:func:`kernels` compiles the functions below on first use (:mod:`anonlab._compiled`,
-numba's machine code cached on disk) and :func:`judge_of` builds the judge of a set of privacy models from their own rules
-(:meth:`~anonlab.models.base.PrivacyModel.class_rule`). The functions are plain Python for
-numba's nopython mode (loops, no Python objects) and take a few named records.
-
-The full-domain search groups a table's classes with the shared lattice code
-(:meth:`~anonlab.algorithms._lattice.LatticeEvaluator.classes`, compiled there).
-
-The partial-domain step keeps the released table as groups of base classes (the group state
-of ``partial._CompiledPartial``):
-
-* base classes are *positions* ``0..n-1``, renumbered class by class of the full-domain
-  table (``Table.orig[r]`` is the base class at position ``r``), so that a group's members
-  lie close together in memory; :class:`Table` holds what the step never changes,
-  :class:`Groups` what it changes (capacity ``n``: groups partition the base classes);
-* a batch on attribute ``j`` is :func:`_find` (the candidate groups, their split classes
-  one level down, those that would merge with another group, the classes the models judge
-  and their sensitive counts), the models' verdicts, then :func:`_settle`: the passing
-  splits are applied together if the score does not drop, else each half in table order
-  (:func:`_commit`). When every model has a rule and the score is tabulated
-  (``Score.terms``) a whole round of batches is one compiled call (the ``round`` of
-  :func:`judge_of`); otherwise the step drives the batches from Python;
-* the step only refines the partition (a group splits, a level goes down), which saves
-  work: a group whose split on ``j`` failed and that has not changed since fails again
-  (``gfail``); a member whose split class on ``j`` was too small stays too small in every
-  later group (it is *doomed* on ``j``, ``doom``); a group whose members share their label
-  one level down splits into itself (``gdl``), its records and verdict unchanged; where a
-  group's members share one level (``guni``) their ``lv`` and ``down`` are not kept (the
-  level is the group's ``gmax``, the next label comes from the code, :func:`_down_base`),
-  so that a group going down one level without splitting is not walked;
-* a split class can coincide with another group's tuple (a merge) only within a *family*
-  on ``j``: groups whose tuples agree on every attribute but ``j``. Entanglement is decided
-  per family with a hash table keyed on the tuple without ``j`` (exact: tuples are
-  compared when hashes agree);
-* :func:`_find` and :func:`_commit` split their groups into contiguous chunks of about equal
-  members run in parallel (``numba.prange``); each chunk writes only its own groups' slots
-  (and its own scratch row), so the result does not depend on the number of threads.
+:func:`kernels` compiles the functions below on first use (:mod:`anonlab._compiled`, numba's
+machine code cached on disk) and :func:`judge_of` builds the judge of a set of privacy models
+from their own rules (:meth:`~anonlab.models.base.PrivacyModel.class_rule`). The functions
+are plain Python for numba's nopython mode and take a few named records: :class:`Table`
+(what the partial step never changes) and :class:`Groups` (the released table as groups of
+base classes, which the step refines). ``docs/privacyfrost2.md`` describes that state: the
+positions, batches, families, and the work each saves.
 """
 
 from __future__ import annotations

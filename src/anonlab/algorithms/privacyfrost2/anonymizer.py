@@ -194,7 +194,7 @@ class PrivacyFrost2(Anonymizer):
             rows = None if bool(keep_rows.all()) else np.flatnonzero(keep_rows)
         recoding: Recoding
         qis = problem.quasi_identifiers
-        if res.partial is not None:
+        if res.partial is not None and res.partial.splits:  # (no split: the release is T^G)
             recoding = Levels(res.partial.base_levels, row_class, rows)
         else:
             recoding = FullDomain(dict(zip(qis, res.levels)), rows)

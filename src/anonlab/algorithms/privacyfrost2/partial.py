@@ -1,28 +1,17 @@
 """Partial-domain de-generalization of PrivacyFrost2 (section 5.4, step 4).
 
-After full-domain generalization every record of an attribute sits on the same level. The
-partial-domain step then works group by group (a group = records with the same
-quasi-identifier values): it de-generalizes one attribute of one group by one level (the
-group splits by the more detailed values) and keeps the change while the table still
-satisfies the check. Levels then differ between groups, so a table is described by one level
-vector per *base class* (the classes of the original values).
-
-Released classes are the groups of equal released *labels*: two groups whose labels coincide
-(a label repeated on two levels of a hierarchy, or a null, which stays null at every level)
-would be one class of the released table, so such splits are not made.
-
-Reading of the paper: a de-generalization is kept when the table passes the check and the
-score does not drop (the paper says the output's score "is larger than that of the best
-scoring table produced by full-domain generalization"; requiring a strict increase would
-forbid Fig. 2, where the log-based score, a maximum, is unchanged by the USA group's
-de-generalization). Groups whose records are suppressed are not de-generalized and no
-de-generalization may add suppressed records.
+After full-domain generalization, the step de-generalizes one attribute of one group (the
+records of equal quasi-identifier values) by one level while the table still satisfies the
+check and the score does not drop, so that levels differ between groups: a table is one level
+vector per *base class*. Splits that would merge two groups' released labels are not made.
+The readings of the paper and the step's state are described in ``docs/privacyfrost2.md``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -89,13 +78,28 @@ def _first_seen(
     levels: Sequence[npt.NDArray[np.object_]],
 ) -> tuple[IntArray, npt.NDArray[np.object_]]:
     """Codes of the labels of a hierarchy's levels, concatenated, into their distinct
-    values in the order first seen (a label may repeat on another level)."""
-    seen: dict[object, int] = {}
-    flat = np.concatenate(levels)
-    ids = np.fromiter((seen.setdefault(x, len(seen)) for x in flat), np.int64, len(flat))
-    values = np.empty(len(seen), dtype=object)
-    values[:] = list(seen)
-    return ids, values
+    values in the order first seen (a label may repeat on another level).
+
+    The first level's labels, the most numerous, are distinct and come first: only the
+    other levels' labels are hashed, and the first level's are looked up among them."""
+    first = levels[0]
+    tail = np.concatenate(levels[1:]) if len(levels) > 1 else np.zeros(0, dtype=object)
+    later: dict[object, int] = {}  # each label of the other levels: its rank, first seen
+    tail_ids = np.fromiter((later.setdefault(x, len(later)) for x in tail), np.int64, len(tail))
+    listed = first.tolist()
+    if later.keys().isdisjoint(listed):  # as usual: a third of the lookups' time
+        hit = np.full(len(first), -1, dtype=np.int64)
+    else:
+        hit = np.fromiter(map(later.get, listed, repeat(-1)), np.int64, len(first))
+    at_first = np.flatnonzero(hit >= 0)
+    later_id = np.full(len(later), -1, dtype=np.int64)
+    later_id[hit[at_first]] = at_first  # a label of the first level keeps its code there
+    new = later_id < 0
+    later_id[new] = len(first) + np.arange(int(new.sum()))
+    later_values = np.empty(len(later), dtype=object)
+    later_values[:] = list(later)
+    ids = np.concatenate([np.arange(len(first), dtype=np.int64), later_id[tail_ids]])
+    return ids, np.concatenate([np.asarray(first, dtype=object), later_values[new]])
 
 
 class _LabelIndex:
@@ -405,10 +409,10 @@ class _CompiledPartial(_Rounds):
     @property
     def levels(self) -> IntArray:
         """Level of each attribute in each base class (a copy, in the state's small integer
-        type)."""
+        type; column-major when made from the group state, as the release reads them)."""
         if self._stale:  # the group state knows them (the kernels keep no lv where a
             # group's members share one level: it is the group's gmax)
-            out = np.empty((self._n, self._m), dtype=self._gs.lv.dtype)
+            out = np.empty((self._m, self._n), dtype=self._gs.lv.dtype).T
             self.k.levels_of(self._g, self._gs, self._tab.orig, out)
             return out
         return np.take(self._gs.lv, self._at, axis=0)

@@ -4,7 +4,7 @@ The paper generalizes every attribute ``a^i`` to a threshold level ``u_{a^i}``, 
 records with equal values, and removes from the original table the records of groups with
 fewer than ``k'`` records. A record's group at the threshold levels is a union of base
 classes (the classes of the original values), so the removal is computed on the base classes
-of a :class:`~anonlab.algorithms.global_recoding.LatticeEvaluator` without touching rows: the
+of a :class:`~anonlab.algorithms._lattice.LatticeEvaluator` without touching rows: the
 result is a mask over base classes, and :func:`restrict_evaluator` builds the evaluator of the
 remaining table. A row is removed iff its base class is (``keep[base.row_class]`` when the
 base statistics were computed ``with_rows=True``).
@@ -19,13 +19,11 @@ import numpy as np
 import numpy.typing as npt
 
 from anonlab._validation import check_int
-from anonlab.algorithms._lattice.lattice import LatticeEvaluator, roll_up
+from anonlab.algorithms._lattice.lattice import LatticeEvaluator
 from anonlab.algorithms.privacyfrost2._common import per_attribute, to_paper_levels
-from anonlab.data.stats import ClassStats, SensitiveHistogram
 from anonlab.exceptions import InputError, ParameterError
-from anonlab.metrics.base import MetricContext
 
-__all__ = ["PreSampling", "PreSample", "presample", "restrict_base", "restrict_evaluator"]
+__all__ = ["PreSampling", "PreSample", "presample", "restrict_evaluator"]
 
 
 @dataclass(frozen=True)
@@ -109,7 +107,7 @@ def presample(evaluator: LatticeEvaluator, presampling: PreSampling) -> PreSampl
     Every quasi-identifier is generalized to its threshold level ``u``, records are grouped
     by their generalized values, and the records of groups with fewer than ``k'`` records
     are to be removed from the *original* table: the result is a mask over the base classes
-    of ``evaluator`` (one roll-up of the base classes, no loop over rows).
+    of ``evaluator`` (one grouping of the base classes, no loop over rows).
 
     Parameters
     ----------
@@ -133,10 +131,7 @@ def presample(evaluator: LatticeEvaluator, presampling: PreSampling) -> PreSampl
     """
     levels = presampling.levels(evaluator)
     base = evaluator.base
-    codes = [evaluator.level_codes(j, lv) for j, lv in enumerate(levels)]
-    cards = [evaluator.level_size(j, lv) for j, lv in enumerate(levels)]
-    ids, sizes, _ = roll_up(codes, cards, base.sizes, need_ids=True, need_codes=False)
-    assert ids is not None
+    ids, sizes = evaluator.classes(levels)
     small = sizes < presampling.k_prime
     keep = ~small[ids]
     return PreSample(
@@ -150,78 +145,20 @@ def presample(evaluator: LatticeEvaluator, presampling: PreSampling) -> PreSampl
     )
 
 
-def restrict_base(base: ClassStats, keep: npt.NDArray[np.bool_]) -> ClassStats:
-    """Return the base class statistics without the base classes where ``keep`` is False.
-
-    Sizes, keys and sensitive histograms are filtered and ``n_rows`` is the number of rows
-    left; domains are unchanged. ``row_class`` (if present) maps removed rows to ``-1`` and
-    the others to their class in the filtered statistics.
-
-    Raises
-    ------
-    ParameterError
-        If ``keep`` does not have one entry per base class.
-    """
-    keep = np.asarray(keep, dtype=bool)
-    if keep.shape != (base.n_classes,):
-        raise ParameterError(
-            f"The mask must have one entry per base class ({base.n_classes}). "
-            f"Got shape {keep.shape}."
-        )
-    row_class = None
-    if base.row_class is not None:
-        new_index = np.cumsum(keep, dtype=np.int64) - 1
-        new_index[~keep] = -1
-        row_class = new_index[np.asarray(base.row_class, dtype=np.int64)]
-    sizes = base.sizes[keep]
-    return ClassStats(
-        columns=base.columns,
-        levels=base.levels,
-        sizes=sizes,
-        n_rows=int(sizes.sum()),
-        keys=None if base.keys is None else base.keys[keep],
-        domains=base.domains,
-        row_class=row_class,
-        sensitive={
-            name: SensitiveHistogram(h.values, np.asarray(h.counts)[keep])
-            for name, h in base.sensitive.items()
-        },
-    )
-
-
 def restrict_evaluator(
     evaluator: LatticeEvaluator, keep: npt.NDArray[np.bool_]
 ) -> LatticeEvaluator:
-    """A new evaluator of the table without the base classes where ``keep`` is False.
-
-    Hierarchies, models, metric, attribute weights and the suppression limit (an absolute
-    number of rows) are those of ``evaluator``; the metric context is rebuilt on the
-    remaining rows.
+    """The evaluator of the table without the records pre-sampling removes
+    (:meth:`LatticeEvaluator.restricted`).
 
     Raises
     ------
     InputError
-        If no row is left.
+        If no record is left.
     """
-    base = restrict_base(evaluator.base, keep)
-    if base.n_rows == 0:
+    if not np.any(keep):
         raise InputError(
             "Pre-sampling removed every record: no group at the threshold levels has k' "
             "records. Lower k' or raise the threshold levels."
         )
-    ctx = evaluator.context
-    context = MetricContext(
-        quasi_identifiers=ctx.quasi_identifiers,
-        hierarchies=ctx.hierarchies,
-        base=base,
-        n_rows=base.n_rows,
-        weights=ctx.weights,
-    )
-    return LatticeEvaluator(
-        base,
-        dict(ctx.hierarchies),
-        evaluator.models,
-        evaluator.max_suppressed,
-        evaluator.metric,
-        context,
-    )
+    return evaluator.restricted(keep)

@@ -1,64 +1,15 @@
 """The PrivacyFrost2 search (Kiyomoto & Miyake, CD-ARES 2014, sections 3-5 and Fig. 3).
 
-PrivacyFrost2 does not look for the table of least information loss: it climbs the
-generalization lattice towards the table with the highest *score* (section 6), a rating of
-the user's requirements (attribute priorities ``v`` and minimum levels ``w^M``). Steps:
+PrivacyFrost2 climbs the generalization lattice towards the table with the highest *score*
+(section 6) of the user's requirements, not the least loss: optional pre-sampling (5.1,
+:mod:`.presampling`), pre-computation of the initial table ``T^I`` (5.2), top-down
+generalization (5.3), the optimization steps (5.4) and an optional partial-domain step (5.4,
+step 4, :mod:`.partial`). ``restarts`` (an anonlab extension, 0 = the paper's procedure)
+revisits the choices of the greedy search. Levels are anonlab's (0 = original values);
+:func:`~anonlab.algorithms.privacyfrost2.to_paper_levels` gives the paper's.
 
-1. optional pre-sampling (5.1, :mod:`.presampling`): remove isolated records;
-2. pre-computation (5.2): each attribute alone is generalized until it is
-   ``(k + p)``-anonymous, then every attribute is generalized one level at a time until the
-   whole table passes the check; this is the initial table ``T^I``;
-3. top-down generalization (5.3): repeatedly de-generalize the single attribute whose
-   de-generalization passes the check with the highest score (skipping attributes whose
-   score bound cannot beat the best so far);
-4. optimization (5.4): from the best table, the highest-scoring de-generalization ``T^T``
-   (which fails the check) is generalized bottom-up until a table passes with a higher score;
-   top-down and bottom-up repeat until the score no longer improves;
-5. optional partial-domain de-generalization (5.4, step 4, :mod:`.partial`).
-
-``restarts`` (an anonlab extension, 0 = the paper's procedure) adds restarts between steps 4
-and 5: the optimization steps of 5.4 run again from de-generalizations the search passed by,
-and a restart's table replaces ``T^G`` only if it passes the check with a strictly higher
-score (notes below).
-
-Levels are anonlab's (0 = original values, ``height`` = root); see
-:func:`~anonlab.algorithms.privacyfrost2.to_paper_levels` for the paper's levels, which count
-from the root. ``Check_{k,l,c,t}`` is "every model of the evaluator holds on every class that
-is not suppressed, and the suppressed records fit the limit" (``NodeResult.anonymous``).
-
-Readings of the paper (Fig. 3 is partly garbled in print; the text of sections 5.2-5.4 wins):
-
-* ``e_{a^i}`` is "the number of value types of an attribute a^i in the table" (6.1), bounded
-  by the number of hierarchy nodes on its level (5.3): a count of distinct values, not a
-  level. It depends only on the attribute's level, so it is computed once per level.
-* Pre-computation step 2 loops "while Check(T) = NG and all w > w^M", generalizing each
-  attribute "if w >= w^M": read as "generalize every attribute that may still be generalized,
-  while the table fails and one may", so failure means the most general allowed table fails
-  (the literal "all" would stop at the first attribute to reach its bound).
-* ``k`` of the single-attribute ``(k + p)`` step is the largest minimal class size of the
-  models; with a suppression limit an attribute is "x-anonymous" when the records in its
-  classes smaller than x fit the limit (the subset property in that form).
-* Top-down keeps, per round, the de-generalization with the highest score above ``s`` that
-  passes (strictly higher; ties go to the higher priority). The second top-down takes the
-  best-scoring de-generalization ``T^T``; bottom-up then generalizes it (``i = 1..n``),
-  returning the best table that passes with a score above ``s``, else moving to the
-  best-scoring generalization still above ``s``; it stops when none scores above ``s``. After
-  an improvement the top-down runs again (Fig. 3's ``repeat ... until``); every round raises
-  ``s``, so the search ends.
-
-Restarts (not in the paper). The paper's search is greedy: it takes one level of one
-attribute per step, the one that scores best at once, and never revisits a choice, so an
-attribute whose finer levels pay off only together (ARX adult's education: 3 -> 5 -> 16
-values) loses to one that pays at once (age: 5 -> 8 -> 15). ``restarts`` revisits those
-choices, earliest first, in the manner of limited discrepancy search (Harvey and Ginsberg
-1995): every de-generalization a top-down round or the 2nd top-down considered but did not
-take (scored above the ``s`` of its round, or skipped by the bound of 5.3 with a bound above
-it) is queued in the order met (a *runner-up*). Each restart runs the paper's optimization
-steps from the oldest runner-up not yet stood on: one that passes the check starts the
-top-down, one that fails is a ``T^T`` for the bottom-up step (with the ``s`` of the table it
-came from); the runner-ups it considers join the queue. A restart's table replaces ``T^G``
-only if it passes the check with a strictly higher score, so the result is never worse than
-the paper's; its tables checked and scored are counted like all others.
+The steps, the readings of the paper where Fig. 3 is ambiguous, and the restarts are
+described in ``docs/privacyfrost2.md``.
 """
 
 from __future__ import annotations
