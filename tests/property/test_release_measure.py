@@ -278,7 +278,7 @@ def test_cells_of_groups_equal_the_cells_of_their_rows(rows, data):
 
 
 @pytest.mark.parametrize("level", [-1, 3])
-def test_a_level_outside_the_hierarchy_is_refused_naming_the_column(level):
+def test_a_level_or_group_outside_its_array_is_refused_naming_the_column(level):
     from anonlab.exceptions import ParameterError
     from anonlab.release.recoding import group_cells
 
@@ -287,6 +287,8 @@ def test_a_level_outside_the_hierarchy_is_refused_naming_the_column(level):
         ParameterError, match=r"A level of 'a' is outside its hierarchy's levels 0\.\.2"
     ):
         group_cells(table["a"], H["a"], np.array([0, level]))
+    with pytest.raises(ParameterError, match=r"or a row's group outside the 2 level"):
+        group_cells(table["a"], H["a"], np.array([0, 1]), np.array([0, level]))
 
 
 def test_a_partial_step_that_splits_nothing_releases_its_full_domain_table():

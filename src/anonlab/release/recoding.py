@@ -151,7 +151,8 @@ def group_cells(
     kernels = _cell_kernels()
     if not kernels.count(levels, group, col.codes, width, slot):
         raise ParameterError(
-            f"A level of {col.name!r} is outside its hierarchy's levels 0..{len(labels) - 1}."
+            f"A level of {col.name!r} is outside its hierarchy's levels 0..{len(labels) - 1} "
+            f"(or a row's group outside the {len(levels)} level(s) given)."
         )
     key = np.flatnonzero(slot)
     count = slot[key]
@@ -169,11 +170,14 @@ def group_cells(
 
 
 def _count_cells(levels, group, codes, width, slot):  # type: ignore[no-untyped-def]
-    """Count each row's cell in ``slot[level * width + value]``; False if a level (or a
-    value) falls outside ``slot``."""
+    """Count each row's cell in ``slot[level * width + value]``; False if a group, a level
+    or a value falls outside its array."""
     n_levels = slot.size // width
     for r in range(codes.size):
-        lv = np.int64(levels[group[r]])
+        g = np.int64(group[r])
+        if g < 0 or g >= levels.size:
+            return False
+        lv = np.int64(levels[g])
         v = np.int64(codes[r])
         if lv < 0 or lv >= n_levels or v < 0 or v >= width:
             return False

@@ -162,11 +162,11 @@ def _group_classes(cols, cards, moff, gr):
 def _domain_sizes(keys, weights, off, out):
     """The records of each base domain code of every attribute, side by side (the search's
     single-attribute class sizes, 5.2): ``out[off[x] + keys[r, x]] += weights[r]`` over
-    the base classes ``r`` (one pass over the keys, row by row)."""
-    for r in range(keys.shape[0]):
-        w = weights[r]
-        for x in range(keys.shape[1]):
-            out[off[x] + keys[r, x]] += w
+    the base classes ``r``, attribute by attribute (the engines' keys are column-major)."""
+    for x in range(keys.shape[1]):
+        o = off[x]
+        for r in range(keys.shape[0]):
+            out[o + keys[r, x]] += weights[r]
 
 
 def compiled() -> SimpleNamespace:
