@@ -257,11 +257,18 @@ class Recoding(ABC):
     def cells(self, problem: Problem) -> tuple[CellGroups, ...]:
         """The released cells of each quasi-identifier, grouped by (level, value)."""
         table = self.kept(problem)
-        levels = self.row_levels(problem)
+        levels, group = self._cell_levels(problem)
         return tuple(
-            group_cells(table[q], problem.hierarchies[q], levels[:, j])
+            group_cells(table[q], problem.hierarchies[q], levels[:, j], group)
             for j, q in enumerate(problem.quasi_identifiers)
         )
+
+    def _cell_levels(
+        self, problem: Problem
+    ) -> tuple[npt.NDArray[np.integer], npt.NDArray[np.integer] | None]:
+        """The cells' levels for :func:`group_cells`: one per kept row (group None), or one
+        per group with the group of each kept row."""
+        return self.row_levels(problem), None
 
     def kept(self, problem: Problem) -> EncodedTable:
         """The rows of the table this recoding keeps (taken once)."""
@@ -368,9 +375,7 @@ class Levels(Recoding):
         g = self._kept_groups() if rows is None else self._kept_groups()[rows]
         # gathered column by column (the release and its measures read it by column), in
         # the levels' own integer type
-        out: npt.NDArray[np.integer] = np.take(
-            np.ascontiguousarray(np.asarray(self.levels).T), g, axis=1
-        ).T
+        out: npt.NDArray[np.integer] = np.take(self._columns(problem).T, g, axis=1).T
         return out
 
     def _kept_groups(self) -> npt.NDArray[np.int64]:
@@ -387,8 +392,12 @@ class Levels(Recoding):
         """
         return self._memo("in_use", problem, lambda: self._levels_in_use(problem))
 
+    def _columns(self, problem: Problem) -> npt.NDArray[np.integer]:
+        """The level vectors, column-major (read by column), made once."""
+        return self._memo("columns", problem, lambda: np.asfortranarray(self.levels))
+
     def _levels_in_use(self, problem: Problem) -> tuple[npt.NDArray[np.integer], IntArray]:
-        levels = np.asarray(self.levels)
+        levels = self._columns(problem)
         if levels.ndim != 2 or levels.shape[1] != len(problem.quasi_identifiers):
             raise ParameterError(
                 f"The level vectors have {levels.shape[-1]} entries; the problem has "
@@ -397,8 +406,8 @@ class Levels(Recoding):
         g = self._kept_groups()
         rows = np.bincount(g, minlength=levels.shape[0]) if g.size else np.zeros(0, np.int64)
         used = np.flatnonzero(rows)
-        # column-major (read by column), without a copy where every group holds kept rows
-        in_use = np.asfortranarray(levels if used.size == levels.shape[0] else levels[used])
+        # column-major, without a copy where every group holds kept rows
+        in_use = levels if used.size == levels.shape[0] else np.asfortranarray(levels[used])
         bad = np.zeros(levels.shape[1], dtype=bool)
         if used.size:
             low, high = np.asarray(problem.min_levels), np.asarray(problem.max_levels)
@@ -414,16 +423,15 @@ class Levels(Recoding):
     def cells(self, problem: Problem) -> tuple[CellGroups, ...]:
         """The released cells of each quasi-identifier, grouped by (level, value), from the
         groups' levels; computed once (the release, its loss and a report read them)."""
-        return self._memo("cells", problem, lambda: self._cells(problem))
+        return self._memo("cells", problem, lambda: super(Levels, self).cells(problem))
 
-    def _cells(self, problem: Problem) -> tuple[CellGroups, ...]:
+    def _cell_levels(
+        self, problem: Problem
+    ) -> tuple[npt.NDArray[np.integer], npt.NDArray[np.integer] | None]:
+        """The groups' level vectors (a column is read at random: contiguous) and the group
+        of each kept row."""
         self.levels_in_use(problem)  # checks the levels against the problem
-        table, group = self.kept(problem), self._kept_groups()
-        levels = np.asfortranarray(self.levels)  # (a column is read at random: contiguous)
-        return tuple(
-            group_cells(table[q], problem.hierarchies[q], levels[:, j], group)
-            for j, q in enumerate(problem.quasi_identifiers)
-        )
+        return self._columns(problem), self._kept_groups()
 
     def apply(self, problem: Problem) -> EncodedTable:
         """Each cell at its row's level."""
