@@ -656,7 +656,7 @@ def anonymize(
         recoding=algorithm.recoding_,
         release=release,
         search=algorithm.search_,
-        summary=algorithm.recoding_.summary(problem),
+        problem=problem,
         output=out_path,
     )
 
@@ -698,7 +698,7 @@ def _anonymize_out_of_core(
         recoding=recoding,
         release=release,
         search=algorithm.search_,
-        summary=recoding.summary(problem),
+        problem=problem,
         output=out_path,
     )
 
@@ -846,7 +846,7 @@ def _anonymize_partitioned(
         recoding=recoding,
         release=release,
         search=search,
-        summary=recoding.summary(whole),
+        problem=whole,
         output=None if output is None else str(output),
     )
 

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from anonlab import EncodedTable, taxonomy_hierarchy
 from anonlab.algorithms._lattice import Lattice, LatticeEvaluator, roll_up
+from anonlab.algorithms._lattice.judge import class_hists
 from anonlab.algorithms.privacyfrost2 import (
     PreSampling,
     Score,
@@ -578,10 +579,9 @@ def test_compiled_refinement_equals_the_rolled_up_refinement(rows, models, data)
     got_ids, got_sizes = ev.refine(ids, sizes.size, j, level)
     mapped = _same_partition(want_ids, want_sizes, got_ids, got_sizes)
     ref = ev.evaluate_classes(node, want_ids, want_sizes)
-    hist = search._kern.class_hists(
-        got_ids, got_sizes.size, search._sp_cls, search._sp_val, search._sp_cnt, search._nv_all
-    )  # every sensitive attribute side by side: one slice of columns each
-    hists = {name: hist[:, o : o + w] for name, (o, w) in search._layout.items()}
+    hist = class_hists(got_ids, got_sizes.size, search._columns)
+    # every sensitive attribute side by side: one slice of columns each
+    hists = {name: hist[:, o : o + w] for name, (o, w) in search._columns.layout.items()}
     got = ev.evaluate_classes(node, got_ids, got_sizes, hists)
     for name, h in ref.stats.sensitive.items():
         order = [mapped[c] for c in range(want_sizes.size)]
@@ -699,7 +699,7 @@ def test_compiled_judge_gives_the_models_verdicts(counts, rest, names, data):
     """The compiled judge built from the models' rules (used by the search and the partial
     step) says of every class what the models' ``class_ok`` says, ties included: t is drawn
     among the classes' own distances and c among their own ratios (a strict inequality)."""
-    from anonlab.algorithms.privacyfrost2._kernels import judge_of
+    from anonlab.algorithms._lattice.judge import SensitiveColumns, judge_of
     from anonlab.algorithms.privacyfrost2.partial import _violating
     from anonlab.data.stats import ClassStats, SensitiveHistogram
 
@@ -734,11 +734,12 @@ def test_compiled_judge_gives_the_models_verdicts(counts, rest, names, data):
     mcs = max([m.min_class_size for m in models] + [1])
     ev = SimpleNamespace(models=models, mcs=mcs)
     want = _violating(ev, stats)[:nk]
-    found = judge_of(models, {"s": (0, 4)}, hist.sum(axis=0), int(sizes.sum()))
+    empty = np.zeros(0, dtype=np.int64)
+    columns = SensitiveColumns({"s": (0, 4)}, empty, empty, empty, 4, hist.sum(axis=0))
+    found = judge_of(models, columns, int(sizes.sum()))
     assert found is not None
-    judge, rules = found
     bad = np.empty(nk, dtype=np.bool_)
-    rows = judge.judge(sizes, hist, nk, mcs, rules, bad)
+    rows = found.judge(sizes, hist, nk, mcs, found.rules, bad)
     assert bad.tolist() == want.tolist()
     assert rows == int(sizes[:nk][want].sum())
 
@@ -746,47 +747,15 @@ def test_compiled_judge_gives_the_models_verdicts(counts, rest, names, data):
 def test_models_without_a_rule_judge_themselves():
     """A model without a rule (or a subclass of one with a rule: it may judge otherwise)
     gets no compiled judge: the models then judge themselves."""
-    from anonlab.algorithms.privacyfrost2._kernels import judge_of
+    from anonlab.algorithms._lattice.judge import SensitiveColumns, judge_of
     from anonlab.models import DistinctLDiversity
 
     class Stricter(DistinctLDiversity):
         pass
 
-    layout, counts = {"s": (0, 3)}, np.array([1, 2, 3])
-    assert judge_of([build_model("k_anonymity", {"k": 2})], layout, counts, 6) is not None
+    empty = np.zeros(0, dtype=np.int64)
+    columns = SensitiveColumns({"s": (0, 3)}, empty, empty, empty, 3, np.array([1, 2, 3]))
+    assert judge_of([build_model("k_anonymity", {"k": 2})], columns, 6) is not None
     entropy = build_model("entropy_l_diversity", {"attribute": "s", "l": 2})
-    assert judge_of([build_model("k_anonymity", {"k": 2}), entropy], layout, counts, 6) is None
-    assert judge_of([Stricter("s", 2)], layout, counts, 6) is None
-
-
-@settings(max_examples=200, deadline=None)
-@given(
-    st.lists(
-        st.lists(st.sampled_from([None, "*", "x", "y", "z", "xy", "1", "2"]), unique=True),
-        min_size=1,
-        max_size=5,
-    )
-)
-def test_label_ids_are_the_first_seen_codes_of_the_levels(levels):
-    """Label ids of a hierarchy's levels (each level's labels distinct, a label may repeat on
-    another level) are the codes, in the order first seen, of all the labels in a row."""
-    from anonlab.algorithms.privacyfrost2.partial import _first_seen
-
-    # the first level as a hierarchy gives it: sorted, a null last
-    head = sorted(x for x in levels[0] if x is not None) + [None] * (None in levels[0])
-    levels = [head, *levels[1:]]
-    flat = [x for level in levels for x in level]
-    seen: dict[object, int] = {}
-    want = [seen.setdefault(x, len(seen)) for x in flat]
-    ids, values = _first_seen([np.array(level, dtype=object) for level in levels])
-    assert ids.tolist() == want
-    assert values.tolist() == list(seen)
-    # labels other than str
-    number = {x: i for i, x in enumerate([None, "*", "x", "y", "z", "xy", "1", "2"])}
-    ints = [np.array([number[x] for x in level], dtype=object) for level in levels]
-    flat = [x for level in ints for x in level]
-    seen = {}
-    want = [seen.setdefault(x, len(seen)) for x in flat]
-    ids, values = _first_seen(ints)
-    assert ids.tolist() == want
-    assert values.tolist() == list(seen)
+    assert judge_of([build_model("k_anonymity", {"k": 2}), entropy], columns, 6) is None
+    assert judge_of([Stricter("s", 2)], columns, 6) is None

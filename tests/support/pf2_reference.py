@@ -68,9 +68,20 @@ def _first_member(gid: IntArray, g: int) -> IntArray:
 def label_keys(index: _LabelIndex, levels: IntArray) -> list[IntArray]:
     """The label id of each base class at its ``levels``, per attribute."""
     return [
-        dom.reshape(-1)[levels[:, j] * dom.shape[1] + index._codes[j]]
+        dom.reshape(-1)[levels[:, j] * dom.shape[1] + np.asarray(index.evaluator.base.keys)[:, j]]
         for j, dom in enumerate(index._dom)
     ]
+
+
+def label_table(index: _LabelIndex, keys: Sequence[IntArray], *, counts: bool = True) -> _Table:
+    """The check of the table whose base classes have label ids ``keys`` (one array per
+    attribute); without ``counts`` its label counts ``e`` are left empty."""
+    ids, sizes, _ = roll_up(
+        list(keys), index.cards, index.evaluator.base.sizes, need_ids=True, need_codes=False
+    )
+    assert ids is not None
+    e = [np.count_nonzero(np.bincount(k, minlength=c)) for k, c in zip(keys, index.cards)]
+    return index.judged(ids, sizes, np.array(e if counts else [], dtype=np.int64))
 
 
 def table_of(index: _LabelIndex, levels: IntArray, apart: IntArray | None = None) -> _Table:
@@ -79,7 +90,7 @@ def table_of(index: _LabelIndex, levels: IntArray, apart: IntArray | None = None
     judged on their own records."""
     keys = label_keys(index, levels)
     if apart is None:
-        return index.table(keys)
+        return label_table(index, keys)
     by, cards = [*keys, apart], [*index.cards, int(apart.max()) + 1 if apart.size else 1]
     base = index.evaluator.base
     ids, sizes, _ = roll_up(by, cards, base.sizes, need_ids=True, need_codes=False)
@@ -200,7 +211,7 @@ class PartialState(_CompiledPartial):
     def table(self) -> _Table:
         if self._table is None:
             keys = self._gs.glab[:, self._gs.gid[self._at]]  # each base class's group labels
-            self._table = self.index.table(list(keys))
+            self._table = label_table(self.index, list(keys))
         return self._table
 
     @table.setter

@@ -312,3 +312,51 @@ def test_prepare_with_a_large_hierarchy_file(tmp_path):
     leaf = h.leaf_index(cats)
     assert [rows[i][0] for i in leaf] == list(cats)
     assert lattice_of(prepared).max_levels == (3,)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.lists(st.sampled_from([None, "*", "x", "y", "z", "xy", "1", "2"]), unique=True),
+        min_size=1,
+        max_size=5,
+    )
+)
+def test_label_ids_are_the_first_seen_codes_of_the_levels(levels):
+    """Label ids of a hierarchy's levels (each level's labels distinct, a label may repeat on
+    another level) are the codes, in the order first seen, of all the labels in a row."""
+    from anonlab.data.hierarchy import _first_seen
+
+    # the first level as a hierarchy gives it: sorted, a null last
+    head = sorted(x for x in levels[0] if x is not None) + [None] * (None in levels[0])
+    levels = [head, *levels[1:]]
+    flat = [x for level in levels for x in level]
+    seen: dict[object, int] = {}
+    want = [seen.setdefault(x, len(seen)) for x in flat]
+    ids, values = _first_seen([np.array(level, dtype=object) for level in levels])
+    assert ids.tolist() == want
+    assert values.tolist() == list(seen)
+    # labels other than str
+    number = {x: i for i, x in enumerate([None, "*", "x", "y", "z", "xy", "1", "2"])}
+    ints = [np.array([number[x] for x in level], dtype=object) for level in levels]
+    flat = [x for level in ints for x in level]
+    seen = {}
+    want = [seen.setdefault(x, len(seen)) for x in flat]
+    ids, values = _first_seen(ints)
+    assert ids.tolist() == want
+    assert values.tolist() == list(seen)
+
+
+def test_label_ids_give_equal_labels_of_any_level_one_id():
+    """``Hierarchy.label_ids``: per level and category the id of its label, equal labels on
+    different levels (and a null, on every level below the root) sharing one id."""
+    h = Hierarchy([["a", "ab", "*"], ["b", "ab", "*"], ["c", "c", "*"]])
+    cats = np.array(["a", "b", "c", None], dtype=object)
+    ids, values = h.label_ids(cats)
+    mappings, labels = h.generalizations(cats)
+    for level in range(h.n_levels):  # the ids name the labels generalizations gives
+        assert values[ids[level]].tolist() == labels[level][mappings[level]].tolist()
+    assert ids[0, 2] == ids[1, 2]  # "c" on levels 0 and 1
+    assert ids[0, 3] == ids[1, 3] != ids[2, 3]  # a null below the root, "*" at it
+    assert len(set(values.tolist())) == values.size
+    assert h.label_ids(cats)[0] is ids  # remembered for the same categories

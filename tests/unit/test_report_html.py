@@ -137,12 +137,17 @@ def test_profile_release_per_attribute_certainty_penalty_of_every_family(adult, 
     job["models"] = [{"k_anonymity": {"k": 3}}]
     result = anonlab.anonymize(table, job)
     problem = build_problem(table, load_job(job))
-    profile = profile_release(problem, result)
+    profile = profile_release(problem, result, ["income"])
     assert profile.attribute_loss is not None and profile.attribute_loss.metric == metric
     values = [profile.attribute_loss.values[q] for q in problem.quasi_identifiers]
     assert all(v >= 0 for v in values) and sum(values) > 0
     total = problem.metric.combine(problem.quasi_identifiers, values, metric_context(problem))
     assert total == pytest.approx(result.loss)
+    # each class shown is named by its released labels (grouped again where the
+    # verification kept no keys: every release but a full-domain one)
+    (income,) = profile.sensitive
+    width = len(problem.quasi_identifiers)
+    assert income.classes and all(len(c["key"]) == width for c in income.classes)
 
 
 def test_profile_table_counts_missing_and_distinct():

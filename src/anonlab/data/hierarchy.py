@@ -209,6 +209,8 @@ class Hierarchy:
         self._leaves: npt.NDArray[np.object_] | None = None
         self._leaf_lookup: dict[object, int] | None = None
         self._leaf_indexes: list[tuple[object, npt.NDArray[np.int64]]] = []
+        self._label_ids: list[tuple[object, tuple[npt.NDArray[np.int64], npt.NDArray[np.object_]]]]
+        self._label_ids = []
 
     def named(self, attribute: str) -> Hierarchy:
         """This hierarchy for ``attribute``: itself if it names it already, else a shallow
@@ -388,6 +390,39 @@ class Hierarchy:
         """
         return self._mappings(categories, slice(None))
 
+    def label_ids(
+        self, categories: npt.ArrayLike
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.object_]]:
+        """One id per distinct label of every level, as :meth:`generalizations` gives them
+        for ``categories``: equal labels on different levels share an id (a null is a label
+        of its own), so grouping by ids groups by released labels.
+
+        Parameters
+        ----------
+        categories : array_like
+            As for :meth:`generalizations`.
+
+        Returns
+        -------
+        ids : ndarray of int64, shape (height + 1, n_categories)
+            The id of each category's label at each level (read-only; the last few
+            ``categories`` arrays asked for are remembered).
+        labels : ndarray of object
+            The label of each id: level 0's labels in their order, then the other levels'
+            labels that level 0 lacks, in the order first met.
+        """
+        for seen, hit in self._label_ids:
+            if seen is categories:
+                return hit
+        mappings, labels = self._mappings(categories, slice(None))
+        flat, values = _first_seen(labels)
+        offsets = np.cumsum([0, *(lab.size for lab in labels[:-1])])
+        ids = flat[mappings + offsets[:, None]]
+        ids.setflags(write=False)
+        if isinstance(categories, np.ndarray):
+            self._label_ids = [(categories, (ids, values)), *self._label_ids[:3]]
+        return ids, values
+
     def _mappings(
         self, categories: npt.ArrayLike, levels: slice
     ) -> tuple[npt.NDArray[np.int32], list[npt.NDArray[np.object_]]]:
@@ -458,3 +493,31 @@ def _sorted_level(
         return labels, codes.astype(np.int32, copy=False), empty
     uniq, inv = np.unique(as_text(labels), return_inverse=True)
     return uniq.astype(object), inv.reshape(-1).astype(np.int32)[codes], None
+
+
+def _first_seen(
+    levels: Sequence[npt.NDArray[np.object_]],
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.object_]]:
+    """Codes of the labels of a hierarchy's levels, concatenated, into their distinct
+    values in the order first seen (a label may repeat on another level).
+
+    The first level's labels, the most numerous, are distinct and come first: only the
+    other levels' labels are hashed, and the first level's are looked up among them."""
+    first = levels[0]
+    tail = np.concatenate(levels[1:]) if len(levels) > 1 else np.zeros(0, dtype=object)
+    later: dict[object, int] = {}  # each label of the other levels: its rank, first seen
+    tail_ids = np.fromiter((later.setdefault(x, len(later)) for x in tail), np.int64, len(tail))
+    listed = first.tolist()
+    if later.keys().isdisjoint(listed):  # as usual: a third of the lookups' time
+        hit = np.full(len(first), -1, dtype=np.int64)
+    else:
+        hit = np.fromiter(map(later.get, listed, repeat(-1)), np.int64, len(first))
+    at_first = np.flatnonzero(hit >= 0)
+    later_id = np.full(len(later), -1, dtype=np.int64)
+    later_id[hit[at_first]] = at_first  # a label of the first level keeps its code there
+    new = later_id < 0
+    later_id[new] = len(first) + np.arange(int(new.sum()))
+    later_values = np.empty(len(later), dtype=object)
+    later_values[:] = list(later)
+    ids = np.concatenate([np.arange(len(first), dtype=np.int64), later_id[tail_ids]])
+    return ids, np.concatenate([np.asarray(first, dtype=object), later_values[new]])

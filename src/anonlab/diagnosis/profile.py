@@ -282,13 +282,15 @@ def profile_release(
     names = list(dict.fromkeys([*problem.sensitive, *sensitive]))
     histograms = dict(stats.sensitive)
     missing = [a for a in names if a not in histograms]
-    if missing:  # the models did not need them: count them in the same released classes
+    if missing or keys is None:  # group the release again: the keys, the other attributes
         released = result.recoding.apply(problem)
         more = get_engine("numpy", released).class_stats(
             list(problem.quasi_identifiers), sensitive=missing
         )
-        if np.array_equal(more.sizes, stats.sizes) and _class_keys(more) == keys:
-            histograms.update(more.sensitive)
+        if np.array_equal(more.sizes, stats.sizes):  # (the same engine: the same classes)
+            keys = _class_keys(more) if keys is None else keys
+            if _class_keys(more) == keys:
+                histograms.update(more.sensitive)
     distributions = [
         _sensitive(name, histograms[name], stats.sizes, suppressed, keys)
         for name in names

@@ -70,14 +70,18 @@ def release_cells(
             else groups.count_cells(supp_levels[:, j], col.codes[supp_rows])
         )
         value = groups.value
-        domain = base.domains[base.columns.index(q)]
-        if domain is not col.categories and not np.array_equal(domain, col.categories):
-            # the context's base domain orders the labels otherwise: map by text
-            where = {v: i for i, v in enumerate(domain.tolist())}
-            value = np.array([where[v] for v in col.categories.tolist()], dtype=np.int64)[value]
         level = groups.level
         label = groups.label.astype(np.int64)
-        order = np.lexsort((value, level, label))  # by (label, level, value)
+        domain = base.domains[base.columns.index(q)]
+        if domain is col.categories or np.array_equal(domain, col.categories):
+            # the cells come by (level, value): by (label, level, value) in a stable sort by
+            # label (a radix sort on 16 bits)
+            narrow = label.astype(np.uint16) if label.size and label.max() < 2**16 else label
+            order = np.argsort(narrow, kind="stable")
+        else:  # the context's base domain orders the labels otherwise: map by text
+            where = {v: i for i, v in enumerate(domain.tolist())}
+            value = np.array([where[v] for v in col.categories.tolist()], dtype=np.int64)[value]
+            order = np.lexsort((value, level, label))
         counted.append(
             CellCounts(
                 value=value[order],

@@ -29,11 +29,11 @@ from typing import Any, ClassVar, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from anonlab._compiled import jit
+from anonlab._compiled import jit, numba
 from anonlab._typing import IntArray
-from anonlab.data.grouping import group_rows, ordered_groups
+from anonlab.data.grouping import group_rows
 from anonlab.data.hierarchy import Hierarchy
-from anonlab.data.labels import factorize
+from anonlab.data.labels import natural_order
 from anonlab.data.table import EncodedColumn, EncodedTable
 from anonlab.exceptions import ParameterError
 from anonlab.release.problem import Problem
@@ -53,18 +53,19 @@ __all__ = [
 def generalize_column(col: EncodedColumn, hierarchy: Hierarchy, level: int) -> EncodedColumn:
     """The column with every value replaced by its label at ``level`` of ``hierarchy``.
 
-    The labels in use at ``level`` are encoded (a handful of values, each once), then the
-    categories' and the rows' codes are mapped: the same column as encoding the generalized
-    rows, without touching each row's or each category's label.
+    The labels in use at ``level`` are ordered as :func:`~anonlab.data.labels.factorize`
+    orders them (a handful of values, each once), then the categories' and the rows' codes are
+    mapped: the same column as encoding the generalized rows, without touching each row's or
+    each category's label.
     """
     mapping, labels = hierarchy.generalization(col.categories, level)
     used = np.zeros(labels.size, dtype=bool)
     used[mapping] = True
     at = np.flatnonzero(used)
-    codes, categories = factorize(labels[at])
+    at = at[natural_order(labels[at])]  # (a level's labels are distinct)
     by_label = np.zeros(labels.size, dtype=np.int32)
-    by_label[at] = codes
-    return EncodedColumn(col.name, by_label[mapping][col.codes], categories)
+    by_label[at] = np.arange(at.size, dtype=np.int32)
+    return EncodedColumn(col.name, by_label[mapping][col.codes], labels[at])
 
 
 @dataclass(frozen=True)
@@ -144,61 +145,82 @@ def group_cells(
     ParameterError
         A level outside the hierarchy.
     """
-    mappings, labels = hierarchy.generalizations(col.categories)
-    width = max(int(mappings.shape[1]), 1)
+    ids, values = hierarchy.label_ids(col.categories)
+    width = max(int(ids.shape[1]), 1)
     group = np.arange(col.codes.size) if group is None else group
-    slot = np.zeros(mappings.shape[0] * width, dtype=np.int64)
     kernels = _cell_kernels()
-    if not kernels.count(levels, group, col.codes, width, slot):
+    parts = np.zeros((kernels.threads, ids.shape[0] * width), dtype=np.int64)
+    if not kernels.count(levels, group, col.codes, width, parts):
         raise ParameterError(
-            f"A level of {col.name!r} is outside its hierarchy's levels 0..{len(labels) - 1} "
+            f"A level of {col.name!r} is outside its hierarchy's levels 0..{ids.shape[0] - 1} "
             f"(or a row's group outside the {len(levels)} level(s) given)."
         )
+    slot = parts[0]  # (the counts of every chunk of rows)
     key = np.flatnonzero(slot)
     count = slot[key]
-    sizes = [lab.size for lab in labels]
-    offsets = np.cumsum([0, *sizes[:-1]])
-    level, value = np.divmod(key, width)
-    # each group's label as a code over every label, then the labels in use by their text
-    label_inverse, _, used = ordered_groups(mappings[level, value] + offsets[level], sum(sizes))
-    text_codes, categories = factorize(np.concatenate(labels)[used])
-    label = text_codes[label_inverse]
+    # each cell's label, then the labels in use in their natural order (as factorize)
+    cell_id = ids.reshape(-1)[key] if ids.size else np.zeros(0, dtype=np.int64)
+    in_use = np.zeros(values.size, dtype=bool)
+    in_use[cell_id] = True
+    used = np.flatnonzero(in_use)
+    order = natural_order(values[used])
+    rank = np.empty(values.size, dtype=np.int32)
+    rank[used[order]] = np.arange(used.size, dtype=np.int32)
+    label = rank[cell_id]
+    categories = values[used[order]]
     slot[key] = np.arange(key.size)  # (the cells in use, numbered)
-    codes = np.empty(col.codes.size, dtype=label.dtype)
+    codes = np.empty(col.codes.size, dtype=np.int32)
     kernels.label(levels, group, col.codes, width, slot, label, codes)
     return CellGroups(EncodedColumn(col.name, codes, categories), width, key, label, count)
 
 
-def _count_cells(levels, group, codes, width, slot):  # type: ignore[no-untyped-def]
-    """Count each row's cell in ``slot[level * width + value]``; False if a group, a level
-    or a value falls outside its array."""
-    n_levels = slot.size // width
-    for r in range(codes.size):
-        g = np.int64(group[r])
-        if g < 0 or g >= levels.size:
-            return False
-        lv = np.int64(levels[g])
-        v = np.int64(codes[r])
-        if lv < 0 or lv >= n_levels or v < 0 or v >= width:
-            return False
-        slot[lv * width + v] += 1
-    return True
+def _count_cells(levels, group, codes, width, parts):  # type: ignore[no-untyped-def]
+    """Count each row's cell in ``parts[0, level * width + value]``, the rows split in
+    ``parts.shape[0]`` chunks counted on numba's threads (a row of ``parts`` each) then
+    added up; False if a group, a level or a value falls outside its array."""
+    n_chunks, size = parts.shape
+    n_levels = size // width
+    n = codes.size
+    ok = np.ones(n_chunks, dtype=np.bool_)
+    for t in prange(n_chunks):
+        part = parts[t]
+        for r in range(n * t // n_chunks, n * (t + 1) // n_chunks):
+            g = np.int64(group[r])
+            if g < 0 or g >= levels.size:
+                ok[t] = False
+                break
+            lv = np.int64(levels[g])
+            v = np.int64(codes[r])
+            if lv < 0 or lv >= n_levels or v < 0 or v >= width:
+                ok[t] = False
+                break
+            part[lv * width + v] += 1
+    for t in range(1, n_chunks):
+        for i in range(size):
+            parts[0, i] += parts[t, i]
+    return ok.all()
 
 
 def _label_cells(levels, group, codes, width, slot, label, out):  # type: ignore[no-untyped-def]
-    """``out[r]``: the label of row ``r``'s cell (``slot`` numbering the cells in use)."""
-    for r in range(codes.size):
+    """``out[r]``: the label of row ``r``'s cell (``slot`` numbering the cells in use), the
+    rows split among numba's threads."""
+    for r in prange(codes.size):
         out[r] = label[slot[np.int64(levels[group[r]]) * width + codes[r]]]
 
 
 def _cell_kernels() -> SimpleNamespace:
-    """:func:`_count_cells` and :func:`_label_cells`, compiled once per process."""
+    """:func:`_count_cells` and :func:`_label_cells`, compiled once per process, and the
+    number of numba's threads (chunks of rows counted apart)."""
     if not _KERNELS:
-        _KERNELS.append(SimpleNamespace(count=jit(_count_cells), label=jit(_label_cells)))
+        globals()["prange"] = numba().prange
+        count, label = jit(_count_cells, parallel=True), jit(_label_cells, parallel=True)
+        threads = max(1, int(numba().get_num_threads()))
+        _KERNELS.append(SimpleNamespace(count=count, label=label, threads=threads))
     return _KERNELS[0]
 
 
 _KERNELS: list[SimpleNamespace] = []
+prange = range  # numba.prange once the kernels are compiled
 
 
 def generalize_cells(

@@ -5,12 +5,14 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from anonlab.data.table import LabelColumns
+from anonlab.release.problem import Problem
 from anonlab.release.recoding import FullDomain, Recoding
 from anonlab.release.verify import Release
 
@@ -85,8 +87,8 @@ class AnonymizationResult:
         The verified released table, its verification and its loss measured on it.
     search : SearchStats
         The algorithm's own figures (typed per algorithm).
-    summary : dict
-        What the recoding did, for reports (levels per attribute, or rows per level).
+    problem : Problem
+        The problem the recoding answers.
     output : str, optional
         Where the table was written.
     """
@@ -96,8 +98,14 @@ class AnonymizationResult:
     recoding: Recoding = field(repr=False)
     release: Release = field(repr=False)
     search: SearchStats
-    summary: dict[str, Any] = field(default_factory=dict)
+    problem: Problem = field(repr=False)
     output: str | None = None
+
+    @cached_property
+    def summary(self) -> dict[str, Any]:
+        """What the recoding did, for reports (levels per attribute, or rows per level),
+        made when first read (:meth:`Recoding.summary`)."""
+        return self.recoding.summary(self.problem)
 
     # --------------------------------------------------------------- shortcuts
     @property

@@ -88,7 +88,8 @@ class Release:
     metric : str
         The metric's name.
     classes : ClassStats
-        The classes of the released labels (before suppression).
+        The classes of the released labels (before suppression); with their keys for a
+        full-domain release only.
     suppressed : ndarray of bool
         Per class, whether it is suppressed.
     """
@@ -123,7 +124,10 @@ def _verify_classes(
     released = recoding.apply(problem)
     engine = get_engine("numpy", released)
     qis = list(problem.quasi_identifiers)
-    stats = engine.class_stats(qis, sensitive=list(problem.sensitive), with_rows=True)
+    # (a full-domain release is measured from its classes' keys; other releases from cells)
+    stats = engine.class_stats(
+        qis, sensitive=list(problem.sensitive), with_rows=True, with_keys=recoding.uniform
+    )
     mcs = max([m.min_class_size for m in problem.models] + [1])
     ok = stats.sizes >= mcs
     verdicts = []

@@ -1,5 +1,6 @@
 """Shared lattice code of the level-based families: the generalization lattice, the node
-evaluator (classes rolled up from the base classes), and their construction from a
+evaluator (classes rolled up from the base classes, or grouped and judged by compiled kernels:
+``_kernels``, ``judge``), and their construction from a
 :class:`~anonlab.release.problem.Problem`."""
 
 from anonlab.algorithms._lattice.lattice import (

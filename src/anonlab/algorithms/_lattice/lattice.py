@@ -21,6 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from anonlab.algorithms._lattice._kernels import Grouping, compiled
+from anonlab.algorithms._lattice.judge import Judge, SensitiveColumns, judge_of, side_by_side
 from anonlab.algorithms._lattice.rollup import Classes, RollUp, Snapshots, merge_keys
 from anonlab.data.grouping import class_members, group_rows
 from anonlab.data.grouping import hashed_groups as _hashed_groups
@@ -299,6 +300,7 @@ class LatticeEvaluator:
         # per attribute and level: base domain code -> level code, and level labels
         self._maps: list[list[npt.NDArray[np.int64]]] = []
         self._labels: list[list[npt.NDArray[np.object_]]] = []
+        self._hierarchies = [hierarchies[attr] for attr in base.columns]
         for j, attr in enumerate(base.columns):
             mappings, labels = hierarchies[attr].generalizations(base.domains[j])
             self._maps.append(list(mappings.astype(np.int64)))
@@ -319,6 +321,8 @@ class LatticeEvaluator:
             | None
         ) = None
         self._needs_sensitive = any(m.sensitive_attributes for m in self.models)
+        self._columns: SensitiveColumns | None = None
+        self._compiled_judge: tuple[Judge | None] | None = None
         #: Called as ``on_classes(levels, sizes)`` whenever the classes of a node of every
         #: quasi-identifier are computed (a search raises the bounds of its generalizations).
         self.on_classes: Callable[[Node, npt.NDArray[np.int64]], None] | None = None
@@ -442,6 +446,13 @@ class LatticeEvaluator:
             (``None``, last) if the data has one.
         """
         return self._maps[j][level], self._labels[j][level]
+
+    def label_ids(self, j: int) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.object_]]:
+        """:meth:`Hierarchy.label_ids` of attribute ``j``'s base domain: per level and base
+        domain code, the id of its label (equal labels on different levels share one), and
+        the label of each id."""
+        assert self.base.domains is not None
+        return self._hierarchies[j].label_ids(self.base.domains[j])
 
     def level_size(self, j: int, level: int) -> int:
         """The number of labels of attribute ``j`` at ``level`` (the codes of
@@ -694,6 +705,35 @@ class LatticeEvaluator:
             for name, h in self._sens.items():
                 self._sparse[name] = (h.rows, h.indices, h.data.astype(np.float64), h.n_values)
         return self._sparse
+
+    def sensitive_columns(self) -> SensitiveColumns:
+        """The base classes' sensitive counts, every attribute side by side
+        (:func:`~anonlab.algorithms._lattice.judge.side_by_side`), made once.
+
+        Raises
+        ------
+        ParameterError
+            If a model reads a sensitive attribute the base classes have no counts of.
+        """
+        if self._columns is None:
+            known = self.sparse_histograms()
+            for name in sorted({a for m in self.models for a in m.sensitive_attributes}):
+                if name not in known:
+                    raise ParameterError(
+                        f"The evaluator's base classes have no counts of sensitive attribute "
+                        f"{name!r}, which a privacy model needs."
+                    )
+            self._columns = side_by_side(known)
+        return self._columns
+
+    def compiled_judge(self) -> Judge | None:
+        """The compiled judge of the models on :meth:`sensitive_columns`
+        (:func:`~anonlab.algorithms._lattice.judge.judge_of`), made once; None if a model has
+        no rule (then the models judge themselves)."""
+        if self._compiled_judge is None:
+            columns = self.sensitive_columns()
+            self._compiled_judge = (judge_of(self.models, columns, self.base.n_rows),)
+        return self._compiled_judge[0]
 
     def reset_evaluations(self) -> None:
         """Start counting evaluated nodes from zero."""

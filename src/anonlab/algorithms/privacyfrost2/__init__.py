@@ -9,10 +9,7 @@ Entry point: :func:`privacyfrost2`. Pre-sampling (section 5.1): :class:`PreSampl
 :func:`presample`, :func:`restrict_evaluator`. Scores: :func:`build_score`.
 """
 
-from anonlab.algorithms.privacyfrost2._common import (
-    from_paper_levels,
-    to_paper_levels,
-)
+from anonlab.algorithms.privacyfrost2._common import from_paper_levels, to_paper_levels
 from anonlab.algorithms.privacyfrost2.anonymizer import PrivacyFrost2, PrivacyFrost2Stats
 from anonlab.algorithms.privacyfrost2.partial import (
     PartialDomainResult,
@@ -29,14 +26,7 @@ from anonlab.algorithms.privacyfrost2.search import (
     PrivacyFrost2Result,
     privacyfrost2,
 )
-from anonlab.metrics.scores import (
-    SCORES,
-    BasicScore,
-    EtaScore,
-    LogScore,
-    Score,
-    build_score,
-)
+from anonlab.metrics.scores import SCORES, BasicScore, EtaScore, LogScore, Score, build_score
 
 __all__ = [
     "DEFAULT_RESTARTS",

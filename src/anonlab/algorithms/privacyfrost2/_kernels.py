@@ -1,9 +1,8 @@
-"""Compiled kernels of PrivacyFrost2: the partial-domain step (section 5.4, step 4) and the
-full-domain search's table checks (5.2-5.4).
+"""Compiled kernels of PrivacyFrost2's partial-domain step (section 5.4, step 4).
 
 :func:`kernels` compiles the functions below on first use (:mod:`anonlab._compiled`, numba's
-machine code cached on disk) and :func:`judge_of` builds the judge of a set of privacy models
-from their own rules (:meth:`~anonlab.models.base.PrivacyModel.class_rule`). The functions
+machine code cached on disk) and :func:`round_of` a whole round on the models' compiled judge
+(:mod:`anonlab.algorithms._lattice.judge`). The functions
 are plain Python for numba's nopython mode and take a few named records: :class:`Table`
 (what the partial step never changes) and :class:`Groups` (the released table as groups of
 base classes, which the step refines). ``docs/privacyfrost2.md`` describes that state: the
@@ -12,8 +11,6 @@ positions, batches, families, and the work each saves.
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Callable, Mapping, Sequence
 from types import SimpleNamespace
 from typing import Any, NamedTuple
 
@@ -21,15 +18,14 @@ import numpy as np
 import numpy.typing as npt
 
 from anonlab._compiled import jit, numba
-from anonlab.models.base import PrivacyModel
+from anonlab.algorithms._lattice.judge import Judge, named
 
-__all__ = ["Groups", "Rules", "Table", "Terms", "judge_of", "kernels"]
+__all__ = ["Groups", "Table", "Terms", "kernels", "round_of"]
 
 prange = range  # numba.prange once the kernels are compiled
 
 _FIB = 0x9E3779B97F4A7C15  # 2^64 / golden ratio: multiplicative hashing
 _CACHE: dict[Any, Any] = {}
-_REGISTERED: set[Callable[..., Any]] = set()
 
 I64 = npt.NDArray[np.int64]
 U64 = npt.NDArray[np.uint64]
@@ -210,20 +206,6 @@ class _Families(NamedTuple):
     shift: np.uint64
 
 
-class Rules(NamedTuple):
-    """The models as the compiled judge reads them (:func:`judge_of`): per model its first
-    column and number of columns in the side-by-side histograms (``offs``, ``widths``), the
-    whole table's records in them (``n_total``), its parameters
-    (``params[param_off[q]:param_off[q + 1]]``); the whole table's count per column."""
-
-    offs: I64
-    widths: I64
-    n_total: I64
-    params: npt.NDArray[np.float64]
-    param_off: I64
-    table_counts: I64
-
-
 class Terms(NamedTuple):
     """A score as tabulated terms (``Score.terms``): attribute ``x``'s term for ``e_x`` at
     ``values[off[x] + e_x]``, summed, or their maximum when ``is_max``."""
@@ -237,25 +219,10 @@ def _label(j, r, level, tab):
     return tab.dom[tab.dom_off[j] + level * tab.dom_w[j] + tab.codes[j, r]]
 
 
-def _zeros_b(n):
-    """``np.zeros(n, bool)`` outside a parallel kernel (inside one, numba would make it a
-    parallel loop of its own: a fork and join of the threads for a few bytes)."""
-    return np.zeros(n, dtype=np.bool_)
-
-
-def _zeros_i(n):
-    """``np.zeros(n, int64)``, serial (see :func:`_zeros_b`)."""
-    return np.zeros(n, dtype=np.int64)
-
-
-def _zeros_u(n):
-    """``np.zeros(n, uint64)``, serial (see :func:`_zeros_b`)."""
-    return np.zeros(n, dtype=np.uint64)
-
-
-def _zeros_i2(r, c):
-    """``np.zeros((r, c), int64)``, serial (see :func:`_zeros_b`)."""
-    return np.zeros((r, c), dtype=np.int64)
+def _zeros(shape, dtype):
+    """``np.zeros(shape, dtype)`` outside a parallel kernel (inside one, numba would make it
+    a parallel loop of its own: a fork and join of the threads for a few bytes)."""
+    return np.zeros(shape, dtype=dtype)
 
 
 def _same_family(a, b, j, glab):
@@ -430,12 +397,12 @@ def _entangled(j, g, f, tab, gs):
     table = np.full(size, -1, dtype=np.int64)
     famh = np.empty(nj, dtype=np.uint64)
     jrep = np.empty(nj, dtype=np.int64)  # a judged group's family: its first judged group
-    fam_cnt = _zeros_i(nj)
+    fam_cnt = _zeros(nj, np.int64)
     # a bit per slot of a table 8 times larger, set for the families of judged groups: most
     # groups are in none of them, and the bits (2 bytes per judged group) stay in cache
     fshift = np.uint64(64 - bits - 3)
     three = np.uint64(3)
-    filt = _zeros_u(((size << 3) >> 6) + 1)
+    filt = _zeros(((size << 3) >> 6) + 1, np.uint64)
     for a in range(nj):
         G = judged[a]
         h = ghash[G] - fh[off + glab[j, G]]
@@ -457,7 +424,7 @@ def _entangled(j, g, f, tab, gs):
     # chunks of groups in parallel, each written from its chunk's start, then packed
     ext_rep = np.empty(g, dtype=np.int64)
     ext_grp = np.empty(g, dtype=np.int64)
-    n_in = _zeros_i(n_chunks)
+    n_in = _zeros(n_chunks, np.int64)
     for t in prange(n_chunks):
         lo, hi = (g * t) // n_chunks, (g * (t + 1)) // n_chunks
         n_in[t] = _ext_scan(lo, hi, j, judged, fam, tab, gs, ext_rep, ext_grp)
@@ -476,7 +443,7 @@ def _entangled(j, g, f, tab, gs):
     if not multi:
         return
     # families of two or more groups: do their label sets on j intersect?
-    pos = _zeros_i(nj + 1)
+    pos = _zeros(nj + 1, np.int64)
     for a in range(nj):
         pos[a + 1] = pos[a] + (fam_cnt[a] if fam_cnt[a] > 1 else 0)
     members = np.empty(pos[nj], dtype=np.int64)
@@ -493,7 +460,7 @@ def _entangled(j, g, f, tab, gs):
         members[fill[rep]] = ext_grp[e]
         mj[fill[rep]] = -1
         fill[rep] += 1
-    hit = _zeros_b(pos[nj])
+    hit = _zeros(pos[nj], np.bool_)
     cstart, cls_label, ent, gcand, gdl = f.cstart, f.cls_label, f.ent, gs.gcand, gs.gdl
     gstart, gcount, mem, down = gs.gstart, gs.gcount, gs.mem, gs.down
     guni, gmax, dom, cj = gs.guni, gs.gmax, tab.dom, tab.codes[j]
@@ -583,10 +550,10 @@ def _find(j, g, tab, gs):
             judged[at] = G
             at += np.int64(((gcand[G, wj] & ~(gfail[G, wj] | gdoom[G, wj])) >> sh) & one)
     judged = judged[:nj]
-    ent = _zeros_b(nj)
-    failed = _zeros_b(nj)
+    ent = _zeros(nj, np.bool_)
+    failed = _zeros(nj, np.bool_)
     if nj == 0:
-        e64, z1, h1 = _zeros_i(0), _zeros_i(1), _zeros_i2(1, nv)
+        e64, z1, h1 = _zeros(0, np.int64), _zeros(1, np.int64), _zeros((1, nv), np.int64)
         everyone = np.full(1, tab.total, dtype=np.int64)  # one class: every record
         return Found(n_cand, judged, ent, failed, e64, e64, everyone, h1, z1, e64, e64, z1, e64,
                      e64)  # fmt: skip
@@ -646,7 +613,7 @@ def _find(j, g, tab, gs):
             judge_size[judge_of[c]] = cls_size[c]
             rest -= cls_size[c]
     judge_size[nk] = rest
-    hist = _zeros_i2(nk + 1, nv)
+    hist = _zeros((nk + 1, nv), np.int64)
     f = Found(n_cand, judged, ent, failed, cls_group, judge_of, judge_size, hist, cstart,
               cls_label, cls_nb, xoff, w.row_of, w.cls_of)  # fmt: skip
     _entangled(j, g, f, tab, gs)
@@ -1158,15 +1125,6 @@ def _levels_of(g, gs, orig, out):
                     out[o, x] = lv[r, x]
 
 
-def _class_hists(ids, g, cls, val, cnt, nv):
-    """Sensitive histograms (g, nv) of the classes ``ids`` of the base classes, from the
-    base classes' non-zero counts ``(cls, val, cnt)``."""
-    hist = np.zeros((g, nv), dtype=np.int64)
-    for e in range(cls.size):
-        hist[ids[cls[e]], val[e]] += cnt[e]
-    return hist
-
-
 def _counting_order(keys, n_keys):
     """The stable sort order of ``keys`` (integers ``0..n_keys-1``) by counting, and the
     start of each key's run in it (``n_keys + 1`` offsets)."""
@@ -1203,7 +1161,7 @@ def kernels() -> SimpleNamespace:
     g["_same_family"] = jit(_same_family, inline=True)
     g["_down_base"] = jit(_down_base, inline=True)
     g["_score"] = jit(_score, inline=True)
-    for name in ("_zeros_b", "_zeros_i", "_zeros_u", "_zeros_i2", "_shared_level",
+    for name in ("_zeros", "_shared_level",
                  "_split_groups", "_hist_groups", "_split_into", "_chunk_bounds", "_ext_scan",
                  "_order_of", "_e_after",
                  "_settle"):  # fmt: skip
@@ -1219,54 +1177,13 @@ def kernels() -> SimpleNamespace:
         levels_of=jit(_levels_of),
         take_rows=jit(_take_rows),
         counting_order=jit(_counting_order),
-        class_hists=jit(_class_hists),
         order_of=_order_of,
     )
     _CACHE["k"] = ns
     return ns
 
 
-# ---------------------------------------------------------------------------- the judge
-def _none_left(sizes, hist, nk, rules, bad):
-    """The end of a chain of models (:func:`_chain`)."""
-    return None
-
-
-def _chain(rule, q, rest):
-    """Model ``q`` judges the classes ``0..nk-1`` not yet known to fail (``bad``) with its
-    rule, on its columns of ``hist`` (every sensitive attribute side by side); then the
-    models after it (``rest``)."""
-
-    def judge_from(sizes, hist, nk, rules, bad):
-        a = rules.offs[q]
-        b = a + rules.widths[q]
-        table, n_total = rules.table_counts[a:b], rules.n_total[q]
-        params = rules.params[rules.param_off[q] : rules.param_off[q + 1]]
-        for c in range(nk):
-            if not bad[c] and not rule(sizes[c], hist[c, a:b], table, n_total, params):
-                bad[c] = True
-        rest(sizes, hist, nk, rules, bad)
-
-    return judge_from
-
-
-def _judge_with(chain):
-    def judge(sizes, hist, nk, mcs, rules, bad):
-        """Which of the classes ``0..nk-1`` violate a model (``bad[c]`` is set; a class
-        below ``mcs`` fails every model); returns their records. ``hist`` holds each
-        class's sensitive counts, every sensitive attribute side by side."""
-        for c in range(nk):
-            bad[c] = sizes[c] < mcs
-        chain(sizes, hist, nk, rules, bad)
-        rows = np.int64(0)
-        for c in range(nk):
-            if bad[c]:
-                rows += sizes[c]
-        return rows
-
-    return judge
-
-
+# ---------------------------------------------------------------------------- the round
 def _round_with(judge):
     def round_(order, memo, version, g, s, ok, e, tab, gs, rules, terms, tot):
         """One round of the partial-domain step (5.4, step 4) in one call: each attribute
@@ -1313,93 +1230,11 @@ def _round_with(judge):
     return round_
 
 
-def _registered(f: Callable[..., Any], inline: bool = True) -> Callable[..., Any]:
-    """``f`` made callable from compiled code, inlined where it is called unless not
-    ``inline`` (once per function; the function itself)."""
-    if f not in _REGISTERED:
-        numba().extending.register_jitable(inline="always" if inline else "never")(f)
-        _REGISTERED.add(f)
-    return f
-
-
-def _judge_kernels(functions: tuple[Callable[..., bool], ...]) -> SimpleNamespace:
-    """The judge of models with these rules and the partial step's round built on it,
-    compiled (once per process and sequence of rules; numba caches them on disk).
-
-    Each closure is named after the rules it holds (their code): numba names compiled code by
-    qualified name and a number counted per process, so that closures of one name cached by
-    other processes would be taken for one another, and a rule's new code would be read from
-    the cache as the old."""
-    key = ("judge", functions)
+def round_of(judge: Judge) -> Any:
+    """The partial step's round (:func:`_round_with`) on a compiled judge, compiled (once per
+    process and judge; numba caches it on disk under a name made of the judge's)."""
+    key = ("round", judge.name)
     if key not in _CACHE:
         kernels()  # (the round calls the compiled kernels)
-        code = [repr((f.__module__, f.__qualname__, f.__code__.co_code, f.__code__.co_consts))
-                for f in functions]  # fmt: skip
-
-        def named(fn: Any, *content: object) -> Any:
-            fn.__qualname__ += "_" + hashlib.sha256(repr(content).encode()).hexdigest()[:16]
-            return fn
-
-        chain = _registered(_none_left, inline=False)
-        for q in reversed(range(len(functions))):
-            link = _chain(_registered(functions[q]), q, chain)
-            chain = _registered(named(link, q, code[q:]), inline=False)
-        judge = _registered(named(_judge_with(chain), code), inline=False)
-        round_ = named(_round_with(judge), code)
-        _CACHE[key] = SimpleNamespace(judge=jit(judge), round=jit(round_))
-    return _CACHE[key]  # type: ignore[no-any-return]
-
-
-def judge_of(
-    models: Sequence[PrivacyModel],
-    layout: Mapping[str, tuple[int, int]],
-    table_counts: I64,
-    n_rows: int,
-) -> tuple[SimpleNamespace, Rules] | None:
-    """The compiled judge of ``models`` built from their rules
-    (:meth:`~anonlab.models.base.PrivacyModel.class_rule`), or None if one of them has no
-    rule (then the models judge themselves).
-
-    Parameters
-    ----------
-    models : sequence of PrivacyModel
-    layout : mapping
-        Per sensitive attribute, its first column and number of columns in the
-        side-by-side histograms the judge reads.
-    table_counts : ndarray of int64
-        The whole table's count in each of those columns.
-    n_rows : int
-        The whole table's records.
-
-    Returns
-    -------
-    (SimpleNamespace, Rules) or None
-        The kernels (``judge(sizes, hist, n_classes, mcs, rules, bad) -> records of the
-        violating classes``, and the partial step's ``round``) and the models' parameters.
-    """
-    rules = [m.class_rule() for m in models]
-    if any(r is None or len(m.sensitive_attributes) > 1 for r, m in zip(rules, models)):
-        return None
-    offs: list[int] = []
-    widths: list[int] = []
-    n_total: list[int] = []
-    params: list[float] = []
-    param_off = [0]
-    for m, r in zip(models, rules):
-        assert r is not None
-        off, width = layout[m.sensitive_attributes[0]] if m.sensitive_attributes else (0, 0)
-        offs.append(off)
-        widths.append(width)
-        n_total.append(int(table_counts[off : off + width].sum()) if width else int(n_rows))
-        params.extend(r.params)
-        param_off.append(len(params))
-    record = Rules(
-        offs=np.asarray(offs, dtype=np.int64),
-        widths=np.asarray(widths, dtype=np.int64),
-        n_total=np.asarray(n_total, dtype=np.int64),
-        params=np.asarray(params, dtype=np.float64),
-        param_off=np.asarray(param_off, dtype=np.int64),
-        table_counts=np.ascontiguousarray(table_counts, dtype=np.int64),
-    )
-    functions = tuple(r.function for r in rules if r is not None)
-    return _judge_kernels(functions), record
+        _CACHE[key] = jit(named(_round_with(judge.function), judge.name))
+    return _CACHE[key]

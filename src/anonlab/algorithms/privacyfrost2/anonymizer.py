@@ -23,30 +23,13 @@ __all__ = ["PrivacyFrost2", "PrivacyFrost2Stats"]
 
 @dataclass
 class PrivacyFrost2Stats(SearchStats):
-    """What PrivacyFrost2 did (``evaluated`` counts the tables checked, both steps).
+    """What PrivacyFrost2 did, each field labelled as reports print it.
 
-    Attributes
-    ----------
-    lattice_size : int
-    score_function : str
-    score : float
-        The score of the released table.
-    full_domain_levels : dict
-        ``T^G``, the full-domain table of the search.
-    full_domain_score : float
-    full_domain_loss : float
-        The job's metric on ``T^G`` (the released table's is the result's loss).
-    paper_score : float
-        The score of the paper's own search, before anonlab's restarts.
-    paper_levels : dict
-    restarts_allowed, restarts_run : int
-    tables_scored : int
-    skipped_by_bound : int
-    presampled_rows : int
-        Records pre-sampling removed (section 5.1).
-    presampling_s : float
-    partial_classes, partial_splits, partial_tables_checked : int, optional
-        The partial-domain step (section 5.4), when it ran.
+    ``evaluated`` counts the tables checked by both steps; ``score`` is the released table's.
+    ``full_domain_*`` describe ``T^G``, the full-domain table of the search (the released
+    table's loss is the result's); ``paper_*`` the paper's own search, before anonlab's
+    restarts; ``presampled_rows`` the records pre-sampling removed (section 5.1);
+    ``partial_*`` the partial-domain step (section 5.4), None when it did not run.
     """
 
     lattice_size: int = stat("lattice size")

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -19,30 +18,13 @@ import numpy.typing as npt
 
 from anonlab._progress import Progress
 from anonlab._typing import BoolArray, IntArray, U64Array
-from anonlab.algorithms._lattice.lattice import LatticeEvaluator, roll_up
-from anonlab.algorithms.privacyfrost2._common import side_by_side
-from anonlab.algorithms.privacyfrost2._kernels import Groups, Table, Terms, judge_of, kernels
+from anonlab.algorithms._lattice.lattice import LatticeEvaluator
+from anonlab.algorithms.privacyfrost2._kernels import Groups, Table, Terms, kernels, round_of
 from anonlab.data.stats import ClassStats, SensitiveHistogram
 from anonlab.exceptions import ParameterError, PrivacyCheckError
 from anonlab.metrics.scores import Score
 
 __all__ = ["PartialDomainResult", "partial_domain_degeneralization"]
-
-Sparse = dict[str, tuple[IntArray, IntArray, npt.NDArray[np.float64], int]]
-
-
-def _sparse(evaluator: LatticeEvaluator) -> Sparse:
-    """The base classes' counts of every sensitive attribute a model reads."""
-    known = evaluator.sparse_histograms()
-    out = {}
-    for name in sorted({a for m in evaluator.models for a in m.sensitive_attributes}):
-        if name not in known:
-            raise ParameterError(
-                f"The evaluator's base classes have no counts of sensitive attribute {name!r}, "
-                "which a privacy model needs."
-            )
-        out[name] = known[name]
-    return out
 
 
 def _mixed_stats(
@@ -74,34 +56,6 @@ class _Table:
     counts: IntArray
 
 
-def _first_seen(
-    levels: Sequence[npt.NDArray[np.object_]],
-) -> tuple[IntArray, npt.NDArray[np.object_]]:
-    """Codes of the labels of a hierarchy's levels, concatenated, into their distinct
-    values in the order first seen (a label may repeat on another level).
-
-    The first level's labels, the most numerous, are distinct and come first: only the
-    other levels' labels are hashed, and the first level's are looked up among them."""
-    first = levels[0]
-    tail = np.concatenate(levels[1:]) if len(levels) > 1 else np.zeros(0, dtype=object)
-    later: dict[object, int] = {}  # each label of the other levels: its rank, first seen
-    tail_ids = np.fromiter((later.setdefault(x, len(later)) for x in tail), np.int64, len(tail))
-    listed = first.tolist()
-    if later.keys().isdisjoint(listed):  # as usual: a third of the lookups' time
-        hit = np.full(len(first), -1, dtype=np.int64)
-    else:
-        hit = np.fromiter(map(later.get, listed, repeat(-1)), np.int64, len(first))
-    at_first = np.flatnonzero(hit >= 0)
-    later_id = np.full(len(later), -1, dtype=np.int64)
-    later_id[hit[at_first]] = at_first  # a label of the first level keeps its code there
-    new = later_id < 0
-    later_id[new] = len(first) + np.arange(int(new.sum()))
-    later_values = np.empty(len(later), dtype=object)
-    later_values[:] = list(later)
-    ids = np.concatenate([np.arange(len(first), dtype=np.int64), later_id[tail_ids]])
-    return ids, np.concatenate([np.asarray(first, dtype=object), later_values[new]])
-
-
 class _LabelIndex:
     """Global label ids of every (attribute, level, domain code): equal labels on different
     levels share one id (a null is a label of its own), so grouping by ids groups by labels."""
@@ -112,32 +66,12 @@ class _LabelIndex:
         assert base.keys is not None and base.domains is not None
         self.cards: list[int] = []
         self._dom: list[IntArray] = []  # (height + 1, domain size): label id per level
-        self._codes: list[IntArray] = []  # domain code of each base class
-        keys_t = _transposed(np.asarray(base.keys, dtype=np.int32))
-        for j, height in enumerate(evaluator.heights()):
-            maps: list[IntArray] = []
-            parts: list[npt.NDArray[np.object_]] = []
-            offset = 0
-            for level in range(height + 1):
-                mapping, labels = evaluator.generalization(j, level)
-                maps.append(mapping + offset)
-                parts.append(labels)
-                offset += labels.size
-            ids, values = _first_seen(parts)
-            self._dom.append(ids[np.stack(maps)])
-            self._codes.append(keys_t[j] if base.n_classes else np.zeros(0, dtype=np.int64))
+        for j in range(len(base.columns)):
+            ids, values = evaluator.label_ids(j)
+            self._dom.append(ids)
             self.cards.append(max(int(values.size), 1))
-        self._sparse = _sparse(evaluator)
-
-    def table(self, keys: Sequence[IntArray], *, counts: bool = True) -> _Table:
-        """The check of the table whose base classes have label ids ``keys`` (one array per
-        attribute); without ``counts`` its label counts ``e`` are left empty."""
-        ids, sizes, _ = roll_up(
-            list(keys), self.cards, self.evaluator.base.sizes, need_ids=True, need_codes=False
-        )
-        assert ids is not None
-        e = [np.count_nonzero(np.bincount(k, minlength=c)) for k, c in zip(keys, self.cards)]
-        return self.judged(ids, sizes, np.array(e if counts else [], dtype=np.int64))
+        self.columns = evaluator.sensitive_columns()  # (checks the models' attributes)
+        self._sparse = evaluator.sparse_histograms()
 
     def judged(self, ids: IntArray, sizes: IntArray, counts: IntArray) -> _Table:
         """The table of classes ``ids`` (one per base class) of ``sizes`` records, judged by
@@ -283,15 +217,11 @@ class _Rounds:
 
 class _CompiledPartial(_Rounds):
     """State of the partial-domain search (PrivacyFrost2 5.4, step 4) on the compiled
-    kernels of :mod:`._kernels` (whose notes describe the group state).
-
-    Same search and outcome as checking every table whole (the test-only reference: every
-    split, table checked and group left alone), at a cost per batch of the groups judged
-    rather than of the table. When every model has a rule
-    (:meth:`~anonlab.models.base.PrivacyModel.class_rule`) and the score is tabulated
-    (:meth:`Score.terms`) a whole round of batches is one compiled call; otherwise the
-    batches are driven from Python, the models judging themselves (``class_ok``) and a score
-    without terms tabulated per batch, with the same outcome.
+    kernels of :mod:`._kernels`: the outcome of checking every table whole (the test-only
+    reference), at a cost per batch of the groups judged. When every model has a rule and
+    the score is tabulated (:meth:`Score.terms`) a round is one compiled call; otherwise the
+    batches are driven from Python (the models judging themselves, a score without terms
+    tabulated per batch), with the same outcome.
     """
 
     def __init__(
@@ -314,13 +244,12 @@ class _CompiledPartial(_Rounds):
         m = len(levels)
         self._n, self._m = n, m
         index = self.index
-        if classes is None:
-            keys0 = [index._dom[j][int(lv)][index._codes[j]] for j, lv in enumerate(levels)]
-            table = index.table(keys0, counts=False)
-        else:  # the full-domain table's classes, as the search found them
-            ids = np.asarray(classes[0], dtype=np.int64)
-            csize = np.bincount(ids, weights=base.sizes, minlength=classes[1]).astype(np.int64)
-            table = index.judged(ids, csize, np.zeros(0, dtype=np.int64))
+        if classes is None:  # the full-domain table's classes
+            found, counts = evaluator.classes(tuple(int(lv) for lv in levels))
+            classes = (found, int(counts.size))
+        ids = np.asarray(classes[0], dtype=np.int64)
+        csize = np.bincount(ids, weights=base.sizes, minlength=classes[1]).astype(np.int64)
+        table = index.judged(ids, csize, np.zeros(0, dtype=np.int64))
         self._tick()
         self._starts(table)
         # The kernels see the base classes renumbered class by class of the full-domain
@@ -328,12 +257,12 @@ class _CompiledPartial(_Rounds):
         perm = kern.counting_order(table.ids, table.sizes.size)[0]
         self._at = np.empty(n, dtype=np.int64)  # the position of each base class
         self._at[perm] = np.arange(n, dtype=np.int64)
-        lab_off = _offsets([*index.cards, 0])
+        lab_off = np.cumsum([0, *index.cards], dtype=np.int64)  # (and the labels' total)
         codes = np.empty((m, n), dtype=np.int32)  # (32-bit: half the memory to walk)
         kern.take_rows(np.asarray(base.keys, dtype=np.int32), perm, codes)
-        layout, cls, val, cnt, _, total_hist = side_by_side(index._sparse)
-        self._sens = [(name, off, width) for name, (off, width) in layout.items()]
-        by, sp_indptr = kern.counting_order(self._at[cls], n)
+        cols = index.columns
+        self._sens = [(name, off, width) for name, (off, width) in cols.layout.items()]
+        by, sp_indptr = kern.counting_order(self._at[cols.cls], n)
         bsize = np.ascontiguousarray(np.asarray(base.sizes)[perm], dtype=np.int64)
         doms = index._dom
         self._tab = Table(
@@ -341,7 +270,7 @@ class _CompiledPartial(_Rounds):
             dom=np.concatenate([d.reshape(-1) for d in doms] or [np.zeros(0, np.int64)]).astype(
                 np.int32
             ),
-            dom_off=_offsets([d.size for d in doms]),
+            dom_off=np.cumsum([0, *(d.size for d in doms)], dtype=np.int64)[:-1],
             dom_w=np.array([d.shape[1] for d in doms], dtype=np.int64),
             fh=_label_hashes(index.cards),
             lab_off=lab_off,
@@ -349,20 +278,20 @@ class _CompiledPartial(_Rounds):
             orig=perm,
             lo=self.lo,
             sp_indptr=sp_indptr,
-            sp_val=val[by],
-            sp_cnt=cnt[by],
-            total_hist=total_hist,
+            sp_val=cols.val[by],
+            sp_cnt=cols.cnt[by],
+            total_hist=cols.total,
             total=int(bsize.sum()),
             mcs=int(evaluator.mcs),
         )
         # the models' compiled judge (None: they judge themselves) and the score's terms
         # (None: tabulated per batch); with both, a whole round runs in one compiled call
-        self._judge_k = judge_of(evaluator.models, layout, total_hist, self._tab.total)
+        self._judge_k = evaluator.compiled_judge()
         terms = score.terms(priorities, base_counts, index.cards) if m else None
         self._terms: Terms | None = None
         if terms is not None:
-            sizes = [t.size for t in terms[1]]
-            self._terms = Terms(terms[0] == "max", np.concatenate(terms[1]), _offsets(sizes))
+            off = np.cumsum([0, *(t.size for t in terms[1][:-1])], dtype=np.int64)
+            self._terms = Terms(terms[0] == "max", np.concatenate(terms[1]), off)
         self._fused = self._judge_k is not None and self._terms is not None
         # the group state (capacity n: groups partition the base classes); levels one byte
         # each (two for hierarchies over 100 levels)
@@ -450,7 +379,7 @@ class _CompiledPartial(_Rounds):
             super().run()
             return
         assert self._judge_k is not None
-        judge, rules = self._judge_k
+        round_ = round_of(self._judge_k)
         order = np.asarray(self.order, dtype=np.int64)
         # per attribute: the table version it was last tried in vain at (-1: never), and
         # that batch's tables checked and groups left alone
@@ -460,9 +389,9 @@ class _CompiledPartial(_Rounds):
         changed = True
         while changed:
             self._sync()
-            s, g = judge.round(
+            s, g = round_(
                 order, memo, self._version, self._g, self.s, self._ok, self._e, self._tab,
-                self._gs, rules, self._terms, tot,
+                self._gs, self._judge_k.rules, self._terms, tot,
             )  # fmt: skip
             self._tick(int(tot[0]))
             self.entangled += int(tot[1])
@@ -498,8 +427,7 @@ class _CompiledPartial(_Rounds):
         nk = int(sizes.size) - 1
         bad = np.zeros(nk, dtype=np.bool_)
         if self._judge_k is not None:
-            judge, rules = self._judge_k
-            judge.judge(sizes, hist, nk, self._tab.mcs, rules, bad)
+            self._judge_k.judge(sizes, hist, nk, self._tab.mcs, self._judge_k.rules, bad)
             return bad
         if not nk:
             return bad
@@ -538,26 +466,6 @@ class _CompiledPartial(_Rounds):
         # the groups are the released classes (no split that merges labels is kept)
         t = _Table(gid, sizes, violating, suppressed, ok, self._e.copy())
         return _result(self.levels, t, self.s, self.splits, self.checked)
-
-
-def _offsets(sizes: Sequence[int]) -> IntArray:
-    """Where each of consecutive parts of these sizes starts."""
-    off = np.zeros(len(sizes), dtype=np.int64)
-    off[1:] = np.cumsum(sizes)[:-1]
-    return off
-
-
-def _transposed(keys: npt.NDArray[np.int32]) -> npt.NDArray[np.int32]:
-    """``keys.T`` as a contiguous array (compiled: numpy's transposed copy of a tall table
-    is several times slower); ``keys.T`` itself when the keys are column-major (as the numpy
-    engine makes them)."""
-    if keys.T.flags.c_contiguous:
-        return keys.T
-    if not keys.size:
-        return np.ascontiguousarray(keys.T)
-    out = np.empty((keys.shape[1], keys.shape[0]), dtype=keys.dtype)
-    kernels().take_rows(keys, np.arange(keys.shape[0], dtype=np.int64), out)
-    return out
 
 
 def _result(
@@ -604,14 +512,7 @@ def partial_domain_degeneralization(
     a model, so suppressed records do not change) and the score does not drop. Attributes
     are taken in ``order`` (top priority first, as the top-down search does) and each is
     de-generalized as deep as it goes before the next; rounds repeat until no group changes.
-
-    The splits of different groups on one attribute are independent (a class's verdict
-    depends only on its records and the whole table's distribution), so all groups are
-    tried at once on one grouping of the base classes, and the passing splits are applied
-    together; if together they lower the score, halves are tried, the groups in table order
-    (by their first record; each kept change is checked on the table as it then is). Groups
-    whose new labels would coincide with another group's (a label repeated across levels) are
-    left as they are.
+    All groups are tried at once per attribute (``docs/privacyfrost2.md``).
 
     Parameters
     ----------

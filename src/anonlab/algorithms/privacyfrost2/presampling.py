@@ -1,13 +1,8 @@
 """Pre-sampling of PrivacyFrost2: remove isolated records before anonymizing (section 5.1).
 
-The paper generalizes every attribute ``a^i`` to a threshold level ``u_{a^i}``, groups the
-records with equal values, and removes from the original table the records of groups with
-fewer than ``k'`` records. A record's group at the threshold levels is a union of base
-classes (the classes of the original values), so the removal is computed on the base classes
-of a :class:`~anonlab.algorithms._lattice.LatticeEvaluator` without touching rows: the
-result is a mask over base classes, and :func:`restrict_evaluator` builds the evaluator of the
-remaining table. A row is removed iff its base class is (``keep[base.row_class]`` when the
-base statistics were computed ``with_rows=True``).
+The removal is computed on the base classes of a
+:class:`~anonlab.algorithms._lattice.LatticeEvaluator` without touching rows (:func:`presample`);
+a row is removed iff its base class is.
 """
 
 from __future__ import annotations
@@ -79,16 +74,13 @@ class PreSample:
     ----------
     keep : ndarray of bool, shape (n_base_classes,)
         Per base class of the evaluator, whether its records stay.
-    removed_rows : int
-        Records removed (isolated records).
-    kept_rows : int
-        Records that stay.
+    removed_rows, kept_rows : int
+        Records removed (isolated) and records that stay.
     removed_groups : int
         Groups at the threshold levels with fewer than ``k'`` records.
-    thresholds : tuple of int
-        The threshold levels used (anonlab levels).
-    thresholds_from_root : tuple of int
-        The same levels counted from the root (the paper's ``u``).
+    thresholds, thresholds_from_root : tuple of int
+        The threshold levels used (anonlab levels), and counted from the root (the paper's
+        ``u``).
     k_prime : int
     """
 

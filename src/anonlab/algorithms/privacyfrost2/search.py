@@ -14,6 +14,7 @@ described in ``docs/privacyfrost2.md``.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections import OrderedDict, deque
 from collections.abc import Mapping, Sequence
@@ -25,9 +26,9 @@ import numpy.typing as npt
 from anonlab._progress import Progress
 from anonlab._typing import IntArray
 from anonlab._validation import check_int
+from anonlab.algorithms._lattice.judge import class_hists
 from anonlab.algorithms._lattice.lattice import Lattice, LatticeEvaluator
-from anonlab.algorithms.privacyfrost2._common import per_attribute, side_by_side, to_paper_levels
-from anonlab.algorithms.privacyfrost2._kernels import judge_of, kernels
+from anonlab.algorithms.privacyfrost2._common import per_attribute, to_paper_levels
 from anonlab.algorithms.privacyfrost2.partial import (
     PartialDomainResult,
     partial_domain_degeneralization,
@@ -46,10 +47,8 @@ __all__ = ["PrivacyFrost2Result", "privacyfrost2"]
 
 Node = tuple[int, ...]
 OWNER = "privacyfrost2"
-#: Restarts of the optimization steps by default when there is no partial-domain step (an
-#: anonlab extension; 0 = the paper's procedure). 4 reach the best full-domain score in the
-#: six ARX adult cases of ``benchmarks/bench_privacyfrost2.py``; 8 leave a margin (more
-#: choices to revisit with more quasi-identifiers) for tens of extra tables checked.
+#: Restarts by default without the partial-domain step (0 = the paper's procedure): 4 reach
+#: the best score on ARX adult (``benchmarks/bench_privacyfrost2.py``), 8 leave a margin.
 DEFAULT_RESTARTS = 8
 
 #: Memory for the classes of tables that passed the check (their one-level-finer
@@ -59,66 +58,50 @@ CLASS_CACHE_BYTES = 64 * 2**20
 
 @dataclass(frozen=True)
 class PrivacyFrost2Result:
-    """The outcome of :func:`privacyfrost2`.
+    """The outcome of :func:`privacyfrost2` (levels are anonlab's, 0 = original values).
 
     Attributes
     ----------
     attributes : tuple of str
         The quasi-identifiers, in table order.
-    levels : tuple of int
-        The full-domain table ``T^G``: level of each attribute (anonlab convention,
-        0 = original values).
-    levels_from_root : tuple of int
-        The same levels counted from the root, as the paper does (``w = height - level``).
-    score : float
-        The score ``s`` of the returned table (the partial-domain table if that step ran).
-    full_domain_score : float
-        The score of ``T^G``.
-    value_counts : tuple of int
-        ``e``: distinct values of each attribute in ``T^G``.
-    base_value_counts : tuple of int
-        ``e^b``: distinct original values of each attribute.
+    levels, levels_from_root : tuple of int
+        The full-domain table ``T^G``, and its levels counted from the root as the paper
+        does (``w = height - level``).
+    score, full_domain_score : float
+        The score ``s`` of the returned table (the partial-domain table if that step ran),
+        and of ``T^G``.
+    value_counts, base_value_counts : tuple of int
+        ``e`` (distinct values of each attribute in ``T^G``) and ``e^b`` (original values).
     priorities : tuple of int
         ``v`` per attribute.
     order : tuple of str
-        The attributes sorted by ascending priority (the paper's ``Sort``: ``a^1`` ...
-        ``a^n``; ties keep the later column first, so an earlier column wins a tie).
-    single_attribute_levels : tuple of int
-        Levels after pre-computation step 1 (each attribute ``(k+p)``-anonymous alone).
-    initial_levels : tuple of int
-        The initial table ``T^I`` (pre-computation step 2).
+        The attributes by ascending priority (the paper's ``Sort``; ties keep the later
+        column first, so an earlier column wins a tie).
+    single_attribute_levels, initial_levels : tuple of int
+        After pre-computation step 1 (each attribute ``(k+p)``-anonymous alone) and step 2
+        (the initial table ``T^I``).
     suppressed_rows : int
         Records of ``T^G`` in classes that violate a model (suppressed, within the limit).
-    tables_checked : int
-        Distinct whole tables whose check ran during the full-domain search (restarts
+    tables_checked, tables_scored : int
+        Distinct whole tables checked and scored by the full-domain search (restarts
         included).
-    tables_scored : int
-        Distinct tables scored during the full-domain search (restarts included).
     skipped_by_bound : int
-        De-generalizations skipped by the score bound of section 5.3 (neither scored nor
-        checked).
+        De-generalizations skipped by the score bound of section 5.3.
     score_name : str
     presample : PreSample or None
         The pre-sampling outcome (``keep`` is a mask over the evaluator's base classes).
     partial : PartialDomainResult or None
         The partial-domain table, indexed by the evaluator's base classes.
-    elapsed_s : float
-        Wall time of the search (pre-sampling, search and partial step).
-    presampling_s : float
-        Wall time of the pre-sampling step alone (section 5.1), which the paper's Table 1
-        reports; 0 without it.
-    restarts : int
-        The restart budget asked for (0 = the paper's procedure).
-    restarts_run : int
-        Restarts made (at most ``restarts``; fewer when no start was left).
-    levels_before_restarts : tuple of int
-        ``T^G`` as the paper's procedure returns it, before any restart.
-    score_before_restarts : float
-        Its score (``full_domain_score`` is never lower).
+    elapsed_s, presampling_s : float
+        Wall time of the whole search, and of the pre-sampling step alone (which the
+        paper's Table 1 reports; 0 without it).
+    restarts, restarts_run : int
+        The restart budget asked for (0 = the paper's procedure) and the restarts made.
+    levels_before_restarts, score_before_restarts
+        ``T^G`` and its score as the paper's procedure returns them, before any restart.
     full_domain_classes : tuple of (ndarray, int), optional
-        The classes of ``T^G`` as the search grouped them: the class of each of the
-        evaluator's base classes and their number; None after pre-sampling (the search
-        grouped the remaining records) or if the search no longer kept them.
+        The classes of ``T^G`` as the search grouped them (the class of each base class and
+        their number); None after pre-sampling or if the search no longer kept them.
     """
 
     attributes: tuple[str, ...]
@@ -197,18 +180,10 @@ class _Search:
         self.keep_runner_ups = keep_runner_ups
         self._runner_ups: deque[tuple[Node, float]] = deque()
         self._visited: set[Node] = set()
-        self._kern = kernels()  # (the sensitive histograms of the classes, compiled)
         # the sensitive counts side by side: the compiled judge reads them whole, models
         # that judge themselves per attribute (a slice of columns each)
-        (
-            self._layout,
-            self._sp_cls,
-            self._sp_val,
-            self._sp_cnt,
-            self._nv_all,
-            total_hist,
-        ) = side_by_side(evaluator.sparse_histograms())
-        self._judge = judge_of(evaluator.models, self._layout, total_hist, evaluator.base.n_rows)
+        self._columns = evaluator.sensitive_columns()
+        self._judge = evaluator.compiled_judge()
         # per attribute and level: e (distinct values) and the single-attribute class sizes
         self.counts: list[IntArray] = []
         self.single: list[list[IntArray]] = []
@@ -248,18 +223,15 @@ class _Search:
         if hit is None:
             ids, sizes = self._classes(node)
             g = int(sizes.size)
-            check_dense_counts(g, self._nv_all)  # a clear error, not gigabytes
-            hist = self._kern.class_hists(
-                ids, g, self._sp_cls, self._sp_val, self._sp_cnt, self._nv_all
-            )
+            check_dense_counts(g, self._columns.n_columns)  # a clear error, not gigabytes
+            hist = class_hists(ids, g, self._columns)
             if self._judge is not None:  # models with rules, compiled
-                judge, rules = self._judge
                 bad = np.empty(g, dtype=np.bool_)
-                rows = judge.judge(sizes, hist, g, self.k, rules, bad)
+                rows = self._judge.judge(sizes, hist, g, self.k, self._judge.rules, bad)
                 hit = (int(rows) <= self.limit, int(rows))
                 self.ev.count_evaluation(node)
             else:
-                hists = {n: hist[:, o : o + w] for n, (o, w) in self._layout.items()}
+                hists = {n: hist[:, o : o + w] for n, (o, w) in self._columns.layout.items()}
                 res = self.ev.evaluate_classes(node, ids, sizes, hists or None)
                 hit = (bool(res.anonymous), int(res.suppressed_rows))
             self._checked[node] = hit
@@ -586,16 +558,7 @@ def privacyfrost2(
 
     Notes
     -----
-    The scores are functions of ``e``, the number of distinct values of each attribute in
-    the table (section 6.1); ``e`` of every attribute at every level is computed once, from
-    the base classes, so scoring a full-domain table costs no grouping. A de-generalization
-    is scored before it is checked, and checked only if its score beats the best one found
-    (the paper checks first; the outcome is the same, with fewer checks).
-
-    On ARX's adult data (8 quasi-identifiers, priorities 1, no suppression, k in {2, 5, 10},
-    basic and log-based scores) the paper's procedure reaches 0.923-1.0 of the best
-    full-domain score of the whole lattice, the default 8 restarts the best score in all six
-    cases (``benchmarks/bench_privacyfrost2.py``).
+    How the search scores, checks and restarts: ``docs/privacyfrost2.md``.
 
     References
     ----------
@@ -712,18 +675,8 @@ def privacyfrost2(
 
 def _expand(partial: PartialDomainResult, keep: npt.NDArray[np.bool_]) -> PartialDomainResult:
     """Index a partial-domain result by the base classes before pre-sampling."""
-    n = keep.size
-    levels = np.full((n, partial.base_levels.shape[1]), -1, dtype=partial.base_levels.dtype)
+    levels = np.full((keep.size, partial.base_levels.shape[1]), -1, partial.base_levels.dtype)
     levels[keep] = partial.base_levels
-    cls = np.full(n, -1, dtype=np.int64)
+    cls = np.full(keep.size, -1, dtype=np.int64)
     cls[keep] = partial.class_of_base
-    return PartialDomainResult(
-        base_levels=levels,
-        class_of_base=cls,
-        class_sizes=partial.class_sizes,
-        suppressed=partial.suppressed,
-        score=partial.score,
-        value_counts=partial.value_counts,
-        splits=partial.splits,
-        tables_checked=partial.tables_checked,
-    )
+    return dataclasses.replace(partial, base_levels=levels, class_of_base=cls)
