@@ -549,3 +549,17 @@ def test_batch_table_order_sort_equals_argsort(n, n_keys):
     keys = np.random.default_rng(n).choice(n_keys, size=n, replace=False).astype(np.int64)
     order = kernels().order_of(keys, n_keys)
     assert np.array_equal(order, np.argsort(keys, kind="stable"))
+
+
+def test_base_classes_without_a_models_sensitive_counts_are_refused_by_name():
+    """The compiled judge reads the base classes' counts of every sensitive attribute a
+    model reads: base classes counted without one get an error naming it, before any work."""
+    ev, lattice = make(models=(("k_anonymity", {"k": 2}),))
+    ev = LatticeEvaluator(
+        ev.base, H, [build_model("distinct_l_diversity", {"attribute": "disease", "l": 2})], 0,
+        build_metric("loss"), ev.context,
+    )  # fmt: skip
+    with pytest.raises(ParameterError, match="no counts of sensitive attribute 'disease'"):
+        ev.sensitive_columns()
+    with pytest.raises(InputError, match="no counts of sensitive attribute 'disease'"):
+        privacyfrost2(ev, lattice, priorities=[1, 1, 1], partial_domain=True)  # (the model's)
