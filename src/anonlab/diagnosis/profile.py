@@ -287,9 +287,10 @@ def profile_release(
         more = get_engine("numpy", released).class_stats(
             list(problem.quasi_identifiers), sensitive=missing
         )
+        more_keys = _class_keys(more)
         if np.array_equal(more.sizes, stats.sizes):  # (the same engine: the same classes)
-            keys = _class_keys(more) if keys is None else keys
-            if _class_keys(more) == keys:
+            keys = more_keys if keys is None else keys
+            if more_keys == keys:
                 histograms.update(more.sensitive)
     distributions = [
         _sensitive(name, histograms[name], stats.sizes, suppressed, keys)

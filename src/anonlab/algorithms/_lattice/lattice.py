@@ -15,7 +15,7 @@ import math
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import numpy.typing as npt
@@ -340,25 +340,17 @@ class LatticeEvaluator:
         """A new evaluator of the table without the base classes where ``keep`` is False.
 
         Hierarchies, models, metric, attribute weights and the suppression limit (an absolute
-        number of rows) are those of this evaluator; the metric context is rebuilt on the
-        remaining rows (:meth:`ClassStats.restricted`).
+        number of rows) are those of this evaluator; so is the metric context, but for its
+        base classes and records, those that remain (:meth:`ClassStats.restricted`).
 
         Parameters
         ----------
         keep : array_like of bool, shape (n_base_classes,)
         """
         base = self.base.restricted(keep)
-        ctx = self.context
-        context = MetricContext(
-            quasi_identifiers=ctx.quasi_identifiers,
-            hierarchies=ctx.hierarchies,
-            base=base,
-            n_rows=base.n_rows,
-            weights=ctx.weights,
-        )
-        hierarchies = dict(ctx.hierarchies)
+        context = replace(self.context, base=base, n_rows=base.n_rows, cache={})
         return LatticeEvaluator(
-            base, hierarchies, self.models, self.max_suppressed, self.metric, context
+            base, dict(context.hierarchies), self.models, self.max_suppressed, self.metric, context
         )
 
     def level_codes(self, j: int, level: int) -> npt.NDArray[np.int64]:

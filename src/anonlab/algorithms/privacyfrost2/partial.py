@@ -71,7 +71,6 @@ class _LabelIndex:
             self._dom.append(ids)
             self.cards.append(max(int(values.size), 1))
         self.columns = evaluator.sensitive_columns()  # (checks the models' attributes)
-        self._sparse = evaluator.sparse_histograms()
 
     def judged(self, ids: IntArray, sizes: IntArray, counts: IntArray) -> _Table:
         """The table of classes ``ids`` (one per base class) of ``sizes`` records, judged by
@@ -81,7 +80,7 @@ class _LabelIndex:
             name: SensitiveHistogram.from_triplets(
                 ev.base.sensitive[name].values, ids[cls], val, cnt, n_classes=int(sizes.size)
             )
-            for name, (cls, val, cnt, _) in self._sparse.items()
+            for name, (cls, val, cnt, _) in ev.sparse_histograms().items()
         }
         bad = _violating(ev, _mixed_stats(ev, sizes, hists))
         suppressed = int(sizes[bad].sum())
@@ -244,11 +243,12 @@ class _CompiledPartial(_Rounds):
         m = len(levels)
         self._n, self._m = n, m
         index = self.index
-        if classes is None:  # the full-domain table's classes
-            found, counts = evaluator.classes(tuple(int(lv) for lv in levels))
-            classes = (found, int(counts.size))
-        ids = np.asarray(classes[0], dtype=np.int64)
-        csize = np.bincount(ids, weights=base.sizes, minlength=classes[1]).astype(np.int64)
+        if classes is None:  # the full-domain table's classes and their records
+            found, csize = evaluator.classes(tuple(int(lv) for lv in levels))
+        else:  # as the search found them
+            found, n_classes = classes
+            csize = np.bincount(found, weights=base.sizes, minlength=n_classes).astype(np.int64)
+        ids = np.asarray(found, dtype=np.int64)
         table = index.judged(ids, csize, np.zeros(0, dtype=np.int64))
         self._tick()
         self._starts(table)
