@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from anonlab import EncodedTable
-from anonlab.data.grouping import factorize_keys, lex_groups, refine_steps
+from anonlab.data.grouping import factorize_keys, lex_groups, refine_steps, sort_order
 from anonlab.engines.numpy_engine import NumpyEngine
 
 # a counting pass, a sort of every key, or a counting pass only for tiny key spaces
@@ -164,3 +164,17 @@ def test_factorize_keys_groups_equal_keys_exactly(values):
         # the same partition as np.unique's: id <-> unique key is a bijection
         pairs = set(zip(ids.tolist(), inv.reshape(-1).tolist()))
         assert len(pairs) == n
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.sampled_from([1, 2, 255, 256, 2**16, 2**16 + 1, 2**33, 2**62, 2**63]),
+    st.lists(st.integers(0, 2**63 - 1), max_size=80),
+    st.integers(1, 5),
+)
+def test_sort_order_is_numpys_stable_argsort(space, draws, repeats):
+    """The radix passes sort like ``np.argsort(kind="stable")``: ascending keys, equal keys
+    (repeated here) in their given order, for spaces of one to four 16-bit digits."""
+    key = np.array([d % space for d in draws] * repeats, dtype=np.int64)
+    order = sort_order(key, space)
+    assert order.tolist() == np.argsort(key, kind="stable").tolist()

@@ -39,7 +39,7 @@ def test_many_rows_few_or_many_distinct(prototypes):
 def test_hashed_pass_numbers_keys_in_order():
     rng = np.random.default_rng(3)
     key = rng.integers(0, 2**60, 200)[rng.integers(0, 200, 60_000)]
-    ids, counts, distinct = grouping._ordered_hashed(key)
+    ids, counts, distinct = grouping._ordered_hashed(key, 2**60)
     want_distinct, want_ids, want_counts = np.unique(key, return_inverse=True, return_counts=True)
     assert np.array_equal(ids, want_ids)
     assert np.array_equal(counts, want_counts)

@@ -9,6 +9,7 @@ import numpy as np
 import numpy.typing as npt
 
 from anonlab._resources import format_bytes, memory_budget
+from anonlab.data.grouping import ordered_groups
 from anonlab.exceptions import InputError, ParameterError
 
 __all__ = ["ClassStats", "SensitiveHistogram", "check_dense_counts"]
@@ -145,8 +146,8 @@ class SensitiveHistogram:
         """The histogram of (class, value, count) triplets, equal pairs summed.
 
         The dense form when the classes times the values are at most four times the triplets
-        (one counting pass), else the sparse form (one sort of the keys packed with their
-        counts).
+        (one counting pass), else the sparse form (the (class, value) keys grouped in order by
+        :func:`~anonlab.data.grouping.ordered_groups`).
 
         Parameters
         ----------
@@ -174,21 +175,9 @@ class SensitiveHistogram:
         if space <= max(4 * n, 1 << 16):
             dense = np.bincount(key, weights=w, minlength=space)
             return cls(vals, dense.astype(np.int64, copy=False).reshape(g, nv))
-        if n == 0:
-            empty = np.zeros(0, dtype=np.int64)
-            return cls(vals, indptr=np.zeros(g + 1, dtype=np.int64), indices=empty, data=empty)
-        w64 = np.ones(n, dtype=np.int64) if w is None else w.astype(np.int64)
-        bits = max(int(w64.max()).bit_length(), 1)
-        if space < 2 ** (62 - bits):
-            packed = np.sort((key << bits) | w64)  # equal keys need no order among them
-            keys = packed >> bits
-            starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
-            ukeys = keys[starts]
-            summed = np.add.reduceat(packed & ((1 << bits) - 1), starts)
-        else:
-            ukeys, inv = np.unique(key, return_inverse=True)
-            summed = np.bincount(inv.reshape(-1), weights=w64, minlength=ukeys.size)
-            summed = summed.astype(np.int64)
+        pair, summed, ukeys = ordered_groups(key, space)
+        if w is not None:
+            summed = np.bincount(pair, weights=w, minlength=ukeys.size).astype(np.int64)
         nonzero = summed != 0
         if not nonzero.all():
             ukeys, summed = ukeys[nonzero], summed[nonzero]
