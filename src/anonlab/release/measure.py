@@ -7,6 +7,7 @@ import dataclasses
 import numpy as np
 import numpy.typing as npt
 
+from anonlab.data.grouping import sort_order
 from anonlab.data.stats import ClassStats
 from anonlab.data.table import EncodedTable
 from anonlab.engines import get_engine
@@ -75,9 +76,8 @@ def release_cells(
         domain = base.domains[base.columns.index(q)]
         if domain is col.categories or np.array_equal(domain, col.categories):
             # the cells come by (level, value): by (label, level, value) in a stable sort by
-            # label (a radix sort on 16 bits)
-            narrow = label.astype(np.uint16) if label.size and label.max() < 2**16 else label
-            order = np.argsort(narrow, kind="stable")
+            # label
+            order = sort_order(label, int(label.max()) + 1 if label.size else 1)
         else:  # the context's base domain orders the labels otherwise: map by text
             where = {v: i for i, v in enumerate(domain.tolist())}
             value = np.array([where[v] for v in col.categories.tolist()], dtype=np.int64)[value]
