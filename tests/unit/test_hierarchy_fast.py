@@ -360,3 +360,23 @@ def test_label_ids_give_equal_labels_of_any_level_one_id():
     assert ids[0, 3] == ids[1, 3] != ids[2, 3]  # a null below the root, "*" at it
     assert len(set(values.tolist())) == values.size
     assert h.label_ids(cats)[0] is ids  # remembered for the same categories
+
+
+@pytest.mark.parametrize("at", [[0, 1, 2, 3], [1, 3], [0, 2], []])
+def test_a_remembered_subset_is_generalized_as_if_looked_up(at):
+    """``Hierarchy.remember_subset``: the leaf index and the labels per level of a column's
+    labels after rows were dropped are those a lookup of each label gives."""
+    h = Hierarchy([["a", "ab", "*"], ["b", "ab", "*"], ["c", "c", "*"]])
+    cats = np.array(["a", "b", "c", None], dtype=object)
+    sub = cats[at]
+    fresh = Hierarchy([["a", "ab", "*"], ["b", "ab", "*"], ["c", "c", "*"]])
+    h.remember_subset(sub, cats, at)
+    assert h.leaf_index(sub).tolist() == fresh.leaf_index(sub).tolist()
+    ids, values = h.label_ids(sub)
+    want_ids, want_values = fresh.label_ids(sub)
+    assert ids.shape == want_ids.shape
+    assert values[ids].tolist() == want_values[want_ids].tolist()
+    for level in range(h.n_levels):
+        mapping, labels = h.generalization(sub, level)
+        want_mapping, want_labels = fresh.generalization(sub, level)
+        assert labels[mapping].tolist() == want_labels[want_mapping].tolist()

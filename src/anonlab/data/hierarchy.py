@@ -423,6 +423,31 @@ class Hierarchy:
             self._label_ids = [(categories, (ids, values)), *self._label_ids[:3]]
         return ids, values
 
+    def remember_subset(
+        self, categories: npt.NDArray[np.object_], of: npt.NDArray[np.object_], at: npt.ArrayLike
+    ) -> None:
+        """Remember that ``categories`` are ``of[at]``, so that :meth:`leaf_index` and
+        :meth:`label_ids` of ``categories`` are read off those of ``of`` without looking a
+        value up (a column's labels after rows were dropped: :meth:`EncodedColumn.take`).
+
+        Parameters
+        ----------
+        categories : ndarray of object
+            The labels to remember.
+        of : ndarray of object
+            The labels they are taken from (looked up as usual, if not already).
+        at : array_like of int
+            The position in ``of`` of each of ``categories``.
+        """
+        at = np.asarray(at, dtype=np.int64)
+        leaf = self.leaf_index(of)[at]
+        ids, values = self.label_ids(of)
+        ids = ids[:, at]
+        for a in (leaf, ids):
+            a.setflags(write=False)
+        self._leaf_indexes = [(categories, leaf), *self._leaf_indexes[:3]]
+        self._label_ids = [(categories, (ids, values)), *self._label_ids[:3]]
+
     def _mappings(
         self, categories: npt.ArrayLike, levels: slice
     ) -> tuple[npt.NDArray[np.int32], list[npt.NDArray[np.object_]]]:

@@ -231,6 +231,17 @@ def generalize_cells(
     return group_cells(col, hierarchy, levels).column
 
 
+def _take(problem: Problem, rows: IntArray) -> EncodedTable:
+    """The problem's table at ``rows``, each quasi-identifier's kept labels remembered by its
+    hierarchy as a subset of the column's (for :meth:`Recoding.kept`)."""
+    table = problem.table.take(rows)
+    for q in problem.quasi_identifiers:
+        col = problem.table[q]
+        at = np.flatnonzero(np.bincount(col.codes[rows], minlength=col.cardinality))
+        problem.hierarchies[q].remember_subset(table[q].categories, col.categories, at)
+    return table
+
+
 _T = TypeVar("_T")
 
 
@@ -293,11 +304,16 @@ class Recoding(ABC):
         return self.row_levels(problem), None
 
     def kept(self, problem: Problem) -> EncodedTable:
-        """The rows of the table this recoding keeps (taken once)."""
+        """The rows of the table this recoding keeps (taken once).
+
+        A quasi-identifier's labels among the kept rows are a subset of the column's: its
+        hierarchy is told which (:meth:`Hierarchy.remember_subset`), so that generalizing
+        them looks no label up again.
+        """
         rows = self.rows
         if rows is None:
             return problem.table
-        return self._memo("kept", problem, lambda: problem.table.take(rows))
+        return self._memo("kept", problem, lambda: _take(problem, rows))
 
     def _memo(self, key: str, problem: Problem, make: Callable[[], _T]) -> _T:
         """``make()``, kept in the recoding for the problem it was made for."""

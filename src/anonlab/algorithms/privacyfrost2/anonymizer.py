@@ -181,7 +181,6 @@ class PrivacyFrost2(Anonymizer):
             recoding = Levels(res.partial.base_levels, row_class, rows)
         else:
             recoding = FullDomain(dict(zip(qis, res.levels)), rows)
-        full = self._full_domain_loss(evaluator, res)
         part = res.partial
         self.recoding_ = recoding
         self.search_ = PrivacyFrost2Stats(
@@ -192,7 +191,7 @@ class PrivacyFrost2(Anonymizer):
             score=res.score,
             full_domain_levels=dict(zip(qis, map(int, res.levels))),
             full_domain_score=res.full_domain_score,
-            full_domain_loss=full,
+            full_domain_loss=res.full_domain_loss,
             paper_score=res.score_before_restarts,
             paper_levels=dict(zip(qis, map(int, res.levels_before_restarts))),
             restarts_allowed=res.restarts,
@@ -206,15 +205,3 @@ class PrivacyFrost2(Anonymizer):
             partial_tables_checked=None if part is None else part.tables_checked,
         )
         self.context_ = evaluator.context if rows is None else None
-
-    @staticmethod
-    def _full_domain_loss(evaluator: Any, res: Any) -> float:
-        """The job's metric on ``T^G``, from the classes the search grouped when it kept them."""
-        if res.full_domain_classes is not None:
-            ids = np.asarray(res.full_domain_classes[0], dtype=np.int64)
-            n_cls = res.full_domain_classes[1]
-            sizes = np.bincount(ids, weights=evaluator.base.sizes, minlength=n_cls).astype(np.int64)
-            full = evaluator.evaluate_classes(res.levels, ids, sizes, with_loss=True)
-        else:
-            full = evaluator.evaluate(res.levels, with_loss=True)
-        return float(full.loss) if full.loss is not None else float("nan")

@@ -99,9 +99,8 @@ class PrivacyFrost2Result:
         The restart budget asked for (0 = the paper's procedure) and the restarts made.
     levels_before_restarts, score_before_restarts
         ``T^G`` and its score as the paper's procedure returns them, before any restart.
-    full_domain_classes : tuple of (ndarray, int), optional
-        The classes of ``T^G`` as the search grouped them (the class of each base class and
-        their number); None after pre-sampling or if the search no longer kept them.
+    full_domain_loss : float
+        The evaluator's metric on ``T^G`` (of the records pre-sampling kept).
     """
 
     attributes: tuple[str, ...]
@@ -128,9 +127,7 @@ class PrivacyFrost2Result:
     restarts_run: int = 0
     levels_before_restarts: tuple[int, ...] = ()
     score_before_restarts: float = 0.0
-    full_domain_classes: tuple[npt.NDArray[np.integer], int] | None = field(
-        default=None, repr=False
-    )
+    full_domain_loss: float = float("nan")
 
     @property
     def transformation(self) -> dict[str, int]:
@@ -669,7 +666,7 @@ def privacyfrost2(
         restarts_run=restarts_run,
         levels_before_restarts=paper_node,
         score_before_restarts=paper_s,
-        full_domain_classes=search.kept_classes(node) if work is evaluator else None,
+        full_domain_loss=_loss(work, node, search.kept_classes(node)),
     )
 
 
@@ -680,3 +677,16 @@ def _expand(partial: PartialDomainResult, keep: npt.NDArray[np.bool_]) -> Partia
     cls = np.full(keep.size, -1, dtype=np.int64)
     cls[keep] = partial.class_of_base
     return dataclasses.replace(partial, base_levels=levels, class_of_base=cls)
+
+
+def _loss(
+    evaluator: LatticeEvaluator, node: Node, classes: tuple[npt.NDArray[np.integer], int] | None
+) -> float:
+    """The evaluator's metric on ``node``, from its classes when the search kept them."""
+    if classes is None:
+        res = evaluator.evaluate(node, with_loss=True)
+    else:
+        ids = np.asarray(classes[0], dtype=np.int64)
+        sizes = np.bincount(ids, weights=evaluator.base.sizes, minlength=classes[1])
+        res = evaluator.evaluate_classes(node, ids, sizes.astype(np.int64), with_loss=True)
+    return float("nan") if res.loss is None else float(res.loss)
