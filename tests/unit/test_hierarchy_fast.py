@@ -380,3 +380,12 @@ def test_a_remembered_subset_is_generalized_as_if_looked_up(at):
         mapping, labels = h.generalization(sub, level)
         want_mapping, want_labels = fresh.generalization(sub, level)
         assert labels[mapping].tolist() == want_labels[want_mapping].tolist()
+
+
+def test_a_subset_that_is_not_one_is_refused_by_name():
+    h = Hierarchy([["a", "ab", "*"], ["b", "ab", "*"], ["c", "c", "*"]], attribute="letter")
+    cats = np.array(["a", "b", "c"], dtype=object)
+    for sub, at in [(cats[[0, 2]], [0, 1]), (cats[[0]], [5]), (cats[[0, 1]], [0])]:
+        with pytest.raises(HierarchyError, match="'letter'"):
+            h.remember_subset(sub, cats, at)
+    assert h.leaf_index(cats).tolist() == [0, 1, 2]  # nothing was remembered

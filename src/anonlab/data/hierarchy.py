@@ -438,8 +438,19 @@ class Hierarchy:
             The labels they are taken from (looked up as usual, if not already).
         at : array_like of int
             The position in ``of`` of each of ``categories``.
+
+        Raises
+        ------
+        HierarchyError
+            If ``categories`` are not ``of[at]``.
         """
-        at = np.asarray(at, dtype=np.int64)
+        at = np.asarray(at, dtype=np.int64).reshape(-1)
+        fits = at.size == 0 or (int(at.min()) >= 0 and int(at.max()) < len(of))
+        if not (fits and np.array_equal(np.asarray(of, dtype=object)[at], categories)):
+            raise HierarchyError(
+                f"The labels given for attribute {self.attribute or '?'!r} are not the "
+                "labels they are said to be taken from, at the positions given."
+            )
         leaf = self.leaf_index(of)[at]
         ids, values = self.label_ids(of)
         ids = ids[:, at]
