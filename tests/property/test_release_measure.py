@@ -105,19 +105,30 @@ def test_levels_of_any_integer_type_release_and_measure_the_same(dtype):
     assert Levels(levels.astype(dtype), group).summary(p) == Levels(levels, group).summary(p)
 
 
-def test_partial_domain_release_is_measured_on_the_release():
+_SIX = ["age", "education", "marital-status", "race", "sex", "native-country"]
+
+
+def _adult_job(qis, algorithm, **more):
+    """UCI Adult (bundled) and a PrivacyFrost2 job on ``qis`` with its own hierarchies:
+    5-anonymity, the loss metric, ``more`` added to the job."""
     import anonlab
 
     table = anonlab.load_adult()
-    qis = ["age", "education", "marital-status", "race", "sex", "native-country"]
     h = anonlab.adult_hierarchies(table)
     job = {
         "quasi_identifiers": {q: {"hierarchy": h[q]} for q in qis},
         "models": [{"k_anonymity": {"k": 5}}],
         "metric": "loss",
-        "suppression": 0.01,
-        "algorithm": {"name": "privacyfrost2", "partial_domain": True},
+        "algorithm": {"name": "privacyfrost2", **algorithm},
+        **more,
     }
+    return table, job
+
+
+def test_partial_domain_release_is_measured_on_the_release():
+    import anonlab
+
+    table, job = _adult_job(_SIX, {"partial_domain": True}, suppression=0.01)
     res = anonlab.anonymize(table, job)
     assert type(res.recoding).__name__ == "Levels"
     # the partial-domain table keeps more than T^G: its measured loss is lower
@@ -130,15 +141,8 @@ def test_full_domain_loss_after_presampling_is_the_loss_of_the_records_kept(metr
     kept: a full-domain release of them measures the same (it was NaN)."""
     import anonlab
 
-    table = anonlab.load_adult()
-    qis = ["age", "education", "marital-status", "race", "sex", "native-country"]
-    h = anonlab.adult_hierarchies(table)
-    job = {
-        "quasi_identifiers": {q: {"hierarchy": h[q]} for q in qis},
-        "models": [{"k_anonymity": {"k": 5}}],
-        "metric": metric,
-        "algorithm": {"name": "privacyfrost2", "presampling": {"levels": 1, "k": 5}},
-    }
+    presampling = {"presampling": {"levels": 1, "k": 5}}
+    table, job = _adult_job(_SIX, presampling, metric=metric)
     res = anonlab.anonymize(table, job)
     assert res.search.presampled_rows > 0
     assert type(res.recoding).__name__ == "FullDomain"
@@ -315,19 +319,13 @@ def test_a_level_or_group_outside_its_array_is_refused_naming_the_column(level):
 def test_a_partial_step_that_splits_nothing_releases_its_full_domain_table():
     import anonlab
 
-    table = anonlab.load_adult()
-    qis = ["age", "sex", "race"]
-    h = anonlab.adult_hierarchies(table)
-    job = {
-        "quasi_identifiers": {q: {"hierarchy": h[q]} for q in qis},
-        "sensitive": ["occupation"],
-        "models": [
-            {"k_anonymity": {"k": 5}},
-            {"equal_t_closeness": {"attribute": "occupation", "t": 0.1}},
-        ],
-        "metric": "loss",
-        "algorithm": {"name": "privacyfrost2", "partial_domain": True},
-    }
+    models = [
+        {"k_anonymity": {"k": 5}},
+        {"equal_t_closeness": {"attribute": "occupation", "t": 0.1}},
+    ]
+    table, job = _adult_job(
+        ["age", "sex", "race"], {"partial_domain": True}, sensitive=["occupation"], models=models
+    )
     res = anonlab.anonymize(table, job)
     assert res.search.partial_splits == 0
     assert type(res.recoding).__name__ == "FullDomain"
