@@ -37,6 +37,7 @@ from anonlab.diagnosis import (
 )
 from anonlab.diagnosis.profile import TableProfile, profile_release, profile_table
 from anonlab.diagnosis.questions import Answer
+from anonlab.diagnosis.risk import identifying_columns as _identifying_columns
 from anonlab.engines import Engine, get_engine
 from anonlab.exceptions import AnonlabError, InputError, ParameterError, PrivacyRiskWarning
 from anonlab.io import read_hierarchy, read_table
@@ -64,6 +65,7 @@ __all__ = [
     "load_hierarchies",
     "diagnose",
     "risk",
+    "identifying_columns",
     "find_quasi_identifiers",
     "job_choices",
     "job_input_files",
@@ -250,6 +252,44 @@ def risk(
     """
     eng = open_engine(data, engine=engine, hierarchies=hierarchies, csv_options=csv_options)
     return risk_summary(eng, quasi_identifiers, threshold=threshold, levels=levels)
+
+
+def identifying_columns(
+    data: Any,
+    exclude: Sequence[str] = (),
+    *,
+    engine: str = "numpy",
+    csv_options: CsvOptions | None = None,
+) -> list[tuple[str, str]]:
+    """The columns that identify a row on their own, and why (no warning is issued).
+
+    See :func:`anonlab.diagnosis.risk.identifying_columns`.
+
+    Parameters
+    ----------
+    data : path, EncodedTable, DataFrame, pyarrow Table or Engine
+        The table.
+    exclude : sequence of str
+        Columns not to look at (those already declared).
+    engine : str
+        ``"numpy"`` or ``"duckdb"``.
+    csv_options : CsvOptions, optional
+        How to parse a CSV path.
+
+    Returns
+    -------
+    list of (column, reason)
+
+    Examples
+    --------
+    >>> from anonlab import EncodedTable
+    >>> from anonlab.api import identifying_columns
+    >>> t = EncodedTable.from_rows([("a1", "F"), ("a2", "F")], ["patient_id", "sex"])
+    >>> [c for c, _ in identifying_columns(t)]
+    ['patient_id']
+    """
+    eng = open_engine(data, engine=engine, csv_options=csv_options)
+    return _identifying_columns(eng, exclude)
 
 
 def find_quasi_identifiers(

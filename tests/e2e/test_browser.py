@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import csv
 import os
+import re
 import shutil
-import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -80,38 +81,44 @@ def browser() -> Iterator[object]:
         b.close()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+@dataclass
+class Server:
+    """``anonlab serve`` on a port it chose: its address, the start address with the access
+    token, and the folder it serves."""
+
+    url: str
+    start: str
+    root: Path
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     root = tmp_path_factory.mktemp("served")
-    port = _free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "anonlab", "serve", "--root", str(root), "--port", str(port)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            break
-        except OSError:
+    log = tmp_path_factory.mktemp("server-log") / "serve.txt"
+    with log.open("w") as fh:  # a file, not a pipe: the server never waits for a reader
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "anonlab", "serve", "--root", str(root), "--port", "0"],
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+        )
+    deadline = time.monotonic() + 60
+    found = None
+    while found is None and time.monotonic() < deadline:
+        # printed once it listens: the port it was given and the token
+        found = re.search(r"at (http://127\.0\.0\.1:\d+)(/\?token=\S+) ", log.read_text())
+        if found is None:
             if proc.poll() is not None:
-                raise AssertionError(f"anonlab serve exited: {proc.stdout.read()}") from None
+                raise AssertionError(f"anonlab serve exited: {log.read_text()}")
             time.sleep(0.1)
-    else:
+    if found is None:
         proc.kill()
         raise AssertionError("anonlab serve did not start")
-    yield url, root
+    yield Server(found.group(1), found.group(1) + found.group(2), root)
     proc.terminate()
-    proc.wait(timeout=10)
+    proc.wait(timeout=30)
+    # what it wrote went when it stopped
+    assert not (root / "anonlab-output").exists(), log.read_text()
+    assert not (root / "anonlab-uploads").exists(), log.read_text()
 
 
 class Page:
@@ -147,10 +154,21 @@ def _kv(page: object, label: str) -> str:
     return str(page.locator(f'table.kv tr:has(th:text-is("{label}")) td').first.inner_text())  # type: ignore[attr-defined]
 
 
-def test_open_adult_and_ask_q2_q4_q11(server, page, artifacts):
-    url, _ = server
+def test_the_app_needs_its_token_then_keeps_it_in_a_cookie_scripts_cannot_read(server, page):
     p = page.page
-    p.goto(url + "/")
+    p.goto(server.url + "/")
+    assert p.locator(".error").inner_text().startswith("error: This app needs its access token")
+    p.goto(server.start)
+    assert p.url == server.url + "/"  # the token left the address bar
+    assert p.locator("#open-adult").count() == 1
+    (cookie,) = page.context.cookies()
+    assert cookie["httpOnly"] and cookie["sameSite"] == "Strict"
+    assert cookie["name"] == "anonlab-token-" + server.url.rsplit(":", 1)[1]
+
+
+def test_open_adult_and_ask_q2_q4_q11(server, page, artifacts):
+    p = page.page
+    p.goto(server.start)
     p.screenshot(path=artifacts / "app-home.png", full_page=True)
     p.click("#open-adult")
     p.wait_for_url("**/d/*")
@@ -192,9 +210,8 @@ def test_open_adult_and_ask_q2_q4_q11(server, page, artifacts):
 
 
 def test_run_a_job_download_the_release_and_open_the_report(server, page, artifacts, browser):
-    url, root = server
     p = page.page
-    p.goto(url + "/")
+    p.goto(server.start)
     p.click("#open-adult")
     p.wait_for_url("**/d/*")
     p.click("#to-job")
@@ -234,6 +251,8 @@ def test_run_a_job_download_the_release_and_open_the_report(server, page, artifa
     offline = Page(browser)
     try:
         offline.page.goto(report.as_uri())
+        banner = offline.page.locator('[data-internal="true"]').inner_text()
+        assert banner.startswith("Internal: this report contains data of individuals")
         for name in ("class-sizes", "k-delta", "lattice", "transformation", "loss", "classes"):
             assert offline.page.locator(f'[data-figure="{name}"] svg').count() == 1, name
         assert offline.page.locator('[data-card="k"]').get_attribute("data-value") == "1"
@@ -248,20 +267,19 @@ def test_run_a_job_download_the_release_and_open_the_report(server, page, artifa
         assert offline.foreign() == []
     finally:
         offline.context.close()
-    outputs = list((root / "anonlab-output").iterdir())
+    outputs = list((server.root / "anonlab-output").iterdir())
     assert outputs and all((o / "released.csv").exists() for o in outputs)
 
 
 def test_a_bad_upload_is_one_line_in_the_page(server, page, artifacts, tmp_path):
-    url, root = server
     empty = tmp_path / "empty.csv"
     empty.write_bytes(b"")
     p = page.page
-    p.goto(url + "/")
+    p.goto(server.start)
     p.set_input_files('input[name="file"]', str(empty))
     p.click("#upload")
     error = p.locator(".error").inner_text()
     assert error == "error: The upload 'empty.csv' is empty."
     assert "Traceback" not in p.content()
     p.screenshot(path=artifacts / "app-bad-upload.png", full_page=True)
-    assert not (root / "anonlab-uploads" / "empty.csv").exists()
+    assert not (server.root / "anonlab-uploads" / "empty.csv").exists()

@@ -674,22 +674,81 @@ def report_command(
 
 @app.command()
 def serve(
+    ctx: typer.Context,
     root: Annotated[
         Path,
         typer.Option(help="The folder whose files the app may open and write under."),
     ] = Path("."),
     host: Annotated[
-        str, typer.Option(help="Address to listen on (loopback unless you mean otherwise).")
+        str,
+        typer.Option(
+            help="Address to listen on (loopback unless you mean otherwise; another needs "
+            "the token)."
+        ),
     ] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
-    max_upload_mb: Annotated[float, typer.Option(help="Largest upload, in MB.")] = 100.0,
+    port: Annotated[int, typer.Option(help="Port to listen on (0: a free one, printed).")] = 8000,
+    max_upload_mb: Annotated[
+        float, typer.Option(help="Largest upload, in MB, also once decompressed.")
+    ] = 100.0,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            envvar="ANONLAB_TOKEN",
+            show_envvar=True,
+            help="The access token (16 or more letters, digits, . _ ~ -; default: a random "
+            "one). Printed in the start address; prefer the environment variable, which "
+            "other accounts cannot read in the process list.",
+        ),
+    ] = None,
+    no_token: Annotated[
+        bool,
+        typer.Option(
+            "--no-token",
+            help="No access token: every account of this machine can use the app "
+            "(refused with a --host other than loopback).",
+        ),
+    ] = False,
+    allow_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allow-host",
+            help="Another name requests may give for this machine (repeatable); requests "
+            "naming any other host are refused.",
+        ),
+    ] = None,
+    keep_outputs: Annotated[
+        bool,
+        typer.Option(
+            "--keep-outputs",
+            help="Keep the uploads and the jobs' files when the app stops (default: removed).",
+        ),
+    ] = False,
 ) -> None:
     """Start the Diagnosis Centre in the browser: open a table, ask the twelve questions,
-    run a job, download the release, its job file and the report."""
+    run a job, download the release, its job file and the report. Open the address it
+    prints: it carries the access token."""
+    import math
+
     with _errors():
+        if not math.isfinite(max_upload_mb) or max_upload_mb <= 0:
+            raise ParameterError(
+                f"--max-upload-mb must be a number of MB above 0; got {max_upload_mb}."
+            )
+        source = ctx.get_parameter_source("token")
+        given = getattr(source, "name", "") == "COMMANDLINE"  # not ANONLAB_TOKEN
+        if no_token and given:
+            raise ParameterError("--token and --no-token contradict each other; give one.")
         from anonlab.web import serve as serve_app  # the launcher; the app needs 'web'
 
-        serve_app(root=root, host=host, port=port, max_upload=int(max_upload_mb * 2**20))
+        serve_app(
+            root=root,
+            host=host,
+            port=port,
+            max_upload=max(1, int(max_upload_mb * 2**20)),
+            token=False if no_token else (True if token is None else token),
+            allow_hosts=allow_host or [],
+            keep_outputs=keep_outputs,
+        )
 
 
 def main() -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import datetime
 import html
 import shlex
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
 from anonlab.diagnosis import (
@@ -233,13 +233,45 @@ def cli_command(data: str | None, command: str, *args: str, options: Sequence[st
 
 
 # ----------------------------------------------------------------------- diagnosis figures
-def profile_html(profile: TableProfile) -> str:
+def profile_html(
+    profile: TableProfile, *, identifying: Collection[str] = (), min_rows: int = 1
+) -> str:
     """The table's profile: rows, columns, roles, missing and distinct values.
+
+    Parameters
+    ----------
+    profile : TableProfile
+    identifying : collection of str
+        Columns whose values are never shown (identifiers, columns that identify a row on
+        their own): their most frequent value is masked.
+    min_rows : int
+        A most frequent value held by fewer rows than this is masked too (it is the value
+        of a few people).
 
     Returns
     -------
     str
+
+    Examples
+    --------
+    >>> from anonlab import EncodedTable
+    >>> from anonlab.api import profile
+    >>> p = profile(EncodedTable.from_rows([("a1", "F"), ("a2", "F")], ["patient_id", "sex"]))
+    >>> page = profile_html(p, identifying=["patient_id"])
+    >>> "a1" in page, "hidden: identifying column" in page, "F (2)" in page
+    (False, True, True)
     """
+    hidden = set(identifying)
+
+    def top(c: Any) -> str:
+        if c.top_value is None:
+            return ""
+        if c.name in hidden:
+            return "hidden: identifying column"
+        if c.top_count < min_rows:
+            return f"hidden: held by fewer than {min_rows} rows"
+        return f"{c.top_value} ({c.top_count:,})"
+
     cards = _cards(
         [
             ("rows", "rows", profile.n_rows),
@@ -247,16 +279,7 @@ def profile_html(profile: TableProfile) -> str:
             ("missing", "missing values", sum(c.missing for c in profile.columns)),
         ]
     )
-    rows = [
-        [
-            c.name,
-            c.role,
-            c.distinct,
-            c.missing,
-            "" if c.top_value is None else f"{c.top_value} ({c.top_count:,})",
-        ]
-        for c in profile.columns
-    ]
+    rows = [[c.name, c.role, c.distinct, c.missing, top(c)] for c in profile.columns]
     rows += [[n, "nested (carried through)", "", "", ""] for n in profile.nested]
     table = _table(
         ["column", "role", "distinct values", "missing", "most frequent (rows)"],
@@ -684,8 +707,31 @@ def job_html(job: JobFigures, *, data: str | None = None, options: Sequence[str]
 
 
 # ----------------------------------------------------------------------- the report
+#: The banner on top of every report: it describes individuals, whatever its figures say.
+_INTERNAL = (
+    '<div class="warning" role="note" data-internal="true"><strong>Internal: this report '
+    "contains data of individuals</strong> (the table's profile, its classes and the "
+    "sensitive values in them). Keep it where the data itself may be kept; do not publish "
+    "or send it. The values of identifying columns, and values held by few rows, are "
+    "masked.</div>"
+)
+
+
+def _identifying(data: ReportData) -> list[str]:
+    """Columns whose values the report never shows: declared identifiers and the columns
+    found to identify a row on their own (for S and for the job's quasi-identifiers)."""
+    found = [c.name for c in data.profile.columns if c.role == "identifier"]
+    found += [c["column"] for c in data.risk.identifying_columns]
+    if data.job is not None:
+        found += [c["column"] for c in data.job.before_risk.identifying_columns]
+    return list(dict.fromkeys(found))
+
+
 def render(data: ReportData) -> str:
     """The whole report as one HTML document that works offline.
+
+    A banner on top marks it internal (it contains data of individuals); the profile masks
+    the values of identifying columns and values held by fewer rows than the risk threshold.
 
     Parameters
     ----------
@@ -721,6 +767,7 @@ def render(data: ReportData) -> str:
         f'<div class="meta">{escape(data.profile.source or "a table given from Python")} · '
         f"{data.profile.n_rows:,} rows · made by anonlab {escape(data.version)} on "
         f"{datetime.date.today().isoformat()}</div></header><main>",
+        _INTERNAL,
         '<nav class="toc"><a href="#sec-profile">Table</a><a href="#sec-diagnosis">Diagnosis</a>'
         + ('<a href="#sec-job">Anonymization</a>' if data.job else "")
         + '<a href="#sec-reproduce">Reproduce</a></nav>',
@@ -728,7 +775,7 @@ def render(data: ReportData) -> str:
     body += [f'<div class="warning">warning: {escape(w)}</div>' for w in data.warnings]
     body += [
         '<h2 id="sec-profile">The table</h2>',
-        profile_html(data.profile),
+        profile_html(data.profile, identifying=_identifying(data), min_rows=risk.threshold),
         f'<h2 id="sec-diagnosis">Diagnosis of S = {{{escape(s_text)}}}</h2>',
         cards,
         _histogram(risk, diag("--risk")),

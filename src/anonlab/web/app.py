@@ -2,30 +2,40 @@
 
 Routes: ``/`` (open a table), ``/open`` and ``/upload``, ``/d/{id}`` (a table's profile and
 the question form), ``/d/{id}/ask`` (an answer), ``/d/{id}/job`` (the job editor; a POST
-starts the job), ``/jobs/{id}`` (progress, then before and after) and
+starts the job), ``/jobs/{id}`` (progress, then before and after), ``/jobs/{id}/release``
+(a POST writes a release that waited for confirmation) and
 ``/jobs/{id}/files/{release|job|report}`` (downloads).
 
-Safety, in :class:`_Guard` and :class:`~anonlab.web.state.Workspace`: requests must name this
-host (no DNS rebinding) and a form may only be posted from the app's own pages; request
-bodies are bounded (the upload limit); every page forbids the browser to fetch anything from
-elsewhere; errors are one line in the page, never a traceback; files are read and written
-under the served folder only, inputs never overwritten.
+Safety, in :class:`_Guard` and :class:`~anonlab.web.state.Workspace`: requests must name an
+allowed host (no DNS rebinding) and carry the access token (Jupyter's model: given once in
+the address, then kept in an HttpOnly, SameSite=Strict cookie); a form may only be posted
+from the app's own pages; request bodies are bounded (the upload limit); every page forbids
+the browser to fetch anything from elsewhere; errors are one line in the page, never a
+traceback, a path of the server or a Python name; files are read and written under the
+served folder only, inputs never overwritten; questions about every subset are bounded as
+the report bounds them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import hmac
+import ipaddress
+import re
+import socket
 import sys
-from collections.abc import Awaitable, Callable, MutableMapping
+import traceback
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, MutableMapping
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import yaml
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.formparsers import MultiPartParser
-from starlette.requests import Request
+from starlette.requests import Request, cookie_parser
 from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
@@ -35,7 +45,7 @@ from anonlab.report.html import cli_command
 from anonlab.web import pages
 from anonlab.web.state import Dataset, Workspace, guarded, one_line
 
-__all__ = ["create_app", "run"]
+__all__ = ["LOOPBACK_NAMES", "check_token", "create_app", "run"]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -55,28 +65,103 @@ _HEADERS = [
 ]
 #: Room for the form fields and multipart headers around an upload.
 _FORM_SLACK = 1 << 20
+#: Host names every app answers to (this machine's).
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
+#: What an access token and a host name given by the user may hold.
+_TOKEN = re.compile(r"[A-Za-z0-9._~-]{16,}")
+_HOST_NAME = re.compile(r"[a-z0-9-]+(\.[a-z0-9-]+)*\.?")
 
 
 class _TooLarge(api.InputError):
     """A request body above the limit (the page says so, with status 413)."""
 
 
-class _Guard:
-    """ASGI middleware: host and origin checks, body limits, security headers."""
+def check_token(token: str) -> str:
+    """``token`` if it can serve as an access token: 16 or more letters, digits, ``._~-``.
 
-    def __init__(self, app: Any, *, hosts: set[str], max_body: int) -> None:
+    Parameters
+    ----------
+    token : str
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    ParameterError
+        A shorter token (easy to guess), or characters an address or a cookie cannot carry.
+
+    Examples
+    --------
+    >>> check_token("correct-horse-battery-staple")
+    'correct-horse-battery-staple'
+    """
+    if not _TOKEN.fullmatch(token):
+        raise api.ParameterError(
+            "The access token must have at least 16 characters, letters, digits and . _ ~ - "
+            f"only (got {len(token)} characters); leave it out for a random one."
+        )
+    return token
+
+
+def _host_names(host: str, allowed: Iterable[str]) -> set[str]:
+    """The host names requests may name: this machine's, the bound address and ``allowed``."""
+    names = {*LOOPBACK_NAMES, host.strip("[]").lower()}
+    for name in allowed:
+        bare = name.strip().strip("[]").lower()
+        if not _HOST_NAME.fullmatch(bare) and not _is_address(bare):
+            raise api.ParameterError(
+                f"An allowed host is a name or an address such as tables.example.org or "
+                f"192.0.2.7 (no wildcard, port or scheme); got {name!r}."
+            )
+        names.add(bare)
+    return names
+
+
+def _is_address(text: str) -> bool:
+    """Whether ``text`` is an IPv4 or IPv6 address."""
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _same(given: str | None, token: str) -> bool:
+    return given is not None and hmac.compare_digest(given.encode(), token.encode())
+
+
+class _Guard:
+    """ASGI middleware: host, token and origin checks, body limits, security headers."""
+
+    def __init__(
+        self, app: Any, *, hosts: set[str], max_body: int, token: str | None, workspace: Workspace
+    ) -> None:
         self.app = app
         self.hosts = hosts
         self.max_body = max_body
+        self.token = token
+        self.workspace = workspace
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
-        host = urlsplit("//" + headers.get("host", "")).hostname or ""
-        if "*" not in self.hosts and host not in self.hosts:
-            await _plain(send, 400, f"This app answers requests for {sorted(self.hosts)[0]} only.")
+        try:
+            host = urlsplit("//" + headers.get("host", "")).hostname or ""
+        except ValueError:  # a malformed Host header
+            host = ""
+        if host not in self.hosts:
+            await _plain(
+                send,
+                400,
+                "This app answers requests for its own addresses only; to reach it by "
+                "another name, start it with --allow-host NAME.",
+            )
+            return
+        if self.token is not None and not await self._admitted(scope, headers, send):
             return
         origin = headers.get("origin")
         if scope["method"] == "POST" and origin and urlsplit(origin).netloc != headers.get("host"):
@@ -110,6 +195,46 @@ class _Guard:
             if not started:
                 await _plain(send, 413, _too_large(self.max_body))
 
+    async def _admitted(self, scope: Scope, headers: dict[str, str], send: Send) -> bool:
+        """Whether the request carries the token in its cookie; else answer it here: the
+        token in the address sets the cookie and leads to the same page without it."""
+        assert self.token is not None
+        port = (scope.get("server") or ("", ""))[1]
+        cookie = f"anonlab-token-{port}"  # one per port: apps side by side keep theirs
+        if _same(cookie_parser(headers.get("cookie", "")).get(cookie), self.token):
+            return True
+        query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+        given = [v for k, v in query if k == "token"]
+        if given and scope["method"] in ("GET", "HEAD") and _same(given[-1], self.token):
+            raw = scope.get("raw_path") or scope["path"].encode()
+            rest = urlencode([(k, v) for k, v in query if k != "token"])
+            # "/" + the path without its leading slashes: never "//elsewhere"
+            location = "/" + raw.decode("latin-1").lstrip("/") + (f"?{rest}" if rest else "")
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 303,
+                    "headers": [
+                        (b"location", location.encode("latin-1")),
+                        (
+                            b"set-cookie",
+                            f"{cookie}={self.token}; Path=/; HttpOnly; SameSite=Strict".encode(),
+                        ),
+                        (b"cache-control", b"no-store"),
+                        *_HEADERS,
+                    ],
+                }
+            )
+            await send({"type": "http.response.body", "body": b""})
+            return False
+        await _plain(
+            send,
+            403,
+            "This app needs its access token: open the address anonlab serve printed when it "
+            "started (it ends with ?token=…).",
+        )
+        return False
+
 
 def _too_large(limit: int) -> str:
     return f"The upload is larger than the limit of {limit / 2**20:.0f} MB ({limit:,} bytes)."
@@ -142,23 +267,54 @@ def _number(text: str | None, name: str, kind: type[int] | type[float]) -> Any:
         raise api.ParameterError(f"{name} must be {what}; got {value!r}.") from None
 
 
-def create_app(root: str, *, max_upload: int = 100 * 2**20, host: str = "127.0.0.1") -> Any:
+def create_app(
+    root: str,
+    *,
+    token: str | None,
+    max_upload: int = 100 * 2**20,
+    host: str = "127.0.0.1",
+    allow_hosts: Iterable[str] = (),
+    keep_outputs: bool = False,
+) -> Any:
     """The app serving ``root``.
 
     Parameters
     ----------
     root : str
         The folder whose files the app may read and write under.
+    token : str or None
+        The access token every request must carry (None: none; on loopback only).
     max_upload : int
-        The largest upload, in bytes.
+        The largest upload, in bytes (also once decompressed).
     host : str
-        The address the server listens on (requests must name it, or a loopback name).
+        The address the server listens on (requests must name it, a loopback name or one of
+        ``allow_hosts``).
+    allow_hosts : iterable of str
+        More host names requests may name.
+    keep_outputs : bool
+        Keep the uploads and the jobs' files when the app stops.
 
     Returns
     -------
-    starlette.applications.Starlette
+    ASGI application
+
+    Raises
+    ------
+    ParameterError
+        No token with a host other than loopback, a bad token or host name.
     """
-    ws = Workspace(root, max_upload)
+    from anonlab.web import is_loopback
+
+    if token is None and not is_loopback(host):
+        raise api.ParameterError(
+            f"Listening on {host} without an access token would let anyone who reaches the "
+            "port read the tables; keep the token (leave out --no-token) or listen on "
+            "127.0.0.1."
+        )
+    if token is not None:
+        check_token(token)
+    hosts = _host_names(host, allow_hosts)
+    ws = Workspace(root, max_upload, keep_outputs=keep_outputs)
     # an upload stays in memory up to the limit: nothing is written outside the served folder
     MultiPartParser.spool_max_size = max(MultiPartParser.spool_max_size, max_upload + 1)
 
@@ -186,7 +342,7 @@ def create_app(root: str, *, max_upload: int = 100 * 2**20, host: str = "127.0.0
                     )
                 )
         except Exception as exc:  # one line in the page
-            return _html(pages.home_page(ws, error=one_line(exc)), 400)
+            return _html(pages.home_page(ws, error=one_line(exc, ws.root)), 400)
         return RedirectResponse(f"/d/{ds.id}", status_code=303)
 
     async def upload(request: Request) -> Response:
@@ -208,7 +364,7 @@ def create_app(root: str, *, max_upload: int = 100 * 2**20, host: str = "127.0.0
             )
         except Exception as exc:
             status = 413 if isinstance(exc, _TooLarge) else 400
-            return _html(pages.home_page(ws, error=one_line(exc)), status)
+            return _html(pages.home_page(ws, error=one_line(exc, ws.root)), status)
         return RedirectResponse(f"/d/{ds.id}", status_code=303)
 
     async def show(request: Request) -> Response:
@@ -234,7 +390,8 @@ def create_app(root: str, *, max_upload: int = 100 * 2**20, host: str = "127.0.0
                 with guarded(notes):
                     answer, args = _answer(ds, values, what)
             except Exception as exc:
-                return pages.dataset_page(ds, values=values, error=one_line(exc), notes=notes)
+                error = one_line(exc, ws.root)
+                return pages.dataset_page(ds, values=values, error=error, notes=notes)
             command = cli_command(ds.data_argument, "diagnose", *args, options=ds.options)
             return pages.dataset_page(
                 ds, values=values, answer=answer, commands=[command], notes=notes
@@ -261,7 +418,8 @@ def create_app(root: str, *, max_upload: int = 100 * 2**20, host: str = "127.0.0
         try:
             job, text, sensitive = await run_in_threadpool(_job, ws, ds, values)
         except Exception as exc:
-            page = pages.job_form_page(ds, api.job_choices(), values=values, error=one_line(exc))
+            error = one_line(exc, ws.root)
+            page = pages.job_form_page(ds, api.job_choices(), values=values, error=error)
             return _html(page, 400)
         run = ws.start_job(ds, job, text, sensitive)
         return RedirectResponse(f"/jobs/{run.id}", status_code=303)
@@ -271,6 +429,13 @@ def create_app(root: str, *, max_upload: int = 100 * 2**20, host: str = "127.0.0
         if run is None:
             raise HTTPException(404, "No such job.")
         return _html(await run_in_threadpool(pages.job_page, run))
+
+    async def release(request: Request) -> Response:
+        run = ws.jobs.get(request.path_params["id"])
+        if run is None:
+            raise HTTPException(404, "No such job.")
+        await run_in_threadpool(ws.release, run)
+        return RedirectResponse(f"/jobs/{run.id}", status_code=303)
 
     async def download(request: Request) -> Response:
         run = ws.jobs.get(request.path_params["id"])
@@ -288,9 +453,17 @@ def create_app(root: str, *, max_upload: int = 100 * 2**20, host: str = "127.0.0
 
     async def server_error(request: Request, exc: Exception) -> Response:
         if isinstance(exc, _TooLarge):
-            return _html(pages.error_page(one_line(exc)), 413)
-        print(f"anonlab web: {one_line(exc)}", file=sys.stderr)
-        return _html(pages.error_page(one_line(exc)), 500)
+            return _html(pages.error_page(one_line(exc, ws.root)), 413)
+        print("anonlab web: an unexpected error:", file=sys.stderr)
+        traceback.print_exception(exc, file=sys.stderr)  # the server's log, not the page
+        return _html(pages.error_page(one_line(exc, ws.root)), 500)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Any) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:  # the app stops: its uploads and outputs go, unless kept
+            await run_in_threadpool(ws.close)
 
     routes = [
         Route("/", home),
@@ -301,17 +474,16 @@ def create_app(root: str, *, max_upload: int = 100 * 2**20, host: str = "127.0.0
         Route("/d/{id}/job", job_form),
         Route("/d/{id}/job", start_job, methods=["POST"]),
         Route("/jobs/{id}", job_status),
+        Route("/jobs/{id}/release", release, methods=["POST"]),
         Route("/jobs/{id}/files/{kind}", download),
     ]
     app = Starlette(
         routes=routes,
         exception_handlers={HTTPException: http_error, Exception: server_error},
+        lifespan=lifespan,
     )
-    hosts = {"127.0.0.1", "localhost", "::1", "testserver", host}
-    if host in ("0.0.0.0", "::"):
-        hosts.add("*")
     app.state.workspace = ws
-    return _Guard(app, hosts=hosts, max_body=max_upload)
+    return _Guard(app, hosts=hosts, max_body=max_upload, token=token, workspace=ws)
 
 
 def _answer(ds: Dataset, values: dict[str, Any], what: str) -> tuple[Any, list[str]]:
@@ -323,6 +495,9 @@ def _answer(ds: Dataset, values: dict[str, Any], what: str) -> tuple[Any, list[s
     delta = _number(values["delta"], "δ", float)
     max_k = _number(values["max_k"], "max k", int)
     find = bool(values["find_delta"])
+    if what == "qis" or (what == "question" and values["scope"] != "set"):
+        ks = min(max_k or _DEFAULT_MAX_K, ds.table.n_rows) if find and k is None else 1
+        _bounded(len(set(attrs)), max(ks, 1))
     joined = ",".join(attrs)
     if what in ("risk", "qis"):
         given = [n for n, v in (("k", k), ("δ", delta), ("max k", max_k)) if v is not None]
@@ -354,6 +529,29 @@ def _answer(ds: Dataset, values: dict[str, Any], what: str) -> tuple[Any, list[s
     return answer, args
 
 
+#: The largest k of Q12 when none is given (the API's default).
+_DEFAULT_MAX_K = 50
+#: The most rows a question about every subset lists here: the report's lattice of subsets.
+MAX_LISTED = 2**api.MAX_REPORT_ATTRIBUTES - 1
+
+
+def _bounded(n_attributes: int, per_subset: int) -> None:
+    """Refuse a question about every subset of ``n_attributes`` that lists more rows (with
+    ``per_subset`` rows a subset: the values of k of Q12) than the report's lattice has."""
+    subsets = 2**n_attributes - 1
+    if subsets * per_subset <= MAX_LISTED:
+        return
+    per = f" × {per_subset} values of k" if per_subset > 1 else ""
+    count = f"{subsets:,}" if n_attributes <= 40 else f"2^{n_attributes} - 1"
+    raise api.ParameterError(
+        f"This question goes through every subset of {n_attributes} attributes: "
+        f"{count} subsets{per}. The app lists at most {MAX_LISTED:,}, as many as the "
+        f"report's lattice of {api.MAX_REPORT_ATTRIBUTES} attributes. Choose fewer attributes"
+        f"{' or a smaller max k' if per_subset > 1 else ''}, or ask on the command line "
+        "(anonlab diagnose --attributes ...)."
+    )
+
+
 def _job(ws: Workspace, ds: Dataset, values: dict[str, Any]) -> tuple[Any, str, list[str]]:
     """The job the form asks for, its YAML text and its sensitive attributes (validated)."""
     text = values["yaml"].strip()
@@ -368,7 +566,7 @@ def _job(ws: Workspace, ds: Dataset, values: dict[str, Any]) -> tuple[Any, str, 
                     f"The job reads {str(path)!r}, outside the served folder; it cannot be read."
                 )
         api.validate_job(ds.table, spec)  # refused here, not on the job's page
-        header = f"# paths are relative to the served folder {ws.root}\n"
+        header = "# paths are relative to the served folder\n"
         return spec, header + text + "\n", list(spec.sensitive)
     qis = list(values["qi"])
     if not qis:
@@ -402,8 +600,10 @@ def _job(ws: Workspace, ds: Dataset, values: dict[str, Any]) -> tuple[Any, str, 
     return run, header + yaml.safe_dump(written, sort_keys=False), sensitive
 
 
-def run(app: Any, *, host: str, port: int) -> None:
-    """Serve ``app`` with uvicorn until interrupted."""
+def run(app: Any, sock: socket.socket) -> None:
+    """Serve ``app`` with uvicorn on a bound socket until interrupted; the app's shutdown
+    (its lifespan) removes what it wrote unless told to keep it."""
     import uvicorn
 
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    config = uvicorn.Config(app, log_level="warning", lifespan="on")
+    uvicorn.Server(config).run(sockets=[sock])

@@ -11,7 +11,7 @@ from typing import Any
 
 from anonlab import api
 from anonlab.report.html import answer_html, escape, job_html, page, profile_html
-from anonlab.web.state import DATA_SUFFIXES, Dataset, Job, Workspace
+from anonlab.web.state import DATA_SUFFIXES, MIN_ROWS_SHOWN, Dataset, Job, Workspace
 
 __all__ = ["dataset_page", "error_page", "home_page", "job_form_page", "job_page"]
 
@@ -88,14 +88,15 @@ def home_page(ws: Workspace, *, error: str | None = None) -> str:
 </form>
 <form class="panel" method="post" action="/open">
   <input type="hidden" name="source" value="path">
-  <fieldset><legend>A file under {escape(ws.root)}</legend>
+  <fieldset><legend>A file under the served folder</legend>
   <label>file <input name="path" list="files" size="48" placeholder="data/people.csv"></label>
   <datalist id="files">{options}</datalist>{separators}</fieldset>
   <button id="open-path">Open</button>
 </form>
 <form class="panel" method="post" action="/upload" enctype="multipart/form-data">
   <fieldset><legend>Upload a file ({", ".join(DATA_SUFFIXES)}, at most
-  {ws.max_upload / 2**20:.0f} MB; kept under anonlab-uploads/)</legend>
+  {ws.max_upload / 2**20:.0f} MB, also once decompressed; kept under anonlab-uploads/
+  {"" if ws.keep_outputs else "until the app stops"})</legend>
   <input type="file" name="file" accept=".csv,.gz,.parquet">{separators}</fieldset>
   <button id="upload">Upload and open</button>
 </form>
@@ -162,7 +163,7 @@ def dataset_page(
 <h2>Ask the Diagnosis Centre</h2>
 {_question_form(ds, values or {})}
 <h2>The table</h2>
-{profile_html(api.profile(ds.table))}
+{profile_html(api.profile(ds.table), identifying=ds.identifying, min_rows=MIN_ROWS_SHOWN)}
 """
     return _frame(f"anonlab: {ds.name}", body)
 
@@ -240,7 +241,7 @@ def job_page(run: Job) -> str:
     """
     ds = run.dataset
     back = f'<p><a href="/d/{escape(ds.id)}/job">Edit the job</a> · <a href="/d/{escape(ds.id)}">Diagnosis</a></p>'
-    if run.status == "running":
+    if run.status in ("running", "writing"):
         bar = (
             f'<progress value="{run.done}" max="{run.total}"></progress> {run.done:,} of '
             f"{run.total:,}"
@@ -258,6 +259,21 @@ def job_page(run: Job) -> str:
             f"Nothing was written.</p>{_messages(run.error, run.notes)}{back}"
         )
         return _frame("anonlab: job failed", body)
+    if run.status == "held":
+        body = f"""
+<h2>The release of {escape(ds.name)} is not written yet</h2>
+<p id="status" data-status="held">Computed in {run.elapsed:.1f} s; nothing is written until you
+confirm it.</p>
+{_messages(None, run.held)}
+<form class="panel" method="post" action="/jobs/{escape(run.id)}/release">
+  <button id="release-anyway">Write this release anyway</button>
+  <span class="note">Or change the job so that it protects these people.</span>
+</form>
+{back}
+{_messages(None, run.notes)}
+{job_html(run.data.job, data=ds.data_argument, options=ds.options)}
+"""
+        return _frame(f"anonlab: confirm the release of {ds.name}", body)
     links = " · ".join(
         f'<a href="/jobs/{escape(run.id)}/files/{kind}" download id="download-{kind}">{label}</a>'
         for kind, label in (
@@ -267,11 +283,11 @@ def job_page(run: Job) -> str:
         )
     )
     where = ", ".join(escape(p.name) for p in run.files.values())
+    until = "" if run.kept else "; removed when the app stops: download what you keep"
     body = f"""
 <h2>Anonymized {escape(ds.name)}</h2>
 <p id="status" data-status="done">Done in {run.elapsed:.1f} s. Download {links}.</p>
-<p class="note">Written under the served folder: {escape(str(next(iter(run.files.values())).parent))}
-({where}).</p>
+<p class="note">Written under the served folder: {escape(run.folder)} ({where}){until}.</p>
 {back}
 {_messages(None, run.notes)}
 {job_html(run.data.job, data=ds.data_argument, options=ds.options)}

@@ -2,26 +2,35 @@
 
 Nothing here knows HTTP. Every file the app reads or writes goes through :class:`Workspace`,
 which refuses a path outside the folder given at start (``..``, an absolute path, a symbolic
-link that leads out), never overwrites an input, and writes outputs with anonlab's atomic
-writer.
+link that leads out, its own folders ``anonlab-uploads/`` and ``anonlab-output/`` among
+them), never overwrites an input, and writes outputs with anonlab's atomic writer. What it
+writes is its owner's only (files 0600 in folders 0700) and is removed when the app stops,
+unless it is told to keep it. An upload is bounded after decompression too. A release that
+keeps a column that identifies people, or has k = 1, waits for the user's confirmation before
+it is written. Error lines name no path of the server outside the served folder and no
+Python internals.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import gzip
 import itertools
 import os
 import re
 import secrets
+import shutil
 import sys
 import threading
 import time
 import traceback
 import warnings
+import zlib
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from io import BytesIO
 from pathlib import Path
 from typing import Any
 
@@ -41,21 +50,38 @@ UPLOADS = "anonlab-uploads"
 OUTPUTS = "anonlab-output"
 #: Open tables kept in memory (the oldest is closed first).
 MAX_DATASETS = 8
+#: A value of the table is shown only if at least this many rows hold it.
+MIN_ROWS_SHOWN = 5
 _SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]+")
+#: An absolute path of two or more parts (its last part is kept).
+_ABSOLUTE = re.compile(r"(?<![\w./~-])/(?:[^\s/'\"(),;:]+/)+([^\s/'\"(),;:]*)")
 
 
-def one_line(exc: BaseException) -> str:
-    """The one-line message the command line prints for an error (``error: ...``)."""
+def one_line(exc: BaseException, root: Path | None = None) -> str:
+    """The one-line message the page shows for an error (``error: ...``).
+
+    A path under ``root`` is shown relative to it, any other absolute path by its last part
+    (``…/name``); an error anonlab does not foresee is shown without its Python details
+    (the server's log has them).
+    """
     if isinstance(exc, AnonlabError):
         text = str(exc)
     elif isinstance(exc, MemoryError):
         text = "this machine ran out of memory; ask a smaller question (fewer attributes or levels)"
     elif isinstance(exc, OSError):
         where = f" ({exc.filename})" if exc.filename else ""
-        text = f"{exc.strerror or exc}{where}."
+        text = f"{exc.strerror or 'the operating system refused it'}{where}."
     else:
-        text = f"unexpected {type(exc).__name__}: {exc}"
-    return " ".join(text.split())
+        text = "an unexpected error stopped this; the server's log has the details."
+    return without_paths(" ".join(text.split()), root)
+
+
+def without_paths(text: str, root: Path | None = None) -> str:
+    """``text`` with paths under ``root`` made relative and other absolute paths cut to
+    their last part."""
+    if root is not None and root.parent != root:  # the folder "/" has nothing to cut
+        text = text.replace(f"{root}{os.sep}", "").replace(str(root), "the served folder")
+    return _ABSOLUTE.sub(lambda m: "…/" + m.group(1), text)
 
 
 @contextlib.contextmanager
@@ -82,13 +108,16 @@ class Dataset:
     engine : Engine
         Opened once: questions on the same table reuse its partitions.
     data_argument : str
-        The data as the command line names it.
+        The data as the command line names it (relative to the served folder).
     options : list of str
         Command-line options that shaped it (``--drop-missing``).
     hierarchies : dict
         Hierarchies a job uses by default (the bundled data's).
     path : Path or None
         The file, never written.
+    identifying : list of str
+        Columns whose values are never shown: declared identifiers and the columns that
+        identify a row on their own (:func:`anonlab.api.identifying_columns`).
     """
 
     id: str
@@ -99,6 +128,7 @@ class Dataset:
     options: list[str]
     hierarchies: dict[str, Any] = field(default_factory=dict)
     path: Path | None = None
+    identifying: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -110,7 +140,8 @@ class Job:
     id : str
     dataset : Dataset
     status : str
-        ``running``, ``done`` or ``failed``.
+        ``running``, ``held`` (computed; waits for the user's confirmation before it is
+        written), ``writing``, ``done`` or ``failed``.
     step : str
         What it is doing.
     done, total : int
@@ -123,6 +154,12 @@ class Job:
         ``release``, ``job`` and ``report``, written when the job is done.
     notes : list of str
         Privacy warnings.
+    held : list of str
+        Why a computed release waits for confirmation (an identifying column kept, k = 1).
+    folder : str
+        Where the files are, relative to the served folder.
+    kept : bool
+        Whether they stay when the app stops.
     """
 
     id: str
@@ -135,8 +172,12 @@ class Job:
     data: Any = None
     files: dict[str, Path] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    held: list[str] = field(default_factory=list)
+    folder: str = ""
+    kept: bool = False
     started: float = field(default_factory=time.monotonic)
     elapsed: float = 0.0
+    pending: tuple[Any, str, str] | None = field(default=None, repr=False)
 
     def __call__(self, advance: int, total: int | None) -> None:
         """The API's progress callback: the search advanced."""
@@ -156,18 +197,32 @@ class Workspace:
     root : path
         The folder given at start: nothing outside it is read or written.
     max_upload : int
-        The largest upload in bytes.
+        The largest upload in bytes, as sent and once decompressed.
+    keep_outputs : bool
+        Keep the uploads and the jobs' files when the app stops (by default
+        :meth:`close` removes them).
     """
 
-    def __init__(self, root: str | os.PathLike[str], max_upload: int) -> None:
+    def __init__(
+        self, root: str | os.PathLike[str], max_upload: int, *, keep_outputs: bool = False
+    ) -> None:
         self.root = Path(root).resolve()
         if not self.root.is_dir():
             raise api.InputError(f"The folder to serve {str(root)!r} is not a directory.")
         self.max_upload = int(max_upload)
+        if self.max_upload <= 0:
+            raise api.ParameterError(f"The upload limit must be above 0 bytes; got {max_upload}.")
+        self.keep_outputs = bool(keep_outputs)
         self.datasets: OrderedDict[str, Dataset] = OrderedDict()
         self.jobs: dict[str, Job] = {}
+        self.closed = False
         self._lock = threading.Lock()
         self._ids = itertools.count(1)
+        self._written: list[Path] = []  # files and folders this app wrote
+        self._made: list[Path] = []  # its own folders it created
+        for name in (UPLOADS, OUTPUTS):  # refused now rather than at the first write
+            if os.path.lexists(self.root / name):
+                self._own_folder(name, create=False)
 
     # ------------------------------------------------------------------ paths
     def inside(self, relative: str) -> Path:
@@ -189,6 +244,63 @@ class Workspace:
         if not target.is_relative_to(self.root):
             raise api.InputError(f"{text!r} is outside the served folder; it cannot be opened.")
         return target
+
+    def _own_folder(self, name: str, *, create: bool = True) -> Path:
+        """The app's folder ``name`` under the served folder, resolved (made 0700 if new).
+
+        Raises
+        ------
+        InputError
+            If it leads outside the served folder (a link) or is not a folder.
+        """
+        path = self.root / name
+        if create:
+            try:
+                path.mkdir(mode=0o700)
+            except FileExistsError:
+                pass
+            else:
+                with self._lock:
+                    self._made.append(path)
+        try:
+            real = path.resolve()
+        except (OSError, RuntimeError):  # a loop of links
+            real = Path("/")
+        if not real.is_relative_to(self.root):
+            raise api.InputError(
+                f"{name}/ in the served folder leads outside it (a link to elsewhere); "
+                "nothing is written there. Remove the link or serve another folder."
+            )
+        if not real.is_dir():
+            raise api.InputError(
+                f"{name} in the served folder is not a folder; remove it or serve another folder."
+            )
+        return real
+
+    def _remember(self, path: Path) -> None:
+        """Note a file or folder the app wrote (:meth:`close` removes it)."""
+        with self._lock:
+            closed = self.closed
+            if not closed:
+                self._written.append(path)
+        if closed:  # written while the app stopped: not kept
+            _remove(path)
+            raise api.InputError("The app is stopping; nothing was kept.")
+
+    def close(self) -> None:
+        """Stop: refuse further writes and remove the uploads and outputs this app wrote
+        (unless ``keep_outputs``), then its own folders if they are left empty."""
+        with self._lock:
+            self.closed = True
+            written, self._written = self._written, []
+            made, self._made = self._made, []
+        if self.keep_outputs:
+            return
+        for path in reversed(written):
+            _remove(path)
+        for folder in reversed(made):
+            with contextlib.suppress(OSError):
+                folder.rmdir()  # only if empty: what others put there stays
 
     def files(self, limit: int = 300) -> list[str]:
         """Data files under the served folder (relative paths), outputs left out."""
@@ -218,15 +330,17 @@ class Workspace:
     def open_adult(self) -> Dataset:
         """The bundled UCI Adult data without its rows with a missing value (30,162 rows)."""
         table = api.load_adult()
+        engine = api.open_engine(table)
         return self._add(
             Dataset(
                 self._id(),
                 "UCI Adult (bundled)",
                 table,
-                api.open_engine(table),
-                str(api.adult_path()),
+                engine,
+                api.adult_path().name,  # where anonlab is installed is the server's business
                 ["--drop-missing"],
                 api.adult_hierarchies(table),
+                identifying=_identifying(table, engine),
             )
         )
 
@@ -247,8 +361,19 @@ class Workspace:
         if drop_missing:
             table = table.drop_nulls()
             options.append("--drop-missing")
+        engine = api.open_engine(table)
         return self._add(
-            Dataset(self._id(), name, table, api.open_engine(table), str(path), options, {}, path)
+            Dataset(
+                self._id(),
+                name,
+                table,
+                engine,
+                name,  # relative to the served folder, where the commands run
+                options,
+                {},
+                path,
+                _identifying(table, engine),
+            )
         )
 
     def upload(
@@ -257,7 +382,9 @@ class Workspace:
         """Keep an uploaded file under ``anonlab-uploads/`` if it reads as a table.
 
         The bytes go to a hidden file first; it becomes ``NAME`` (``NAME-2``, ... if taken)
-        only once it parses, else it is removed: a bad upload leaves nothing behind.
+        only once it parses, else it is removed: a bad upload leaves nothing behind. A
+        compressed upload (gzip, Parquet) is refused when it holds more than the limit
+        once decompressed, before it is read.
         """
         if len(content) > self.max_upload:
             raise api.InputError(
@@ -271,11 +398,14 @@ class Workspace:
             )
         if not content:
             raise api.InputError(f"The upload {base!r} is empty.")
-        folder = self.root / UPLOADS
+        _check_expanded(base, content, self.max_upload)
+        new = not os.path.lexists(self.root / UPLOADS)
+        folder = self._own_folder(UPLOADS)
         suffix = ".csv.gz" if base.lower().endswith(".csv.gz") else Path(base).suffix
         stem = base[: -len(suffix)]
-        tmp = self.root / f".anonlab-upload-{secrets.token_hex(6)}{suffix}"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        tmp = folder / f".anonlab-upload-{secrets.token_hex(6)}{suffix}"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        kept = False
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(content)
@@ -283,17 +413,21 @@ class Workspace:
                 table = read_table(tmp, csv_options=CsvOptions(separator=separator))
             except AnonlabError as exc:
                 raise type(exc)(str(exc).replace(str(tmp), base)) from None
-            folder.mkdir(exist_ok=True)
             for i in itertools.count(1):
                 final = folder / (base if i == 1 else f"{stem}-{i}{suffix}")
                 try:
                     os.link(tmp, final)  # never replaces a file that exists
+                    kept = True
                     break
                 except FileExistsError:
                     continue
         finally:
             with contextlib.suppress(FileNotFoundError):
                 tmp.unlink()
+            if not kept and new:  # a bad upload leaves no folder behind either
+                with contextlib.suppress(OSError):
+                    folder.rmdir()
+        self._remember(final)
         name = str(final.relative_to(self.root))
         return self._opened(table, name, final, separator, drop_missing)
 
@@ -321,27 +455,55 @@ class Workspace:
                 )
                 data.data_argument = run.dataset.data_argument
                 data.options = list(run.dataset.options)
+                data.profile = dataclasses.replace(data.profile, source=run.dataset.name)
                 if data.job is not None:  # the job as written beside the release
                     data.job = dataclasses.replace(data.job, job_text=job_text)
                 run.stage("drawing the figures")
                 text = render(data)
-                run.stage("writing the files")
-                run.files = self._write(run, data, job, job_text, text)
                 run.data = data
-                run.status = "done"
+                run.pending = (job, job_text, text)
+                run.held = _held(data, sensitive)
+                if run.held:  # written only once the user confirms it (release)
+                    run.status = "held"
+                else:
+                    self._finish(run)
         except BaseException as exc:  # the page shows one line, never a traceback
-            run.error = one_line(exc)
-            run.status = "failed"
-            if not isinstance(exc, (AnonlabError, OSError, MemoryError)):
-                traceback.print_exc(file=sys.stderr)
+            self._failed(run, exc)
         finally:
             run.elapsed = time.monotonic() - run.started
 
+    def release(self, run: Job) -> None:
+        """Write a held release: the user confirmed it (nothing happens to any other job)."""
+        with self._lock:
+            if run.status != "held":
+                return
+            run.status = "writing"
+        try:
+            self._finish(run)
+        except BaseException as exc:
+            self._failed(run, exc)
+
+    def _finish(self, run: Job) -> None:
+        assert run.pending is not None
+        job, job_text, text = run.pending
+        run.stage("writing the files")
+        run.files = self._write(run, run.data, job, job_text, text)
+        run.pending = None
+        run.status = "done"
+
+    def _failed(self, run: Job, exc: BaseException) -> None:
+        run.error = one_line(exc, self.root)
+        run.status = "failed"
+        if not isinstance(exc, (AnonlabError, OSError, MemoryError)):
+            traceback.print_exc(file=sys.stderr)
+
     def _write(self, run: Job, data: Any, job: Any, job_text: str, text: str) -> dict[str, Path]:
-        """The release, the job file (and its hierarchies) and the report, atomically."""
+        """The release, the job file (and its hierarchies) and the report, atomically, in a
+        new folder of their own (0700; the files 0600)."""
         name = _SAFE_NAME.sub("_", Path(run.dataset.name).name).strip("._") or "data"
-        folder = self.root / OUTPUTS / f"{name}-job-{run.id}"
-        folder.mkdir(parents=True, exist_ok=True)
+        folder = self._own_folder(OUTPUTS) / f"{name}-job-{run.id}"
+        folder.mkdir(mode=0o700)
+        self._remember(folder)
         protect = [run.dataset.path] if run.dataset.path is not None else []
         files = {
             "release": write_table(
@@ -350,14 +512,97 @@ class Workspace:
             "job": folder / "job.yaml",
             "report": folder / "report.html",
         }
+        written = [files["release"]]
         for attr, hierarchy in _hierarchies(job).items():
-            (folder / "hierarchies").mkdir(exist_ok=True)
-            write_hierarchy(hierarchy, folder / "hierarchies" / f"{attr}.csv")
+            (folder / "hierarchies").mkdir(mode=0o700, exist_ok=True)
+            written.append(folder / "hierarchies" / f"{attr}.csv")
+            write_hierarchy(hierarchy, written[-1])
         with atomic_write(files["job"], protect=protect) as tmp:
             tmp.write_text(job_text, encoding="utf-8")
         with atomic_write(files["report"], protect=protect) as tmp:
             tmp.write_text(text, encoding="utf-8")
+        for path in [*written, files["job"], files["report"]]:
+            os.chmod(path, 0o600)
+        run.folder = str(folder.relative_to(self.root))
+        run.kept = self.keep_outputs
         return files
+
+
+def _remove(path: Path) -> None:
+    """Remove a file or a folder the app wrote (never what a link points to)."""
+    with contextlib.suppress(OSError):
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink(missing_ok=True)
+
+
+def _identifying(table: Any, engine: Any) -> list[str]:
+    """Declared identifiers and the columns that identify a row on their own."""
+    declared = [n for n in table.names if table.schema.role(n).value == "identifier"]
+    found = [c for c, _ in api.identifying_columns(engine)]
+    return list(dict.fromkeys(declared + found))
+
+
+def _held(data: Any, sensitive: list[str]) -> list[str]:
+    """Why a computed release must be confirmed before it is written (none: write it)."""
+    figures = data.job
+    if figures is None:
+        return []
+    released = set(figures.result.columns)
+    reasons = [
+        f"The release keeps the column {c['column']!r}, which may identify people on its own "
+        f"({c['reason']}). Declare it under 'identifiers:' in a YAML job (never released) or "
+        "make it a quasi-identifier."
+        for c in data.risk.identifying_columns
+        if c["column"] in released and c["column"] not in sensitive
+    ]
+    if figures.release.k == 1:
+        reasons.append(
+            "The release has k = 1: a released record is alone in its class, so anyone who "
+            "knows its quasi-identifiers finds it. Add k-anonymity with k of 2 or more."
+        )
+    return reasons
+
+
+def _check_expanded(name: str, content: bytes, limit: int) -> None:
+    """Refuse a compressed upload that holds more than ``limit`` bytes once decompressed.
+
+    A gzip stream is decompressed a megabyte at a time and counted, never held whole; a
+    Parquet file is judged by its footer: its data uncompressed, and its cells (a CSV file
+    of ``limit`` bytes holds at most ``limit / 2`` cells: a character and a separator each).
+    """
+    too_big = f"The upload {name!r} holds more than the limit of {limit:,} bytes once decompressed"
+    if content[:2] == b"\x1f\x8b":
+        total = 0
+        try:
+            with gzip.GzipFile(fileobj=BytesIO(content)) as stream:
+                while total <= limit and (chunk := stream.read(1 << 20)):
+                    total += len(chunk)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise api.InputError(
+                f"The upload {name!r} is not a complete gzip file ({exc})."
+            ) from None
+        if total > limit:
+            raise api.InputError(f"{too_big}; upload a smaller file.")
+    elif name.lower().endswith(".parquet"):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        try:
+            meta = pq.ParquetFile(pa.BufferReader(content)).metadata
+        except (pa.ArrowException, OSError) as exc:
+            first = str(exc).splitlines()[0] if str(exc) else "unreadable"
+            raise api.InputError(f"The upload {name!r} is not a Parquet file ({first}).") from None
+        data = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+        cells = meta.num_rows * max(meta.num_columns, 1)
+        if data > limit:
+            raise api.InputError(f"{too_big} ({data:,} bytes of data); upload a smaller file.")
+        if cells > limit // 2:
+            raise api.InputError(
+                f"{too_big} ({cells:,} cells, more than a CSV file of the limit holds); "
+                "upload a smaller file."
+            )
 
 
 def _hierarchies(job: Any) -> dict[str, Any]:
