@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,31 +30,122 @@ def test_the_examples_are_the_five_families():
     ]
 
 
-@pytest.mark.parametrize("name", EXAMPLES)
-def test_example_job_runs_and_passes_its_checks(tmp_path, name):
-    out = tmp_path / "out.csv"
-    job = ROOT / "examples" / name
+@dataclass
+class Run:
+    """One example job run through the command line, once for every test of this module."""
+
+    name: str
+    job: Path
+    folder: Path
+    release: Path
+    summary: dict[str, Any]  # anonlab anonymize ... --json
+
+
+@pytest.fixture(scope="module", params=EXAMPLES)
+def run(request, tmp_path_factory) -> Run:
+    name = request.param
+    folder = tmp_path_factory.mktemp(name.removesuffix(".yaml"))
+    job, out = ROOT / "examples" / name, folder / "out.csv"
     res = CliRunner().invoke(
         app, ["anonymize", str(ADULT), "--job", str(job), "--output", str(out), "--json"]
     )
     assert res.exit_code == 0, res.output
-    doc = json.loads(res.output)
+    return Run(name, job, folder, out, json.loads(res.output))
+
+
+@pytest.fixture(scope="module")
+def page(run) -> str:
+    """``anonlab report DATA --job JOB``: the HTML report of the example."""
+    pytest.importorskip("matplotlib")
+    out = run.folder / "report.html"
+    res = CliRunner().invoke(
+        app, ["report", str(ADULT), "--job", str(run.job), "--output", str(out)]
+    )
+    assert res.exit_code == 0, res.output
+    return out.read_text(encoding="utf-8")
+
+
+def _check(*args: str) -> tuple[int, dict[str, Any]]:
+    res = CliRunner().invoke(app, ["check", str(ADULT), *args, "--json"])
+    assert res.exit_code in (0, 1), res.output
+    return res.exit_code, json.loads(res.output)
+
+
+def test_example_job_runs_and_passes_its_checks(run):
+    doc = run.summary
     assert doc["checks"] and all(doc["checks"].values())
-    assert out.exists() and out.stat().st_size > 0
+    assert run.release.exists() and run.release.stat().st_size > 0
 
 
-@pytest.mark.parametrize("name", EXAMPLES)
-def test_example_job_writes_its_report(tmp_path, name):
+def test_example_job_writes_its_report(page):
     """``anonlab report DATA --job JOB`` on every example (the non-homogeneous one raised
     an AssertionError measuring its loss per attribute)."""
-    pytest.importorskip("matplotlib")
-    out = tmp_path / "report.html"
-    job = ROOT / "examples" / name
-    res = CliRunner().invoke(app, ["report", str(ADULT), "--job", str(job), "--output", str(out)])
-    assert res.exit_code == 0, res.output
-    page = out.read_text(encoding="utf-8")
     for figure in ("verdicts", "transformation", "loss"):
         assert f'data-figure="{figure}"' in page, figure
+
+
+def test_every_family_release_is_read_back_by_check_with_its_own_job(run):
+    """Issue 51, item 6: ``anonlab check DATA --job JOB --release RELEASE`` reads every
+    family's release back with the job that wrote it (Adult's missing values are written
+    as empty fields; the jobs read ``?`` as missing) and verifies all of it."""
+    code, doc = _check("--job", str(run.job), "--release", str(run.release))
+    release = doc["release"]
+    assert code == 0 and release["holds"] and release["failures"] == []
+    assert [f["check"] for f in release["verified"]] == [
+        "columns", "rows", "cells", "quasi-identifiers", "identifying columns", "privacy"
+    ]  # fmt: skip
+    assert all(f["ok"] for f in release["verified"])
+    graph = run.name == "adult_nonhomogeneous.yaml"
+    assert release["kind"] == ("anonymity graph" if graph else "classes")
+
+
+def _card(page: str, key: str) -> int:
+    """A figure of the job's cards (those beside "k after")."""
+    at = page.index('data-card="k-after"')
+    cards = page[page.rfind('<div class="cards">', 0, at) :]
+    found = re.search(rf'data-card="{key}" data-value="([^"]*)"', cards)
+    assert found is not None, key
+    return int(found.group(1))
+
+
+def _report_verdicts(page: str) -> list[tuple[str, bool, int, int, bool]]:
+    """The report's verdict table: model, holds before, violating classes and rows, after."""
+    table = page.split('data-figure="verdicts"', 1)[1].split("</table>", 1)[0]
+    rows = re.findall(
+        r"<tr><td>([^<]*)</td><td>[^<]*</td><td class=\"(?:yes|no)\">(yes|no)</td>"
+        r'<td class="num">([\d,]+)</td><td class="num">([\d,]+)</td>'
+        r'<td class="(?:yes|no)">(yes|no)</td></tr>',
+        table,
+    )
+    return [
+        (m, before == "yes", int(c.replace(",", "")), int(r.replace(",", "")), after == "yes")
+        for m, before, c, r, after in rows
+    ]
+
+
+def test_the_report_the_summary_and_check_agree(run, page):
+    """Issue 51, item 5: one verdict per model, one "k after" (the anonymity graph's for a
+    non-homogeneous release, never its smallest class), the same suppressed rows and
+    classes, in the report, the CLI summary (``anonymize --json``) and ``check --release``;
+    and the report's "before" is ``check`` of the table as it is."""
+    summary, verification = run.summary, run.summary["verification"]
+    _, after = _check("--job", str(run.job), "--release", str(run.release))
+    release = after["release"]
+    assert {m["model"]: m["holds"] for m in after["models"]} == summary["checks"]
+    assert verification["k_after"] == release["k_after"] == _card(page, "k-after")
+    assert verification["k_meaning"] == release["k_meaning"]
+    assert summary["suppressed_rows"] == release["suppressed_rows"] == _card(page, "suppressed")
+    assert verification["classes"] == release["classes"] == _card(page, "classes")
+    _, before = _check("--job", str(run.job))
+    expected = [
+        (m["model"], m["holds"], m["violating_classes"], m["violating_rows"], True)
+        for m in before["models"]
+    ]
+    assert _report_verdicts(page) == expected
+    for m in before["models"]:  # a "no" always says what violates it
+        assert m["holds"] or (m["violating_rows"] > 0 and m["violation"]), m
+        if "violating_records" in m:  # a per-record model counts records
+            assert m["violating_rows"] == len(m["violating_records"])
 
 
 def test_privacyfrost2_example_summary(tmp_path):

@@ -168,8 +168,9 @@ def test_check_reports_the_largest_k_of_a_written_release(tmp_path):
     assert not check(data, _job(k=12), release=out).models[0]["holds"]  # k = 12: no
 
     job = tmp_path / "job.yaml"
-    job.write_text(
+    job.write_text(  # the job that made the release: a cell cover, judged on its graph
         "quasi_identifiers: [age, job, zip]\nmodels:\n  - k_anonymity: {k: 3}\nmetric: gcp\n"
+        "algorithm: {name: murakami_uno, n_jobs: 1}\n"
     )
     runner = CliRunner()
     res = runner.invoke(
@@ -245,9 +246,10 @@ def test_the_printed_result_names_the_generalized_cells_of_each_attribute():
     assert sum(wide.values()) > 0
 
 
-def test_a_full_domain_release_with_suppressed_rows_masked_checks_on_its_graph(tmp_path):
-    # removed rows cannot be matched to their records; masked ones can (the error says so)
-    # four rare values: suppressed (and masked, they cover each other: k = 4 holds)
+def test_a_full_domain_release_checks_with_its_suppressed_rows_removed_or_masked(tmp_path):
+    # four rare values: suppressed. Removed, the release's rows are matched to their records
+    # in order; masked, they are the class whose every label is '*' (issue 51: --release
+    # reads a release of any family; it once demanded masked rows and a cell cover's graph)
     table = EncodedTable.from_columns(
         {"a": ["x"] * 20 + ["y"] * 20 + ["p", "q", "r", "s"], "b": ["1"] * 44}
     )
@@ -258,13 +260,17 @@ def test_a_full_domain_release_with_suppressed_rows_masked_checks_on_its_graph(t
         "metric": "loss",
     }
     removed = anonymize(table, job, output=tmp_path / "removed.csv")
-    assert removed.suppressed_rows > 0
-    with pytest.raises(InputError, match="suppressed: mask"):
-        check(table, job, release=tmp_path / "removed.csv")
+    assert removed.suppressed_rows == 4
+    report = check(table, job, release=tmp_path / "removed.csv")
+    assert report.release["holds"] and report.release["kind"] == "classes"
+    assert report.release["suppressed_rows"] == 4 and report.n_rows == 40
     masked_job = {**job, "output": {"suppressed": "mask"}}
     anonymize(table, masked_job, output=tmp_path / "masked.csv")
     report = check(table, masked_job, release=tmp_path / "masked.csv")
-    assert report.release["largest_k"] >= 4
+    assert report.release["holds"] and report.release["suppressed_rows"] == 4
+    assert report.release["k_after"] == removed.release.verification.k_after == 20
+    with pytest.raises(InputError, match="has 40 rows; the data has 44 records"):
+        check(table, masked_job, release=tmp_path / "removed.csv")  # masked: one row each
 
 
 def test_check_release_names_the_models_it_cannot_judge(tmp_path):
@@ -276,5 +282,5 @@ def test_check_release_names_the_models_it_cannot_judge(tmp_path):
         {"alpha_k_anonymity": {"attribute": "zip", "alpha": 0.5, "k": 3}},
     ]
     job["quasi_identifiers"] = {q: v for q, v in job["quasi_identifiers"].items() if q != "zip"}
-    with pytest.raises(ParameterError, match="for k_anonymity only, not 'alpha_k_anonymity'"):
+    with pytest.raises(ParameterError, match="it cannot honour 'alpha_k_anonymity'"):
         check(_table(), job, release=out)

@@ -18,6 +18,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
+import numpy as np
+import numpy.typing as npt
+
 from anonlab._progress import Progress
 from anonlab._validation import did_you_mean
 from anonlab.exceptions import ParameterError
@@ -132,6 +135,11 @@ class Anonymizer(ABC):
 
     name: ClassVar[str] = ""
     _parameter_constraints: ClassVar[dict[str, Param]] = {}
+    #: How the algorithm's releases are verified, known before it runs: the
+    #: :attr:`Recoding.verifier` of every recoding it returns (``"classes"``: grouping the
+    #: released labels; ``"graph"``: a cell cover on its anonymity graph). ``anonlab check
+    #: --release`` judges a written release the same way.
+    verifier: ClassVar[str] = "classes"
 
     recoding_: Recoding
     search_: SearchStats
@@ -227,6 +235,31 @@ class Anonymizer(ABC):
         bool
         """
         return False
+
+    def removed_rows(self, problem: Problem) -> npt.NDArray[np.bool_] | None:
+        """The rows the algorithm removes before anonymizing, decided by the table alone.
+
+        A release of the algorithm lacks these rows (its :attr:`Recoding.rows` leaves them
+        out) besides the rows suppressed because their class fails a model; ``anonlab check
+        --release`` reads a release against the other rows. The default removes none.
+
+        Parameters
+        ----------
+        problem : Problem
+
+        Returns
+        -------
+        ndarray of bool or None
+            Per row of the problem's table, whether it is removed; None: no row is.
+
+        Examples
+        --------
+        >>> from anonlab.algorithms import build_anonymizer
+        >>> build_anonymizer("optimal").removed_rows(None) is None
+        True
+        """
+        del problem
+        return None
 
     def _check_frequency_set(self, problem: Problem) -> None:
         """Refuse a frequency set when the algorithm needs the individual rows."""

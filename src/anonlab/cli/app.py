@@ -418,23 +418,24 @@ def _int_level(attr: str, value: str) -> int:
 
 # ----------------------------------------------------------------------- rendering
 def show(sections: list[report.Section], console: Console | None = None) -> None:
-    """Print report sections as Rich tables."""
+    """Print report sections as Rich tables (their text as it is: a label such as
+    ``[30, 40)`` is not Rich markup)."""
     con = console or out
     for sec in sections:
         if sec.header is None:
-            t = Table(title=sec.title, show_header=False)
+            t = Table(title=escape(sec.title), show_header=False)
             t.add_column("", style="bold")
             t.add_column("")
         else:
-            t = Table(title=sec.title)
+            t = Table(title=escape(sec.title))
             for i, name in enumerate(sec.header):
                 right = i < len(sec.numeric) and sec.numeric[i]
-                t.add_column(name, justify="right" if right else "left")
+                t.add_column(escape(name), justify="right" if right else "left")
         for row in sec.rows:
-            t.add_row(*row)
+            t.add_row(*(escape(cell) for cell in row))
         con.print(t)
         for note in sec.notes:
-            con.print(note)
+            con.print(escape(note))
 
 
 def render(result: Any, console: Console | None = None, title: str | None = None) -> None:
@@ -585,8 +586,10 @@ def check(
         Path | None,
         typer.Option(
             "--release",
-            help="A released non-homogeneous table (one row per record of DATA, in order): "
-            "report the largest k of its anonymity graph.",
+            help="A table the job released from DATA (any algorithm): verify its columns, "
+            "rows, cells and identifying columns against DATA and the job, and judge the "
+            "models on it (classes of its labels, or a cell cover's anonymity graph). Exit "
+            "code 1 if it fails.",
             readable=False,
         ),
     ] = None,
@@ -601,7 +604,8 @@ def check(
     ] = "auto",
     spark_master: SparkMaster = None,
 ) -> None:
-    """Report the privacy models and the metric of a table as it is, or of a release of it."""
+    """Report the privacy models and the metric of a table as it is, or verify a release of
+    it (--release: exit code 0 if everything holds, 1 if not, 2 on an error)."""
     with _errors():
         if release is not None:
             check_input_file(release, "released table")
@@ -614,8 +618,10 @@ def check(
         )
         if as_json:
             sys.stdout.write(json.dumps(checked.to_dict(), indent=2) + "\n")
-            return
-        show(report.check_sections(checked))
+        else:
+            show(report.check_sections(checked))
+    if checked.release is not None and not checked.release["holds"]:
+        raise typer.Exit(1)
 
 
 @app.command(name="report")

@@ -12,6 +12,7 @@ from anonlab.release.anonymity_graph import (
     attribute_ncp,
     check_release,
 )
+from anonlab.release.audit import ReleaseAudit, audit_release
 from anonlab.release.cellcover import CellCover, CoverModel
 from anonlab.release.clusters import Clusters
 from anonlab.release.measure import measure, metric_context, release_cells
@@ -40,7 +41,9 @@ __all__ = [
     "attribute_ncp",
     "Clusters",
     "CoverModel",
+    "ReleaseAudit",
     "ReleaseCheck",
+    "audit_release",
     "check_release",
     "FullDomain",
     "Levels",

@@ -52,13 +52,19 @@ from anonlab.release.recoding import Recoding
 from anonlab.release.verify import VERIFIERS, Release, Verification, model_keys
 
 __all__ = [
+    "GRAPH_K",
     "AnonymityGraph",
     "ReleaseCheck",
     "ReleaseCells",
     "attribute_ncp",
     "check_release",
     "cover_problem",
+    "graph_check",
+    "label_covers",
 ]
+
+#: What the k of a cell cover is (:attr:`Verification.k_meaning`).
+GRAPH_K = "the largest k of the anonymity graph (Murakami & Uno, Definition 1)"
 
 
 def cover_problem(problem: Problem, owner: str) -> int:
@@ -132,6 +138,41 @@ class ReleaseCells:
             or a released cell that does not cover its own record's value (naming the row and
             the column).
         """
+        cells, own = cls.parse(problem, released, pseudo=pseudo)
+        for j, q in enumerate(problem.quasi_identifiers):
+            if not bool(own[:, j].all()):
+                row = int(np.flatnonzero(~own[:, j])[0])
+                out, col = released[q], problem.table[q]
+                raise InputError(
+                    f"Row {row}, column {q!r}: the released value {out.categories[out.codes[row]]!r} "
+                    f"does not cover the original value {col.categories[col.codes[row]]!r}; "
+                    "each released record must generalize its own."
+                )
+        return cells
+
+    @classmethod
+    def parse(
+        cls,
+        problem: Problem,
+        released: EncodedTable,
+        *,
+        pseudo: Sequence[str] = (),
+    ) -> tuple[ReleaseCells, npt.NDArray[np.bool_]]:
+        """Parse the released quasi-identifiers; tell which cells cover their own record.
+
+        Returns
+        -------
+        cells : ReleaseCells
+        own : ndarray of bool, shape (rows, quasi-identifiers)
+            Whether each released cell covers the value of its own record (the record in
+            the same row of the original).
+
+        Raises
+        ------
+        InputError
+            A different row count, a missing column, or a label that is not a
+            generalization (naming it and the column).
+        """
         qis = problem.quasi_identifiers
         if released.n_rows != problem.n_rows:
             fewer = (
@@ -150,35 +191,52 @@ class ReleaseCells:
         parsed = []
         orig = np.empty((problem.n_rows, len(qis)), dtype=np.int64)
         rel = np.empty_like(orig)
+        own = np.empty(orig.shape, dtype=bool)
         for j, q in enumerate(qis):
             col: EncodedColumn = problem.table[q]
             out = released[q]
             p = parse_cells(col, out, problem.hierarchies[q], pseudo=q in pseudo)
             orig[:, j] = col.codes
             rel[:, j] = out.codes
-            own = _covers(p, out.codes, col.codes)
-            if not bool(own.all()):
-                row = int(np.flatnonzero(~own)[0])
-                raise InputError(
-                    f"Row {row}, column {q!r}: the released value {out.categories[out.codes[row]]!r} "
-                    f"does not cover the original value {col.categories[col.codes[row]]!r}; "
-                    "each released record must generalize its own."
-                )
+            own[:, j] = label_covers(p, out.codes, col.codes)
             parsed.append(p)
-        return cls(orig, rel, tuple(parsed))
+        return cls(orig, rel, tuple(parsed)), own
 
     def covers(self, released_rows: IntArray, original_rows: IntArray) -> npt.NDArray[np.bool_]:
         """Whether released record ``released_rows[e]`` covers original ``original_rows[e]``."""
         ok = np.ones(released_rows.size, dtype=bool)
         for j, p in enumerate(self.parsed):
-            ok &= _covers(p, self.released[released_rows, j], self.original[original_rows, j])
+            ok &= label_covers(p, self.released[released_rows, j], self.original[original_rows, j])
         return ok
 
 
-def _covers(
+def label_covers(
     p: ParsedColumn, labels: npt.NDArray[np.integer], values: npt.NDArray[np.integer]
 ) -> npt.NDArray[np.bool_]:
-    """Whether each released label covers the paired original value code."""
+    """Whether each released label code covers the paired original value code.
+
+    Parameters
+    ----------
+    p : ParsedColumn
+        The released labels of the column, parsed (:func:`parse_cells`).
+    labels, values : ndarray of int
+        Released label codes and original value codes, paired.
+
+    Returns
+    -------
+    ndarray of bool
+
+    Examples
+    --------
+    >>> from anonlab.data.builders import flat_hierarchy
+    >>> from anonlab.data.table import EncodedColumn
+    >>> from anonlab.release.cellcover import parse_cells
+    >>> original = EncodedColumn.from_values("sex", ["F", "M"])
+    >>> released = EncodedColumn.from_values("sex", ["*", "M"])
+    >>> p = parse_cells(original, released, flat_hierarchy(["F", "M"]))
+    >>> label_covers(p, released.codes, np.array([1, 0])).tolist()  # '*' covers M, M not F
+    [True, False]
+    """
     lab = np.asarray(labels, dtype=np.int64)
     val = np.asarray(values, dtype=np.int64)
     exact = p.exact[lab]
@@ -205,6 +263,8 @@ class AnonymityGraph:
         ``target[e]``.
     build_s : float
         Seconds to build it.
+    row_tuple : ndarray of int64
+        The distinct original tuple of each row.
     """
 
     n_rows: int
@@ -214,6 +274,7 @@ class AnonymityGraph:
     target: IntArray
     build_s: float = 0.0
     flow_s: float = field(default=0.0)
+    row_tuple: IntArray = field(default_factory=lambda: np.zeros(0, np.int64), repr=False)
 
     @classmethod
     def build(cls, cells: ReleaseCells) -> AnonymityGraph:
@@ -228,7 +289,9 @@ class AnonymityGraph:
             If the edges would not fit the memory budget.
         """
         start = time.perf_counter()
-        u_tuples, u_count = np.unique(cells.original, axis=0, return_counts=True)
+        u_tuples, u_row, u_count = np.unique(
+            cells.original, axis=0, return_inverse=True, return_counts=True
+        )
         v_labels, v_count = np.unique(cells.released, axis=0, return_counts=True)
         exact = np.stack([p.exact[v_labels[:, j]] for j, p in enumerate(cells.parsed)], axis=1)
         wide = exact < 0
@@ -277,6 +340,7 @@ class AnonymityGraph:
             src,
             dst,
             time.perf_counter() - start,
+            row_tuple=np.asarray(u_row, dtype=np.int64).reshape(-1),
         )
 
     @property
@@ -297,6 +361,12 @@ class AnonymityGraph:
             minlength=self.released_count.size,
         )
         return du.astype(np.int64), dv.astype(np.int64)
+
+    def short_of(self, k: int) -> int:
+        """The records covered by fewer than ``k`` released records (their degree is below
+        ``k``: Condition 1 fails for them)."""
+        du, _ = self.degrees()
+        return int(np.count_nonzero(du[self.row_tuple] < k)) if du.size else 0
 
     def condition_1(self) -> int:
         """The largest k for which every vertex has degree ``>= k`` (Condition 1)."""
@@ -337,9 +407,16 @@ class AnonymityGraph:
             return False
         return self.max_flow(k) == k * self.n_rows
 
-    def largest_k(self) -> int:
-        """The largest k under Definition 1: a binary search bounded by Condition 1."""
-        lo, hi = 1, max(self.condition_1(), 1)
+    def largest_k(self, at_least: int = 1) -> int:
+        """The largest k under Definition 1: a binary search bounded by Condition 1.
+
+        Parameters
+        ----------
+        at_least : int
+            A k known to hold (a verified cover's): the search starts there.
+        """
+        lo = max(at_least, 1)
+        hi = max(self.condition_1(), lo)
         while lo < hi:
             mid = (lo + hi + 1) // 2
             if self.max_flow(mid) == mid * self.n_rows:
@@ -441,6 +518,7 @@ def _verify_graph(
     start = time.perf_counter()
     cells = ReleaseCells.read(problem, released, pseudo=pseudo)
     covers = recoding.covers if isinstance(recoding, CellCover) else None
+    graph: AnonymityGraph | None = None
     if covers is not None and certified(cells, covers, k):
         method = (
             f"anonymity graph (Murakami & Uno, Definition 1): the algorithm's {k}-regular cover, "
@@ -463,6 +541,9 @@ def _verify_graph(
             f"anonymity graph (Murakami & Uno, Definition 1): max-flow {k}*n on "
             f"{graph.n_edges:,} edges between distinct tuples (Theorem 1)"
         )
+    if graph is None:
+        graph = AnonymityGraph.build(cells)
+    largest = graph.largest_k(at_least=k)  # "k after": the release's own k, not the job's
     elapsed = time.perf_counter() - start
     loss, _ = _loss(problem, cells, problem.metric.name)
     hidden = set(problem.identifiers)
@@ -474,7 +555,15 @@ def _verify_graph(
     )
     stats = get_engine("numpy", released).class_stats(list(problem.quasi_identifiers))
     checks = {key: True for key in model_keys(problem.models)}
-    verification = Verification(checks, 0, 0, stats.n_classes, f"{method} in {elapsed:.3f} s")
+    verification = Verification(
+        checks,
+        0,
+        0,
+        stats.n_classes,
+        f"{method} in {elapsed:.3f} s",
+        k_after=largest,
+        k_meaning=GRAPH_K,
+    )
     return Release(
         columns,
         verification,
@@ -507,6 +596,8 @@ class ReleaseCheck:
         The contracted anonymity graph.
     build_s, flow_s : float
         Seconds to build the graph and to run the max-flows.
+    graph : AnonymityGraph, optional
+        The graph itself (not in the JSON form).
     """
 
     largest_k: int
@@ -519,6 +610,7 @@ class ReleaseCheck:
     edges: int
     build_s: float
     flow_s: float
+    graph: AnonymityGraph | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form."""
@@ -552,7 +644,23 @@ def check_release(problem: Problem, released: EncodedTable) -> ReleaseCheck:
     InputError
         A release that does not fit its original (rows, columns, cells; naming them).
     """
-    cells = ReleaseCells.read(problem, released)
+    return graph_check(problem, ReleaseCells.read(problem, released))
+
+
+def graph_check(problem: Problem, cells: ReleaseCells) -> ReleaseCheck:
+    """:func:`check_release` of cells already read: the largest k by max-flow and the loss
+    read from the labels.
+
+    Parameters
+    ----------
+    problem : Problem
+    cells : ReleaseCells
+        The release read against the problem's table (:meth:`ReleaseCells.parse`).
+
+    Returns
+    -------
+    ReleaseCheck
+    """
     graph = AnonymityGraph.build(cells)
     largest = graph.largest_k()
     ncp, share = _loss(problem, cells, "ncp")
@@ -568,4 +676,5 @@ def check_release(problem: Problem, released: EncodedTable) -> ReleaseCheck:
         graph.n_edges,
         graph.build_s,
         graph.flow_s,
+        graph,
     )

@@ -34,7 +34,18 @@ from anonlab.release.measure import measure
 from anonlab.release.problem import Problem
 from anonlab.release.recoding import Recoding
 
-__all__ = ["Release", "Verification", "VERIFIERS", "model_keys", "recheck_written", "verify"]
+__all__ = [
+    "CLASSES_K",
+    "Release",
+    "Verification",
+    "VERIFIERS",
+    "model_keys",
+    "recheck_written",
+    "verify",
+]
+
+#: What the k of a release that forms classes is (:attr:`Verification.k_meaning`).
+CLASSES_K = "the smallest released class"
 
 
 @dataclass
@@ -54,6 +65,13 @@ class Verification:
         Released classes (not suppressed).
     method : str
         How the release was verified.
+    k_after : int or None
+        The k the release has: the smallest released class of a release that forms
+        classes; the largest k of Definition 1 on the anonymity graph of a cell cover
+        (Murakami & Uno); None where the verification did not find it (a release made
+        block by block whose blocks are cell covers).
+    k_meaning : str
+        What ``k_after`` is, in words.
     """
 
     checks: dict[str, bool]
@@ -61,6 +79,8 @@ class Verification:
     removed_rows: int
     classes: int
     method: str = "the models judged the classes of the released labels"
+    k_after: int | None = None
+    k_meaning: str = CLASSES_K
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form."""
@@ -69,6 +89,8 @@ class Verification:
             "suppressed_rows": self.suppressed_rows,
             "removed_rows": self.removed_rows,
             "classes": self.classes,
+            "k_after": self.k_after,
+            "k_meaning": self.k_meaning,
             "method": self.method,
         }
 
@@ -165,7 +187,10 @@ def _verify_classes(
     )
     loss = measure(problem, recoding, stats, ~ok, context)
     removed = 0 if recoding.rows is None else problem.n_rows - int(recoding.rows.size)
-    verification = Verification(checks, suppressed_rows, removed, int(np.count_nonzero(ok)))
+    kept_k = int(kept_sizes.min()) if kept_sizes.size else 0
+    verification = Verification(
+        checks, suppressed_rows, removed, int(np.count_nonzero(ok)), k_after=kept_k
+    )
     return Release(columns, verification, loss, problem.metric.name, stats, ~ok)
 
 

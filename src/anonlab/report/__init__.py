@@ -213,7 +213,10 @@ def anonymization_sections(result: Any) -> list[Section]:
     rows.append(["suppressed rows", f"{ver.suppressed_rows:,}"])
     if ver.removed_rows:
         rows.append(["rows removed by the algorithm", f"{ver.removed_rows:,}"])
-    rows.append(["released classes", f"{ver.classes:,}"])
+    cover = not result.recoding.forms_classes
+    rows.append(["distinct released rows" if cover else "released classes", f"{ver.classes:,}"])
+    if ver.k_after is not None:
+        rows.append(["k after", f"{ver.k_after:,} ({ver.k_meaning})"])
     rows.append(
         ["checks", ", ".join(f"{m}: {'ok' if v else 'FAILED'}" for m, v in ver.checks.items())]
     )
@@ -227,7 +230,21 @@ def anonymization_sections(result: Any) -> list[Section]:
 
 
 def check_sections(report: Any) -> list[Section]:
-    """Sections of a :class:`~anonlab.anonymization.CheckReport` (models of a table as it is)."""
+    """Sections of a :class:`~anonlab.anonymization.CheckReport`: the models of a table as it
+    is; with a release, first what was verified of it, and its k."""
+    release = getattr(report, "release", None)
+    graph = release is not None and release.get("kind") == "anonymity graph"
+    sections = []
+    if release is not None:
+        sections.append(
+            Section(
+                "The release, verified against the data and the job",
+                rows=[
+                    [f["check"], ("ok: " if f["ok"] else "FAILED: ") + f["detail"]]
+                    for f in release["verified"]
+                ],
+            )
+        )
     rows = []
     notes = []
     for m in report.models:
@@ -235,7 +252,7 @@ def check_sections(report: Any) -> list[Section]:
             [
                 m["model"] + " " + ", ".join(f"{k}={v}" for k, v in m["params"].items()),
                 "yes" if m["holds"] else "no",
-                f"{m['violating_classes']:,}",
+                "-" if graph else f"{m['violating_classes']:,}",
                 f"{m['violating_rows']:,}",
             ]
         )
@@ -249,27 +266,47 @@ def check_sections(report: Any) -> list[Section]:
             )
             notes.append(
                 f"{m['model']}: {len(bad):,} records over their limit"
-                + (f" (rows {shown})" if bad else "")
+                + (f" (rows {shown}, counted from 0)" if bad else "")
                 + (f"; {figures}" if figures else "")
             )
-    release = getattr(report, "release", None)
-    if release is not None:  # a non-homogeneous release judged on its anonymity graph
+    for m in report.models:
+        if not m["holds"]:  # a "no" always says what violates
+            notes.append(f"{m['model']} does not hold: {m['violation']}.")
+    if graph:
+        assert release is not None
         notes.append(
             f"largest k = {release['largest_k']} (Definition 1, max-flow); Condition 1 allows "
             f"{release['condition_1_k']}; {release['edges']:,} edges between "
             f"{release['distinct_original']:,} original and {release['distinct_released']:,} "
             f"released tuples, {release['build_s'] + release['flow_s']:.2f} s"
         )
-    return [
+    if release is not None:
+        notes.append(f"k after = {release['k_after']} ({release['k_meaning']})")
+    if report.loss is not None:
+        notes.append(f"{report.metric} = {report.loss:.6g}")
+    if release is not None:
+        failed = len(release["failures"])
+        notes.append(
+            "the release holds: yes"
+            if release["holds"]
+            else f"the release holds: NO ({failed} failure{'s' if failed != 1 else ''} above)"
+        )
+    sections.append(
         Section(
             f"{report.n_rows:,} rows in {report.n_classes:,} "
-            + ("distinct released rows" if release is not None else "classes"),
-            header=["model", "holds", "violating classes", "violating rows"],
+            + ("distinct released rows" if graph else "classes"),
+            header=[
+                "model",
+                "holds",
+                "violating classes",
+                "violating records" if graph else "violating rows",
+            ],
             rows=rows,
-            notes=[*notes, f"{report.metric} = {report.loss:.6g}"],
+            notes=notes,
             numeric=[False, False, True, True],
         )
-    ]
+    )
+    return sections
 
 
 def print_plain(sections: Sequence[Section]) -> str:

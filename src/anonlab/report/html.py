@@ -671,18 +671,26 @@ def job_html(job: JobFigures, *, data: str | None = None, options: Sequence[str]
     str
     """
     result = job.result
+    verified = result.release.verification
+    cover = not result.recoding.forms_classes
+    k_after = job.release.k if verified.k_after is None else verified.k_after
     cards = _cards(
         [
             ("loss", f"loss ({result.metric})", round(float(result.loss), 6)),
             ("suppressed", "suppressed rows", result.suppressed_rows),
-            ("classes", "released classes", job.release.released_classes),
-            ("k-after", "k after", job.release.k),
+            (
+                "classes",
+                "distinct released rows" if cover else "released classes",
+                verified.classes,
+            ),
+            ("k-after", f"k after: {verified.k_meaning}", k_after),
         ]
     )
     jobfile = job.job_source or "job.yaml"
     commands = [
         cli_command(data, "check", "--job", jobfile),
         cli_command(data, "anonymize", "--job", jobfile, "--output", "released.csv"),
+        cli_command(data, "check", "--job", jobfile, "--release", "released.csv"),
     ]
     parts = [
         cards,

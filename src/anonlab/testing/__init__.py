@@ -4,7 +4,8 @@ In the spirit of scikit-learn's ``check_estimator``: :func:`check_anonymizer` ru
 algorithm through the whole public path (job -> problem -> fit -> verify -> write) on small
 tables and checks what every family must guarantee, whatever it does inside:
 
-* the written file satisfies the models when it is read back and judged afresh;
+* the written file satisfies the models when it is read back and judged afresh, and
+  ``anonlab check --release`` reads it back with its own job and verifies it;
 * a bad value of each declared parameter raises the uniform :class:`ParameterError`;
 * an unknown parameter names the valid ones;
 * missing quasi-identifier values form classes of their own (or join the root);
@@ -95,17 +96,23 @@ def _holds(table: EncodedTable, job: Mapping[str, Any]) -> None:
 
 
 def check_written_release_holds(cls: type[Anonymizer]) -> None:
-    """The file written by ``anonymize`` satisfies the models when read back (a release that
-    forms no classes, a cell cover, on its anonymity graph: the largest k by max-flow)."""
+    """The file written by ``anonymize`` satisfies the models when read back and judged
+    afresh, and ``anonlab check --release`` reads it back with its own job (missing values
+    included) and finds it holds; the algorithm's declared verifier is its recoding's."""
     job = _job(cls)
     with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "release.csv"
-        result = anonymize(conformance_table(), job, output=out)
-        if result.recoding.forms_classes:
-            _holds(read_table(out), job)
-        else:
-            report = check_table(conformance_table(), job, release=out)
-            assert all(m["holds"] for m in report.models), f"the written release fails: {report}"
+        for table in (conformance_table(), conformance_table(nulls=True, n=80)):
+            out = Path(tmp) / "release.csv"
+            result = anonymize(table, job, output=out)
+            verifier = result.recoding.verifier
+            assert cls.verifier == verifier, (
+                f"{cls.name} declares {cls.verifier!r}, not {verifier!r}"
+            )
+            if result.recoding.forms_classes:
+                _holds(read_table(out), job)
+            report = check_table(table, job, release=out)
+            assert report.release is not None and report.release["holds"], report.release
+            assert report.release["k_after"] == result.release.verification.k_after
 
 
 def check_bad_parameters(cls: type[Anonymizer]) -> None:

@@ -99,6 +99,7 @@ class WongNH(Anonymizer):
     """
 
     name: ClassVar[str] = "wong_nh"
+    verifier: ClassVar[str] = "graph"  # a cell cover, on its anonymity graph
     conformance_job: ClassVar[dict[str, Any]] = {"metric": {"name": "gcp"}}
     _parameter_constraints: ClassVar[dict[str, Param]] = {
         "seed": Param(int, low=0),
@@ -243,6 +244,7 @@ class MurakamiUno(Anonymizer):
     """
 
     name: ClassVar[str] = "murakami_uno"
+    verifier: ClassVar[str] = "graph"  # a cell cover, on its anonymity graph
     conformance_job: ClassVar[dict[str, Any]] = {"metric": {"name": "gcp"}}
     _parameter_constraints: ClassVar[dict[str, Param]] = {
         "initial": Param(str, choices=("pattern_rings", "matchings")),

@@ -6,11 +6,12 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
+import numpy.typing as npt
 
 from anonlab._progress import Progress
 from anonlab.algorithms._lattice import build_evaluator, lattice_of
 from anonlab.algorithms.base import Anonymizer, Param, register
-from anonlab.algorithms.privacyfrost2.presampling import PreSampling
+from anonlab.algorithms.privacyfrost2.presampling import PreSampling, presample
 from anonlab.algorithms.privacyfrost2.search import privacyfrost2
 from anonlab.exceptions import ParameterError
 from anonlab.metrics.scores import SCORES, build_score
@@ -152,6 +153,26 @@ class PrivacyFrost2(Anonymizer):
         else:
             thresholds = levels
         return PreSampling(thresholds, k)
+
+    def removed_rows(self, problem: Problem) -> npt.NDArray[np.bool_] | None:
+        """The rows pre-sampling removes (section 5.1): those of groups with fewer than
+        ``k'`` records at the threshold levels; None without pre-sampling.
+
+        Examples
+        --------
+        >>> from anonlab.algorithms import build_anonymizer
+        >>> build_anonymizer("privacyfrost2").removed_rows(None) is None
+        True
+        """
+        presampling = None if self.presampling is None else self._presampling(problem)
+        if presampling is None:
+            return None
+        evaluator = build_evaluator(problem, with_rows=True)
+        keep = presample(evaluator, presampling).keep
+        row_class = evaluator.base.row_class
+        assert row_class is not None
+        removed: npt.NDArray[np.bool_] = ~keep[np.asarray(row_class, dtype=np.int64)]
+        return removed
 
     def _fit(self, problem: Problem, progress: Progress | None) -> None:
         evaluator = build_evaluator(problem, with_rows=True)
