@@ -592,3 +592,182 @@ def test_memory_budget_override(monkeypatch):
                 anonlab.EncodedTable.from_rows(ROWS, COLS),
                 {"quasi_identifiers": ["age", "zip"], "models": [{"k_anonymity": {"k": 2}}]},
             )
+
+
+# ------------------------------------------- 7. what a new user hits (issue 51, item 7)
+
+
+def write_rows(path: Path, header, rows, delimiter: str = ",") -> Path:
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh, delimiter=delimiter)
+        w.writerow(header)
+        w.writerows(rows)
+    return path
+
+
+@pytest.mark.parametrize("separator", ["\\t", "tab", "TAB"])
+def test_a_tab_separator_is_given_by_name(work, separator):
+    data = write_rows(work / "data.tsv", COLS, ROWS, delimiter="\t")
+    res = run("diagnose", data, "-s", separator, "--qi", "age,sex", "--json")
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["quasi_identifiers"] == ["age", "sex"]
+    # a job's separator too (YAML '\t' in single quotes is a backslash and a t)
+    write_job(work / "tsv.yaml", separator=separator)
+    res = run("anonymize", data, "--job", work / "tsv.yaml", "-o", work / "o.csv")
+    assert res.exit_code == 0, res.output
+    assert (work / "o.csv").read_text().splitlines()[0] == "age\tzip\tsex\tdisease"
+
+
+def test_a_tsv_read_with_commas_hints_at_the_separator(work):
+    data = write_rows(work / "data.tsv", COLS, ROWS, delimiter="\t")
+    for engine in ("numpy", "duckdb"):
+        res = run("diagnose", data, "--qi", "age", "--engine", engine)
+        one_line_error(res, "The header reads as one column holding tabs")
+        assert "--separator tab" in res.output
+    res = run("anonymize", data, "--job", work / "job.yaml", "-o", work / "o.csv")
+    one_line_error(res, "is the file separated by them?")
+
+
+def test_a_typo_in_a_builders_options_lists_the_valid_ones(work):
+    write_job(work / "typo.yaml", quasi_identifiers={"age": {"intervals": {"width": [5, 10]}}})
+    res = anonymize(work, work / "o.csv", job="typo.yaml")
+    one_line_error(
+        res,
+        "Unknown option 'width' of the 'intervals' hierarchy of attribute 'age'. Did you mean "
+        "'widths'? Valid options: widths, cuts, start.",
+    )
+    assert "unexpected keyword" not in res.output
+    write_job(work / "typo.yaml", quasi_identifiers={"zip": {"mask": {"widht": 4}}})
+    one_line_error(anonymize(work, work / "o.csv", job="typo.yaml"), "width, steps, mask_char")
+
+
+def test_a_long_value_is_shown_cut(work):
+    long = "%Y-%m" + "x" * 100_000
+    write_job(work / "long.yaml", quasi_identifiers={"zip": {"dates": {"format": long}}})
+    res = anonymize(work, work / "o.csv", job="long.yaml")
+    one_line_error(res, "is not a date in format '%Y-%mxxx")
+    assert "(100,005 characters)" in res.output
+    assert len(res.output) < 1_000
+    # a format strptime cannot compile is named as such (it was a traceback)
+    write_job(work / "bad.yaml", quasi_identifiers={"zip": {"dates": {"format": "%Y%Y"}}})
+    one_line_error(anonymize(work, work / "o.csv", job="bad.yaml"), "is not a strptime format")
+
+
+def test_a_dangling_output_symlink_is_named(work):
+    for target in (work / "gone.csv", work / "no" / "such" / "folder" / "o.csv"):
+        link = work / "out.csv"
+        link.unlink(missing_ok=True)
+        link.symlink_to(target)
+        before = listing(work)
+        one_line_error(
+            anonymize(work, link),
+            f"The output '{link}' is a symbolic link to '{target}', which does not exist",
+        )
+        assert listing(work) == before and link.is_symlink() and not target.exists()
+
+
+def test_column_names_are_compared_in_nfc(work):
+    import unicodedata
+
+    nfc, nfd = "\u00e2ge", unicodedata.normalize("NFD", "\u00e2ge")
+    assert nfc != nfd
+    data = write_rows(work / "nfd.csv", [nfd, *COLS[1:]], ROWS)  # as macOS writes it
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    pq.write_table(pa.table({nfd: [r[0] for r in ROWS], "sex": [r[2] for r in ROWS]}),
+                   work / "nfd.parquet")  # fmt: skip
+    for source in (data, work / "nfd.parquet"):
+        for engine in ("numpy", "duckdb"):
+            res = run("diagnose", source, "--qi", f"{nfc},sex", "--engine", engine, "--json")
+            assert res.exit_code == 0, (source, engine, res.output)
+            assert json.loads(res.stdout)["quasi_identifiers"] == [nfc, "sex"]
+    # a job written with the other form finds the column, and the release is named in NFC
+    write_job(work / "nfd.yaml", quasi_identifiers={nfd: {"intervals": {"widths": [10]}}},
+              sensitive=[], models=[{"k_anonymity": {"k": 2}}])  # fmt: skip
+    nfc_data = write_rows(work / "nfc.csv", [nfc, *COLS[1:]], ROWS)
+    for source in (nfc_data, data):
+        res = run("anonymize", source, "--job", work / "nfd.yaml", "-o", work / "o.csv")
+        assert res.exit_code == 0, res.output
+        assert (work / "o.csv").read_text(encoding="utf-8").startswith(f"{nfc},zip")
+
+
+@pytest.mark.parametrize("value", ["abc", "-1", "0", "inf", "8X"])
+def test_a_memory_budget_that_is_not_a_size_is_refused(work, monkeypatch, value):
+    monkeypatch.setenv("ANONLAB_MEMORY_BUDGET", value)
+    message = f"ANONLAB_MEMORY_BUDGET='{value}' is not a memory size"
+    one_line_error(run("diagnose", work / "data.csv", "--qi", "age"), message)
+    one_line_error(anonymize(work, work / "o.csv"), message)
+    assert not (work / "o.csv").exists()
+    monkeypatch.setenv("ANONLAB_MEMORY_BUDGET", "1.5G")
+    assert anonymize(work, work / "o.csv").exit_code == 0
+
+
+@pytest.mark.parametrize("address", ["hdfs://namenode/data.csv", "s3://bucket/data.csv",
+                                     "http://example.org/data.csv"])  # fmt: skip
+def test_remote_paths_are_refused_as_such(work, address):
+    said = f"'{address}' is a remote address ({address.split(':')[0]}://)"
+    one_line_error(run("diagnose", address, "--qi", "age"), f"The data file {said}")
+    one_line_error(anonymize(work, address), f"The output {said}")
+    res = run("anonymize", work / "data.csv", "--job", address, "-o", work / "o.csv")
+    one_line_error(res, f"The job file {said}")
+    res = run("report", work / "data.csv", "--qi", "age", "-o", address.replace(".csv", ".html"))
+    one_line_error(res, "is a remote address")
+    res = run("diagnose", work / "data.csv", "--qi", "sex", "--hierarchy", f"sex={address}",
+              "--level", "sex=1")  # fmt: skip
+    one_line_error(res, f"The hierarchy file {said}")
+    assert not (work / "o.csv").exists()
+
+
+def test_a_read_only_output_is_not_replaced(work):
+    out = work / "o.csv"
+    out.write_text("the release of last week\n")
+    out.chmod(0o444)
+    try:
+        res = anonymize(work, out)
+        one_line_error(res, f"The output '{out}' is read-only (-r--r--r--): it is not replaced")
+        assert out.read_text() == "the release of last week\n"
+        out.chmod(0o644)
+        assert anonymize(work, out).exit_code == 0
+        assert out.read_text().startswith("age,zip")
+    finally:
+        out.chmod(0o644)
+
+
+def test_the_progress_eta_grows_while_a_step_stalls():
+    """The time left counts the time since the last advance (Rich's own estimate stands
+    still); a new step starts its count afresh; a step message inside a counted loop (the
+    blocks of a partitioned run) carries the count on."""
+    import importlib
+    import io
+
+    from rich.console import Console
+    from rich.progress import Progress
+
+    cli = importlib.import_module("anonlab.cli.app")
+    now = [0.0]
+    columns = cli._columns()
+    bar = Progress(*columns, console=Console(file=io.StringIO()), get_time=lambda: now[0],
+                   auto_refresh=False)  # fmt: skip
+    progress = cli._Bar(bar, "nodes")
+
+    def shown() -> list[str]:
+        task = next(t for t in bar.tasks if t.id == progress._task)
+        return [task.description] + [str(c.render(task)) for c in columns[2:]]
+
+    for _ in range(10):
+        now[0] += 1
+        progress(1, 100)
+    assert shown() == ["nodes", "10/100", "0:00:10", "0:01:30 left"]
+    now[0] += 30  # a long step: the pace so far is 10 in 40 s
+    assert shown() == ["nodes", "10/100", "0:00:40", "0:06:00 left"]
+    progress.stage("verifying")  # counts nothing: no count, no time left
+    now[0] += 5
+    assert shown() == ["verifying", "", "0:00:45", ""]
+    progress.stage("block 1 of about 4 done")
+    progress(1, 4)
+    now[0] += 2
+    assert shown() == ["block 1 of about 4 done", "1/4", "0:00:47", "0:00:06 left"]
+    progress.stage("block 2 of about 4 done")
+    progress(1, 4)
+    now[0] += 2
+    assert shown() == ["block 2 of about 4 done", "2/4", "0:00:49", "0:00:04 left"]
