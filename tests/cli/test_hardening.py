@@ -653,6 +653,98 @@ def test_a_long_value_is_shown_cut(work):
     one_line_error(anonymize(work, work / "o.csv", job="bad.yaml"), "is not a strptime format")
 
 
+def test_q4_marks_what_it_did_not_evaluate_and_shows_only_what_varies(work):
+    res = run("diagnose", work / "data.csv")
+    assert res.exit_code == 0, res.output
+    header = next(ln for ln in res.output.splitlines() if "attributes" in ln)
+    assert [c.strip() for c in header.split("┃")[1:-1]] == ["attributes", "k", "evaluated"]
+    cells = [ln.split("│")[1:-1] for ln in res.output.splitlines() if ln.startswith("│")]
+    marked = [c[0].strip() for c in cells if c[2].strip() == "no *"]
+    assert len(marked) == 10  # age and zip are unique: the 10 subsets holding one are inferred
+    assert "sex, disease" not in marked and "age, sex" in marked
+    assert "* not evaluated (10 rows): the subset contains one that already has k = 1" in (
+        " ".join(res.output.split())
+    )
+    rows = json.loads(run("diagnose", work / "data.csv", "--json").stdout)["rows"]
+    assert sum(not r["evaluated"] for r in rows) == 10
+    assert all(r["evaluated"] for r in rows if len(r["attributes"]) == 1)
+    res = run("diagnose", work / "data.csv", "--delta", "0.2", "--attributes", "sex,disease")
+    header = next(ln for ln in res.output.splitlines() if "attributes" in ln)
+    assert "suppressed rows" in header and "delta" not in header  # Q8: delta is in the title
+
+
+def test_q6_says_why_suppression_did_nothing(work):
+    def q6(qi: str, delta: str) -> tuple[str, dict]:
+        res = run("diagnose", work / "data.csv", "--qi", qi, "--delta", delta)
+        assert res.exit_code == 0, res.output
+        data = run("diagnose", work / "data.csv", "--qi", qi, "--delta", delta, "--json")
+        return " ".join(res.output.split()), json.loads(data.stdout)
+
+    text, data = q6("sex,disease", "0.1")  # one row may go; the two unique classes hold 2
+    assert data["suppressed_rows"] == 0
+    assert (data["suppression_budget"], data["smallest_class_rows"]) == (1, 2)
+    assert "Nothing was suppressed: the classes of size 1 hold 2 rows, more than the 1" in text
+    text, _ = q6("sex,disease", "0.05")
+    assert "delta x rows = 0.05 x 12 = 0.6, less than one row" in text
+    text, _ = q6("age", "0.5")
+    assert "every class has 1 rows" in text
+    text, data = q6("sex,disease", "0.2")  # it did something: nothing to explain
+    assert data["suppressed_rows"] == 2 and "Nothing was suppressed" not in text
+
+
+def test_find_qis_lists_the_records_it_exposes(work):
+    res = run("diagnose", work / "data.csv", "--find-qis", "--json")
+    assert res.exit_code == 0, res.output
+    by_set = {tuple(s["attributes"]): s for s in json.loads(res.stdout)["subsets"]}
+    # (45, M, hiv) and (46, F, cold) are the only rows with their sex and disease
+    assert by_set[("sex", "disease")]["exposed_row_positions"] == [5, 6]
+    assert by_set[("age",)]["exposed_row_positions"] == list(range(12))
+    res = run("diagnose", work / "data.csv", "--find-qis", "--engine", "duckdb")
+    assert res.exit_code == 0, res.output
+    line = next(ln for ln in res.output.splitlines() if "sex, disease" in ln)
+    assert line.split("│")[-2].strip() == "5, 6"
+    assert "0, 1, 2, 3, 4, 5, 6, 7, 8, 9 ... (+2)" in res.output
+
+
+def test_a_constant_column_is_flagged(work):
+    data = write_rows(work / "const.csv", [*COLS, "country"], [(*r, "NZ") for r in ROWS])
+    res = run("diagnose", data)
+    assert res.exit_code == 0, res.output
+    assert "'country' holds one value in every row: it tells no one apart" in (
+        " ".join(res.output.split())
+    )
+    for args in ([], ["--k", "2"], ["--find-qis"]):
+        res = run("diagnose", data, *args, "--json")
+        assert json.loads(res.stdout)["constant_columns"] == ["country"], args
+    res = run("diagnose", work / "data.csv", "--json")
+    assert "constant_columns" not in json.loads(res.stdout)
+    # a column at its top level is one class by design: not flagged
+    res = run("diagnose", work / "data.csv", "--attributes", "sex,age", "--hierarchy",
+              f"sex={work / 'sex.csv'}", "--level", "sex=1", "--json")  # fmt: skip
+    assert res.exit_code == 0 and "constant_columns" not in json.loads(res.stdout)
+
+
+def test_a_list_or_struct_column_as_the_only_qi_is_named(work):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    table = pa.table(
+        {
+            **{c: [r[j] for r in ROWS] for j, c in enumerate(COLS)},
+            "visits": [[i, i + 1] for i in range(len(ROWS))],
+        }
+    )
+    pq.write_table(table, work / "nested.parquet")
+    for args in (
+        ["--qi", "visits"],
+        ["--qi", "visits", "--engine", "duckdb"],
+        ["--qi", "visits", "--risk"],
+        ["--find-qis", "--attributes", "visits,age"],
+    ):
+        res = run("diagnose", work / "nested.parquet", *args)
+        one_line_error(res, "The column 'visits' is a column of type ")
+        assert "empty" not in res.output and "Unknown column" not in res.output
+
+
 def test_a_dangling_output_symlink_is_named(work):
     for target in (work / "gone.csv", work / "no" / "such" / "folder" / "o.csv"):
         link = work / "out.csv"
@@ -731,6 +823,30 @@ def test_a_read_only_output_is_not_replaced(work):
         assert out.read_text().startswith("age,zip")
     finally:
         out.chmod(0o644)
+
+
+def test_the_summary_shows_labels_of_the_levels(work):
+    res = anonymize(work, work / "o.csv")
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.output.split())
+    assert "age=2, zip=1, sex=1" in text
+    assert "age at level 2 │ [30, 40), [40, 50), [50, 60)" in text
+    assert "zip at level 1 │ 435*, 436*, 437*" in text
+    write_job(work / "local.yaml", algorithm={"name": "top_down"})
+    res = anonymize(work, work / "o.csv", job="local.yaml")
+    assert res.exit_code == 0, res.output
+    assert "age at level" in res.output and "[30, 40)" in res.output
+
+
+def test_a_hierarchys_repr_shows_a_few_labels():
+    h = anonlab.masking_hierarchy(["4350", "4361"], attribute="zip")
+    assert repr(h) == (
+        "Hierarchy(attribute='zip', values=2, height=4, e.g. '4350' -> '435*' -> '43**' -> "
+        "'4***' -> '****')"
+    )
+    deep = anonlab.interval_hierarchy(range(100), widths=[2, 4, 8, 16, 32, 64], attribute="a")
+    assert repr(deep).endswith("e.g. '0' -> '[0, 2)' -> '[0, 4)' -> ... -> '[0, 64)' -> '*')")
+    assert len(repr(anonlab.Hierarchy([["x" * 100_000, "*"]]))) < 200
 
 
 def test_the_progress_eta_grows_while_a_step_stalls():
