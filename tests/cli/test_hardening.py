@@ -11,6 +11,7 @@ import ctypes
 import gzip
 import json
 import os
+import re
 import socket
 import stat
 import subprocess
@@ -887,3 +888,11 @@ def test_the_progress_eta_grows_while_a_step_stalls():
     progress(1, 4)
     now[0] += 2
     assert shown() == ["block 2 of about 4 done", "2/4", "0:00:49", "0:00:04 left"]
+
+
+def test_the_readme_documents_what_a_new_user_asks():
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    text = " ".join(readme.split())
+    assert "`dates` takes `levels`" in text and "`format`, the `strptime` format" in text
+    assert "A CSV release is written with the job's `separator`" in text
+    assert re.search(r"\./scripts/test`? takes about \d+ minutes", readme)
