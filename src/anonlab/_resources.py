@@ -1,8 +1,11 @@
-"""What this machine can hold: memory estimates checked before large work (stdlib only)."""
+"""What this machine can hold: memory estimates checked before large work."""
 
 from __future__ import annotations
 
+import math
 import os
+
+from anonlab.exceptions import ParameterError
 
 __all__ = ["available_memory", "memory_budget", "format_bytes"]
 
@@ -40,18 +43,48 @@ def available_memory() -> int:
 def memory_budget(fraction: float = 0.5) -> int:
     """The bytes one step may plan to use: ``fraction`` of :func:`available_memory`.
 
-    The environment variable ``ANONLAB_MEMORY_BUDGET`` (bytes, or with a ``K``/``M``/``G``
-    suffix) overrides it.
+    The environment variable ``ANONLAB_MEMORY_BUDGET`` (bytes, or a number with a ``K``,
+    ``M``, ``G`` or ``T`` suffix, binary: ``8G`` is 8 GiB) overrides it.
+
+    Raises
+    ------
+    ParameterError
+        ``ANONLAB_MEMORY_BUDGET`` is set but is not a positive size (``abc``, ``-1``, ``0``).
+
+    Examples
+    --------
+    >>> import os
+    >>> os.environ["ANONLAB_MEMORY_BUDGET"] = "2G"
+    >>> memory_budget()
+    2147483648
+    >>> os.environ["ANONLAB_MEMORY_BUDGET"] = "-1"
+    >>> memory_budget()
+    Traceback (most recent call last):
+    ...
+    anonlab.exceptions.ParameterError: ANONLAB_MEMORY_BUDGET='-1' is not a memory size: give a positive number of bytes, or one with K, M, G or T (e.g. 8G), or unset it (the budget is then half the available memory).
+    >>> del os.environ["ANONLAB_MEMORY_BUDGET"]
     """
-    env = os.environ.get("ANONLAB_MEMORY_BUDGET", "").strip().upper()
+    raw = os.environ.get("ANONLAB_MEMORY_BUDGET", "")
+    env = raw.strip().upper().removesuffix("IB").removesuffix("B")
     if env:
-        scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(env[-1], 1)
-        digits = env[:-1] if env[-1] in "KMG" else env
+        scale = _SCALE.get(env[-1], 1)
+        digits = env[:-1] if env[-1] in _SCALE else env
         try:
-            return int(float(digits) * scale)
+            value = float(digits) * scale
         except ValueError:
-            pass
+            value = math.nan
+        if not (math.isfinite(value) and value >= 1):
+            raise ParameterError(
+                f"ANONLAB_MEMORY_BUDGET={raw!r} is not a memory size: give a positive number "
+                "of bytes, or one with K, M, G or T (e.g. 8G), or unset it (the budget is then "
+                "half the available memory)."
+            )
+        return int(value)
     return int(available_memory() * fraction)
+
+
+#: The suffixes of ``ANONLAB_MEMORY_BUDGET``.
+_SCALE = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 
 def format_bytes(n: float) -> str:

@@ -16,7 +16,7 @@ import math
 import os
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,12 +35,7 @@ from anonlab.algorithms.base import (
     PARTITION_ALGORITHMS,
     Anonymizer,
 )
-from anonlab.data.builders import (
-    date_hierarchy,
-    flat_hierarchy,
-    interval_hierarchy,
-    masking_hierarchy,
-)
+from anonlab.data.builders import build_hierarchy, flat_hierarchy
 from anonlab.data.hierarchy import Hierarchy
 from anonlab.data.schema import Schema
 from anonlab.data.source import FileSource
@@ -138,17 +133,7 @@ def _hierarchy_for(spec: Any, table: EncodedTable) -> Hierarchy:
     if spec.builder is None:
         return flat_hierarchy(values, attribute=spec.name)
     kind, params = spec.builder
-    builders: dict[str, Callable[..., Hierarchy]] = {
-        "mask": masking_hierarchy,
-        "intervals": interval_hierarchy,
-        "dates": date_hierarchy,
-    }
-    try:
-        return builders[kind](values, attribute=spec.name, **params)
-    except TypeError as exc:
-        raise ParameterError(
-            f"Bad '{kind}' options of quasi-identifier {spec.name!r}: {exc}."
-        ) from None
+    return build_hierarchy(kind, values, params, attribute=spec.name)
 
 
 def _models(job: JobSpec) -> list[PrivacyModel]:

@@ -10,7 +10,8 @@ from typing import Any
 
 from anonlab._optional import import_optional
 from anonlab._progress import Progress, stage
-from anonlab._validation import did_you_mean
+from anonlab._resources import memory_budget
+from anonlab._validation import column_name, did_you_mean
 from anonlab.algorithms import ALGORITHMS
 from anonlab.anonymization import (
     AnonymizationResult,
@@ -56,8 +57,10 @@ __all__ = [
     "PrivacyRiskWarning",
     "adult_hierarchies",
     "adult_path",
+    "column_name",
     "did_you_mean",
     "load_adult",
+    "memory_budget",
     "CheckReport",
     "anonymize",
     "check",
@@ -85,7 +88,7 @@ def load_hierarchies(spec: HierarchySpec | None) -> dict[str, Hierarchy]:
         if isinstance(h, Hierarchy):
             out[attr] = h if h.attribute is not None else h.named(attr)
         else:
-            out[attr] = read_hierarchy(Path(h), attribute=attr)
+            out[attr] = read_hierarchy(h, attribute=attr)
     return out
 
 

@@ -81,7 +81,7 @@ def test_q2_q5_q9_json(fig2_csv):
 def test_tables_json(fig2_csv):
     q4 = json.loads(run("diagnose", str(fig2_csv), "--json").stdout)
     assert q4["question"] == "Q4" and len(q4["rows"]) == 31
-    assert set(q4["rows"][0]) == {"attributes", "k", "delta", "suppressed_rows"}
+    assert set(q4["rows"][0]) == {"attributes", "k", "delta", "suppressed_rows", "evaluated"}
     q12 = json.loads(
         run(
             "diagnose",

@@ -11,6 +11,7 @@ import ctypes
 import gzip
 import json
 import os
+import re
 import socket
 import stat
 import subprocess
@@ -592,3 +593,306 @@ def test_memory_budget_override(monkeypatch):
                 anonlab.EncodedTable.from_rows(ROWS, COLS),
                 {"quasi_identifiers": ["age", "zip"], "models": [{"k_anonymity": {"k": 2}}]},
             )
+
+
+# ------------------------------------------- 7. what a new user hits (issue 51, item 7)
+
+
+def write_rows(path: Path, header, rows, delimiter: str = ",") -> Path:
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh, delimiter=delimiter)
+        w.writerow(header)
+        w.writerows(rows)
+    return path
+
+
+@pytest.mark.parametrize("separator", ["\\t", "tab", "TAB"])
+def test_a_tab_separator_is_given_by_name(work, separator):
+    data = write_rows(work / "data.tsv", COLS, ROWS, delimiter="\t")
+    res = run("diagnose", data, "-s", separator, "--qi", "age,sex", "--json")
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["quasi_identifiers"] == ["age", "sex"]
+    # a job's separator too (YAML '\t' in single quotes is a backslash and a t)
+    write_job(work / "tsv.yaml", separator=separator)
+    res = run("anonymize", data, "--job", work / "tsv.yaml", "-o", work / "o.csv")
+    assert res.exit_code == 0, res.output
+    assert (work / "o.csv").read_text().splitlines()[0] == "age\tzip\tsex\tdisease"
+
+
+def test_a_tsv_read_with_commas_hints_at_the_separator(work):
+    data = write_rows(work / "data.tsv", COLS, ROWS, delimiter="\t")
+    for engine in ("numpy", "duckdb"):
+        res = run("diagnose", data, "--qi", "age", "--engine", engine)
+        one_line_error(res, "The header reads as one column holding tabs")
+        assert "--separator tab" in res.output
+    res = run("anonymize", data, "--job", work / "job.yaml", "-o", work / "o.csv")
+    one_line_error(res, "is the file separated by them?")
+
+
+def test_a_typo_in_a_builders_options_lists_the_valid_ones(work):
+    write_job(work / "typo.yaml", quasi_identifiers={"age": {"intervals": {"width": [5, 10]}}})
+    res = anonymize(work, work / "o.csv", job="typo.yaml")
+    one_line_error(
+        res,
+        "Unknown option 'width' of the 'intervals' hierarchy of attribute 'age'. Did you mean "
+        "'widths'? Valid options: widths, cuts, start.",
+    )
+    assert "unexpected keyword" not in res.output
+    write_job(work / "typo.yaml", quasi_identifiers={"zip": {"mask": {"widht": 4}}})
+    one_line_error(anonymize(work, work / "o.csv", job="typo.yaml"), "width, steps, mask_char")
+
+
+def test_a_long_value_is_shown_cut(work):
+    long = "%Y-%m" + "x" * 100_000
+    write_job(work / "long.yaml", quasi_identifiers={"zip": {"dates": {"format": long}}})
+    res = anonymize(work, work / "o.csv", job="long.yaml")
+    one_line_error(res, "is not a date in format '%Y-%mxxx")
+    assert "(100,005 characters)" in res.output
+    assert len(res.output) < 1_000
+    # a format strptime cannot compile is named as such (it was a traceback)
+    write_job(work / "bad.yaml", quasi_identifiers={"zip": {"dates": {"format": "%Y%Y"}}})
+    one_line_error(anonymize(work, work / "o.csv", job="bad.yaml"), "is not a strptime format")
+
+
+def test_q4_marks_what_it_did_not_evaluate_and_shows_only_what_varies(work):
+    res = run("diagnose", work / "data.csv")
+    assert res.exit_code == 0, res.output
+    header = next(ln for ln in res.output.splitlines() if "attributes" in ln)
+    assert [c.strip() for c in header.split("┃")[1:-1]] == ["attributes", "k", "evaluated"]
+    cells = [ln.split("│")[1:-1] for ln in res.output.splitlines() if ln.startswith("│")]
+    marked = [c[0].strip() for c in cells if c[2].strip() == "no *"]
+    assert len(marked) == 10  # age and zip are unique: the 10 subsets holding one are inferred
+    assert "sex, disease" not in marked and "age, sex" in marked
+    assert "* not evaluated (10 rows): the subset contains one that already has k = 1" in (
+        " ".join(res.output.split())
+    )
+    rows = json.loads(run("diagnose", work / "data.csv", "--json").stdout)["rows"]
+    assert sum(not r["evaluated"] for r in rows) == 10
+    assert all(r["evaluated"] for r in rows if len(r["attributes"]) == 1)
+    res = run("diagnose", work / "data.csv", "--delta", "0.2", "--attributes", "sex,disease")
+    header = next(ln for ln in res.output.splitlines() if "attributes" in ln)
+    assert "suppressed rows" in header and "delta" not in header  # Q8: delta is in the title
+
+
+def test_q6_says_why_suppression_did_nothing(work):
+    def q6(qi: str, delta: str) -> tuple[str, dict]:
+        res = run("diagnose", work / "data.csv", "--qi", qi, "--delta", delta)
+        assert res.exit_code == 0, res.output
+        data = run("diagnose", work / "data.csv", "--qi", qi, "--delta", delta, "--json")
+        return " ".join(res.output.split()), json.loads(data.stdout)
+
+    text, data = q6("sex,disease", "0.1")  # one row may go; the two unique classes hold 2
+    assert data["suppressed_rows"] == 0
+    assert (data["suppression_budget"], data["smallest_class_rows"]) == (1, 2)
+    assert "Nothing was suppressed: the classes of size 1 hold 2 rows, more than the 1" in text
+    text, _ = q6("sex,disease", "0.05")
+    assert "delta x rows = 0.05 x 12 = 0.6, less than one row" in text
+    text, _ = q6("age", "0.5")
+    assert "every class has 1 rows" in text
+    text, data = q6("sex,disease", "0.2")  # it did something: nothing to explain
+    assert data["suppressed_rows"] == 2 and "Nothing was suppressed" not in text
+
+
+def test_find_qis_lists_the_records_it_exposes(work):
+    res = run("diagnose", work / "data.csv", "--find-qis", "--json")
+    assert res.exit_code == 0, res.output
+    by_set = {tuple(s["attributes"]): s for s in json.loads(res.stdout)["subsets"]}
+    # (45, M, hiv) and (46, F, cold) are the only rows with their sex and disease
+    assert by_set[("sex", "disease")]["exposed_row_positions"] == [5, 6]
+    assert by_set[("age",)]["exposed_row_positions"] == list(range(12))
+    res = run("diagnose", work / "data.csv", "--find-qis", "--engine", "duckdb")
+    assert res.exit_code == 0, res.output
+    line = next(ln for ln in res.output.splitlines() if "sex, disease" in ln)
+    assert line.split("│")[-2].strip() == "5, 6"
+    assert "0, 1, 2, 3, 4, 5, 6, 7, 8, 9 ... (+2)" in res.output
+
+
+def test_a_constant_column_is_flagged(work):
+    data = write_rows(work / "const.csv", [*COLS, "country"], [(*r, "NZ") for r in ROWS])
+    res = run("diagnose", data)
+    assert res.exit_code == 0, res.output
+    assert "'country' holds one value in every row: it tells no one apart" in (
+        " ".join(res.output.split())
+    )
+    for args in ([], ["--k", "2"], ["--find-qis"]):
+        res = run("diagnose", data, *args, "--json")
+        assert json.loads(res.stdout)["constant_columns"] == ["country"], args
+    res = run("diagnose", work / "data.csv", "--json")
+    assert "constant_columns" not in json.loads(res.stdout)
+    # a column at its top level is one class by design: not flagged
+    res = run("diagnose", work / "data.csv", "--attributes", "sex,age", "--hierarchy",
+              f"sex={work / 'sex.csv'}", "--level", "sex=1", "--json")  # fmt: skip
+    assert res.exit_code == 0 and "constant_columns" not in json.loads(res.stdout)
+
+
+def test_a_list_or_struct_column_as_the_only_qi_is_named(work):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    table = pa.table(
+        {
+            **{c: [r[j] for r in ROWS] for j, c in enumerate(COLS)},
+            "visits": [[i, i + 1] for i in range(len(ROWS))],
+        }
+    )
+    pq.write_table(table, work / "nested.parquet")
+    for args in (
+        ["--qi", "visits"],
+        ["--qi", "visits", "--engine", "duckdb"],
+        ["--qi", "visits", "--risk"],
+        ["--find-qis", "--attributes", "visits,age"],
+    ):
+        res = run("diagnose", work / "nested.parquet", *args)
+        one_line_error(res, "The column 'visits' is a column of type ")
+        assert "empty" not in res.output and "Unknown column" not in res.output
+
+
+def test_a_dangling_output_symlink_is_named(work):
+    for target in (work / "gone.csv", work / "no" / "such" / "folder" / "o.csv"):
+        link = work / "out.csv"
+        link.unlink(missing_ok=True)
+        link.symlink_to(target)
+        before = listing(work)
+        one_line_error(
+            anonymize(work, link),
+            f"The output '{link}' is a symbolic link to '{target}', which does not exist",
+        )
+        assert listing(work) == before and link.is_symlink() and not target.exists()
+
+
+def test_column_names_are_compared_in_nfc(work):
+    import unicodedata
+
+    nfc, nfd = "\u00e2ge", unicodedata.normalize("NFD", "\u00e2ge")
+    assert nfc != nfd
+    data = write_rows(work / "nfd.csv", [nfd, *COLS[1:]], ROWS)  # as macOS writes it
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    pq.write_table(pa.table({nfd: [r[0] for r in ROWS], "sex": [r[2] for r in ROWS]}),
+                   work / "nfd.parquet")  # fmt: skip
+    for source in (data, work / "nfd.parquet"):
+        for engine in ("numpy", "duckdb"):
+            res = run("diagnose", source, "--qi", f"{nfc},sex", "--engine", engine, "--json")
+            assert res.exit_code == 0, (source, engine, res.output)
+            assert json.loads(res.stdout)["quasi_identifiers"] == [nfc, "sex"]
+    # a job written with the other form finds the column, and the release is named in NFC
+    write_job(work / "nfd.yaml", quasi_identifiers={nfd: {"intervals": {"widths": [10]}}},
+              sensitive=[], models=[{"k_anonymity": {"k": 2}}])  # fmt: skip
+    nfc_data = write_rows(work / "nfc.csv", [nfc, *COLS[1:]], ROWS)
+    for source in (nfc_data, data):
+        res = run("anonymize", source, "--job", work / "nfd.yaml", "-o", work / "o.csv")
+        assert res.exit_code == 0, res.output
+        assert (work / "o.csv").read_text(encoding="utf-8").startswith(f"{nfc},zip")
+
+
+@pytest.mark.parametrize("value", ["abc", "-1", "0", "inf", "8X"])
+def test_a_memory_budget_that_is_not_a_size_is_refused(work, monkeypatch, value):
+    monkeypatch.setenv("ANONLAB_MEMORY_BUDGET", value)
+    message = f"ANONLAB_MEMORY_BUDGET='{value}' is not a memory size"
+    one_line_error(run("diagnose", work / "data.csv", "--qi", "age"), message)
+    one_line_error(anonymize(work, work / "o.csv"), message)
+    assert not (work / "o.csv").exists()
+    monkeypatch.setenv("ANONLAB_MEMORY_BUDGET", "1.5G")
+    assert anonymize(work, work / "o.csv").exit_code == 0
+
+
+@pytest.mark.parametrize("address", ["hdfs://namenode/data.csv", "s3://bucket/data.csv",
+                                     "http://example.org/data.csv"])  # fmt: skip
+def test_remote_paths_are_refused_as_such(work, address):
+    said = f"'{address}' is a remote address ({address.split(':')[0]}://)"
+    one_line_error(run("diagnose", address, "--qi", "age"), f"The data file {said}")
+    one_line_error(anonymize(work, address), f"The output {said}")
+    res = run("anonymize", work / "data.csv", "--job", address, "-o", work / "o.csv")
+    one_line_error(res, f"The job file {said}")
+    res = run("report", work / "data.csv", "--qi", "age", "-o", address.replace(".csv", ".html"))
+    one_line_error(res, "is a remote address")
+    res = run("diagnose", work / "data.csv", "--qi", "sex", "--hierarchy", f"sex={address}",
+              "--level", "sex=1")  # fmt: skip
+    one_line_error(res, f"The hierarchy file {said}")
+    assert not (work / "o.csv").exists()
+
+
+def test_a_read_only_output_is_not_replaced(work):
+    out = work / "o.csv"
+    out.write_text("the release of last week\n")
+    out.chmod(0o444)
+    try:
+        res = anonymize(work, out)
+        one_line_error(res, f"The output '{out}' is read-only (-r--r--r--): it is not replaced")
+        assert out.read_text() == "the release of last week\n"
+        out.chmod(0o644)
+        assert anonymize(work, out).exit_code == 0
+        assert out.read_text().startswith("age,zip")
+    finally:
+        out.chmod(0o644)
+
+
+def test_the_summary_shows_labels_of_the_levels(work):
+    res = anonymize(work, work / "o.csv")
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.output.split())
+    assert "age=2, zip=1, sex=1" in text
+    assert "age at level 2 │ [30, 40), [40, 50), [50, 60)" in text
+    assert "zip at level 1 │ 435*, 436*, 437*" in text
+    write_job(work / "local.yaml", algorithm={"name": "top_down"})
+    res = anonymize(work, work / "o.csv", job="local.yaml")
+    assert res.exit_code == 0, res.output
+    assert "age at level" in res.output and "[30, 40)" in res.output
+
+
+def test_a_hierarchys_repr_shows_a_few_labels():
+    h = anonlab.masking_hierarchy(["4350", "4361"], attribute="zip")
+    assert repr(h) == (
+        "Hierarchy(attribute='zip', values=2, height=4, e.g. '4350' -> '435*' -> '43**' -> "
+        "'4***' -> '****')"
+    )
+    deep = anonlab.interval_hierarchy(range(100), widths=[2, 4, 8, 16, 32, 64], attribute="a")
+    assert repr(deep).endswith("e.g. '0' -> '[0, 2)' -> '[0, 4)' -> ... -> '[0, 64)' -> '*')")
+    assert len(repr(anonlab.Hierarchy([["x" * 100_000, "*"]]))) < 200
+
+
+def test_the_progress_eta_grows_while_a_step_stalls():
+    """The time left counts the time since the last advance (Rich's own estimate stands
+    still); a new step starts its count afresh; a step message inside a counted loop (the
+    blocks of a partitioned run) carries the count on."""
+    import importlib
+    import io
+
+    from rich.console import Console
+    from rich.progress import Progress
+
+    cli = importlib.import_module("anonlab.cli.app")
+    now = [0.0]
+    columns = cli._columns()
+    bar = Progress(*columns, console=Console(file=io.StringIO()), get_time=lambda: now[0],
+                   auto_refresh=False)  # fmt: skip
+    progress = cli._Bar(bar, "nodes")
+
+    def shown() -> list[str]:
+        task = next(t for t in bar.tasks if t.id == progress._task)
+        return [task.description] + [str(c.render(task)) for c in columns[2:]]
+
+    for _ in range(10):
+        now[0] += 1
+        progress(1, 100)
+    assert shown() == ["nodes", "10/100", "0:00:10", "0:01:30 left"]
+    now[0] += 30  # a long step: the pace so far is 10 in 40 s
+    assert shown() == ["nodes", "10/100", "0:00:40", "0:06:00 left"]
+    progress.stage("verifying")  # counts nothing: no count, no time left
+    now[0] += 5
+    assert shown() == ["verifying", "", "0:00:45", ""]
+    progress.stage("block 1 of about 4 done")
+    progress(1, 4)
+    now[0] += 2
+    assert shown() == ["block 1 of about 4 done", "1/4", "0:00:47", "0:00:06 left"]
+    progress.stage("block 2 of about 4 done")
+    progress(1, 4)
+    now[0] += 2
+    assert shown() == ["block 2 of about 4 done", "2/4", "0:00:49", "0:00:04 left"]
+
+
+def test_the_readme_documents_what_a_new_user_asks():
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    text = " ".join(readme.split())
+    assert "`dates` takes `levels`" in text and "`format`, the `strptime` format" in text
+    assert "A CSV release is written with the job's `separator`" in text
+    assert re.search(r"\./scripts/test`? takes about \d+ minutes", readme)

@@ -46,7 +46,7 @@ def test_question_decided_by_what_is_given(figure2, s, k, delta, find, q):
         assert {"k", "delta", "subsets", "evaluations"} <= set(d)
     else:
         assert {"rows", "evaluations"} <= set(d)
-        assert {"attributes", "k", "delta", "suppressed_rows"} == set(d["rows"][0])
+        assert {"attributes", "k", "delta", "suppressed_rows", "evaluated"} == set(d["rows"][0])
 
 
 def test_one_subset_answers(figure2):

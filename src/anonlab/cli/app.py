@@ -14,15 +14,9 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
+from rich.progress import BarColumn, Progress, ProgressColumn, Task, TextColumn
 from rich.table import Table
+from rich.text import Text
 
 import anonlab
 from anonlab import api, report
@@ -65,19 +59,21 @@ def _root(
 
 
 def _split(value: str | None) -> list[str] | None:
+    """Column names given as ``a,b,c`` (in Unicode NFC, as the data's are read)."""
     if value is None:
         return None
-    items = [v.strip() for v in value.split(",") if v.strip()]
+    items = [api.column_name(v.strip()) for v in value.split(",") if v.strip()]
     return items
 
 
 def _pairs(values: list[str] | None, option: str) -> dict[str, str]:
+    """``ATTRIBUTE=VALUE`` options: the attribute in Unicode NFC, as the data's names."""
     result: dict[str, str] = {}
     for item in values or []:
         if "=" not in item:
             raise ParameterError(f"{option} takes ATTRIBUTE=VALUE; got {item!r}.")
         key, val = item.split("=", 1)
-        result[key.strip()] = val.strip()
+        result[api.column_name(key.strip())] = val.strip()
     return result
 
 
@@ -99,6 +95,7 @@ def _errors() -> Iterator[None]:
         warnings.simplefilter("always", PrivacyRiskWarning)
         warnings.showwarning = _show_warning
         try:
+            api.memory_budget()  # ANONLAB_MEMORY_BUDGET, if set, is a size: said before any work
             yield
         except AnonlabError as exc:
             # escaped: a message may hold brackets ("pip install 'anonlab[duckdb]'")
@@ -122,19 +119,83 @@ def _errors() -> Iterator[None]:
             raise typer.Exit(2) from None
 
 
+def _clock(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours:d}:{minutes:02d}:{secs:02d}"
+
+
+class _Count(ProgressColumn):
+    """Steps done, out of the total when it is known; blank for a step without a count."""
+
+    def render(self, task: Task) -> Text:
+        if task.total is None:
+            return Text(f"{int(task.completed):,}" if task.completed else "")
+        return Text(f"{int(task.completed):,}/{int(task.total):,}", style="progress.download")
+
+
+class _Elapsed(ProgressColumn):
+    """Time since the command started (every step's bar counts from there)."""
+
+    def render(self, task: Task) -> Text:
+        return Text(_clock(task.get_time() - task.fields["started"]), style="progress.elapsed")
+
+
+class _Remaining(ProgressColumn):
+    """Time left at the step's average pace since it started, the time since its last
+    advance included: while nothing advances the estimate grows, where Rich's (the pace
+    between its last samples) would stay as it was. Blank until a total is known and a
+    first step is done."""
+
+    def render(self, task: Task) -> Text:
+        done, total, start = task.completed, task.total, task.start_time
+        if total is None or not done or start is None or done >= total:
+            return Text("")
+        left = (task.get_time() - start) * (total - done) / done
+        return Text(f"{_clock(left)} left", style="progress.remaining")
+
+
+def _columns() -> tuple[ProgressColumn | str, ...]:
+    """The columns of the progress bars: step, bar, count, elapsed, time left."""
+    return (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        _Count(),
+        _Elapsed(),
+        _Remaining(),
+    )
+
+
 class _Bar:
-    """A progress callback for the API: ``bar(advance, total)`` and ``bar.stage(message)``."""
+    """A progress callback for the API: ``bar(advance, total)`` and ``bar.stage(message)``.
+
+    Each stage is a new bar: its count, pace and time left start afresh (a stage that counts
+    nothing shows none), the elapsed time counts from the command's start. A stage message
+    inside a counted loop ("block 3 of about 9 done", then ``bar(1, 9)``) carries the count
+    and its pace on.
+    """
 
     def __init__(self, bar: Progress, label: str) -> None:
         self._bar = bar
-        self._label = label
-        self._task = bar.add_task(label, total=None)
+        self._started = bar.get_time()
+        self._task = bar.add_task(label, total=None, started=self._started)
+        self._before: Task | None = None  # the counted step the last stage message ended
+
+    def _current(self) -> Task:
+        return next(t for t in self._bar.tasks if t.id == self._task)
 
     def __call__(self, step: int, total: int | None) -> None:
-        self._bar.update(self._task, advance=step, total=total, description=self._label)
+        before, self._before = self._before, None
+        if before is not None and total is not None and before.total == total > before.completed:
+            self._current().start_time = before.start_time
+            step += int(before.completed)
+        self._bar.update(self._task, advance=step, total=total)
 
     def stage(self, message: str) -> None:
-        self._bar.update(self._task, description=message)
+        current = self._current()
+        self._before = current if current.total is not None else None
+        self._bar.remove_task(self._task)
+        self._task = self._bar.add_task(message, total=None, started=self._started)
 
 
 @contextmanager
@@ -142,15 +203,7 @@ def _progress(enabled: bool, label: str = "subsets") -> Iterator[_Bar | None]:
     if not enabled or not err.is_terminal:
         yield None
         return
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        TimeRemainingColumn(),
-        console=err,
-        transient=True,
-    ) as bar:
+    with Progress(*_columns(), console=err, transient=True) as bar:
         yield _Bar(bar, label)
 
 
@@ -167,9 +220,7 @@ SparkMaster = Annotated[
 
 @app.command()
 def diagnose(
-    data: Annotated[
-        Path, typer.Argument(help="CSV or Parquet file.", show_default=False, readable=False)
-    ],
+    data: Annotated[str, typer.Argument(help="CSV or Parquet file.", show_default=False)],
     qi: Annotated[
         str | None, typer.Option("--qi", help="The quasi-identifier set S: a,b,c.")
     ] = None,
@@ -187,7 +238,12 @@ def diagnose(
     ] = None,
     engine: Annotated[EngineName, typer.Option(help="Engine.")] = EngineName.numpy,
     spark_master: SparkMaster = None,
-    separator: Annotated[str, typer.Option("--separator", "-s", help="CSV field separator.")] = ",",
+    separator: Annotated[
+        str,
+        typer.Option(
+            "--separator", "-s", help="CSV field separator: one character, or tab ('\\t')."
+        ),
+    ] = ",",
     no_header: Annotated[
         bool, typer.Option("--no-header", help="The CSV has no header row.")
     ] = False,
@@ -345,7 +401,7 @@ def diagnose(
 
 
 def _check_attribute_options(
-    data: Path,
+    data: str,
     csv_options: CsvOptions,
     hierarchies: dict[str, str],
     levels: dict[str, int],
@@ -495,12 +551,8 @@ def demo(
 
 @app.command()
 def anonymize(
-    data: Annotated[
-        Path, typer.Argument(help="CSV or Parquet file.", show_default=False, readable=False)
-    ],
-    job: Annotated[
-        Path, typer.Option("--job", help="YAML job file.", show_default=False, readable=False)
-    ],
+    data: Annotated[str, typer.Argument(help="CSV or Parquet file.", show_default=False)],
+    job: Annotated[str, typer.Option("--job", help="YAML job file.", show_default=False)],
     output: Annotated[
         str,
         typer.Option(
@@ -543,9 +595,9 @@ def anonymize(
     section)), output ({suppressed: remove | mask}), and the CSV options separator, header,
     quote, encoding, na_values, strip, names.
 
-    The output format follows the suffix: .csv, .csv.gz or .parquet; with --engine spark
-    an output ending with / is a new folder of Parquet part files (a dataset, written in
-    parallel). The result is re-checked by the privacy models before it is written
+    The output format follows the suffix: .csv, .csv.gz or .parquet (a CSV release is
+    written with the job's separator); with --engine spark an output ending with / is a new
+    folder of Parquet part files (a dataset, written in parallel). The result is re-checked by the privacy models before it is written
     (atomically); the input, the job file and its hierarchy files are never overwritten.
     """
     with _errors():
@@ -626,12 +678,10 @@ def check(
 
 @app.command(name="report")
 def report_command(
-    data: Annotated[
-        Path, typer.Argument(help="CSV or Parquet file.", show_default=False, readable=False)
-    ],
+    data: Annotated[str, typer.Argument(help="CSV or Parquet file.", show_default=False)],
     output: Annotated[
-        Path,
-        typer.Option("--output", "-o", help="Where to write the report (.html).", readable=False),
+        str,
+        typer.Option("--output", "-o", help="Where to write the report (.html)."),
     ],
     qi: Annotated[
         str | None,
@@ -641,8 +691,8 @@ def report_command(
         str | None, typer.Option(help="Sensitive attributes: a,b (default: the job's).")
     ] = None,
     job: Annotated[
-        Path | None,
-        typer.Option("--job", help="A YAML job to run and report.", readable=False),
+        str | None,
+        typer.Option("--job", help="A YAML job to run and report."),
     ] = None,
     k: Annotated[
         int | None,

@@ -7,12 +7,16 @@ level) and returns a :class:`~anonlab.data.hierarchy.Hierarchy` whose top level 
 from __future__ import annotations
 
 import datetime as _dt
+import inspect
 import math
-from collections.abc import Iterable, Mapping, Sequence
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from anonlab._resources import format_bytes, memory_budget
+from anonlab._validation import did_you_mean, shown
 from anonlab.data.hierarchy import Hierarchy
 from anonlab.exceptions import HierarchyError, ParameterError
 
@@ -22,6 +26,9 @@ __all__ = [
     "date_hierarchy",
     "taxonomy_hierarchy",
     "flat_hierarchy",
+    "BUILDERS",
+    "build_hierarchy",
+    "builder_options",
 ]
 
 TOP = "*"
@@ -88,14 +95,16 @@ def interval_hierarchy(
         )
         raise HierarchyError(
             f"Cannot build an interval hierarchy for attribute {attribute!r}: "
-            f"value {bad!r} is not a number.{hint}"
+            f"value {shown(bad)} is not a number.{hint}"
         ) from None
     if (widths is None) == (cuts is None):
         raise ParameterError("Give exactly one of 'widths' or 'cuts' for an interval hierarchy.")
     columns: list[list[str]] = [labels]
     if widths is not None:
         if not widths or any(w <= 0 for w in widths):
-            raise ParameterError(f"Interval widths must be positive numbers. Got {list(widths)}.")
+            raise ParameterError(
+                f"Interval widths must be positive numbers. Got {shown(list(widths))}."
+            )
         origin = (
             float(start) if start is not None else math.floor(nums.min() / widths[0]) * widths[0]
         )
@@ -165,11 +174,12 @@ def masking_hierarchy(
     too_long = [v for v in labels if len(v) > w]
     if too_long:
         raise HierarchyError(
-            f"Value {too_long[0]!r} of attribute {attribute!r} is longer than the mask width {w}."
+            f"Value {shown(too_long[0])} of attribute {attribute!r} is longer than the mask "
+            f"width {w}."
         )
     levels = list(steps) if steps is not None else list(range(1, w + 1))
     if any(b <= a for a, b in zip(levels, levels[1:])) or levels[0] < 1 or levels[-1] > w:
-        raise ParameterError(f"Masking steps must increase within 1..{w}. Got {levels}.")
+        raise ParameterError(f"Masking steps must increase within 1..{w}. Got {shown(levels)}.")
     if levels[-1] != w:
         levels.append(w)
     need = (len(levels) + 1) * len(labels) * (w + 56)  # every label of every level, as str
@@ -217,15 +227,23 @@ def date_hierarchy(
     unknown = [lv for lv in levels if lv not in _DATE_LEVELS]
     if unknown or list(levels) != sorted(levels, key=_DATE_LEVELS.index):
         raise ParameterError(
-            f"Date levels must be taken in order from {list(_DATE_LEVELS)}. Got {list(levels)}."
+            f"Date levels must be taken in order from {list(_DATE_LEVELS)}. "
+            f"Got {shown(list(levels))}."
         )
     dates: list[_dt.date] = []
     for v in labels:
         try:
             dates.append(_dt.datetime.strptime(v, format).date())
-        except ValueError:
+        except (ValueError, re.error) as exc:
+            if isinstance(exc, re.error) or "directive" in str(exc):  # the format is wrong
+                raise ParameterError(
+                    f"The 'format' {shown(format)} of the dates hierarchy of attribute "
+                    f"{attribute!r} is not a strptime format ({exc}); e.g. %Y-%m-%d."
+                ) from None
             raise HierarchyError(
-                f"Value {v!r} of attribute {attribute!r} is not a date in format {format!r}."
+                f"Value {shown(v)} of attribute {attribute!r} is not a date in format "
+                f"{shown(format)} (a strptime format: %Y-%m-%d is 2024-03-15, %d/%m/%Y is "
+                "15/03/2024)."
             ) from None
     fmt = {
         "month": lambda d: f"{d.year:04d}-{d.month:02d}",
@@ -277,3 +295,75 @@ def _from_columns(columns: list[list[str]], attribute: str | None, what: str) ->
         return Hierarchy(rows, attribute=attribute)
     except HierarchyError as exc:
         raise HierarchyError(f"{exc} ({what})") from None
+
+
+#: The builders a job names by the key of their options (``{mask: {width: 5}}``).
+BUILDERS: dict[str, Callable[..., Hierarchy]] = {
+    "mask": masking_hierarchy,
+    "intervals": interval_hierarchy,
+    "dates": date_hierarchy,
+}
+
+
+def builder_options(kind: str) -> list[str]:
+    """The options a job may give the builder ``kind`` (its keyword parameters).
+
+    Examples
+    --------
+    >>> builder_options("dates")
+    ['levels', 'format']
+    """
+    params = inspect.signature(BUILDERS[kind]).parameters
+    return [p for p in params if p not in ("values", "attribute")]
+
+
+def build_hierarchy(
+    kind: str, values: Iterable[object], options: Mapping[str, Any], *, attribute: str
+) -> Hierarchy:
+    """Build the hierarchy of a job's builder: ``kind`` (``mask``, ``intervals``,
+    ``dates``) with ``options``, over the values of ``attribute``.
+
+    Parameters
+    ----------
+    kind : str
+        A key of :data:`BUILDERS`.
+    values : iterable
+        The column's distinct values.
+    options : Mapping[str, Any]
+        The builder's options as the job gives them.
+    attribute : str
+        The attribute, named in messages.
+
+    Returns
+    -------
+    Hierarchy
+
+    Raises
+    ------
+    ParameterError
+        An option the builder does not take (the message lists the valid ones and the
+        closest), or a value of the wrong type.
+
+    Examples
+    --------
+    >>> build_hierarchy("mask", ["4350", "4351"], {"width": 4}, attribute="zip").height
+    4
+    >>> build_hierarchy("mask", ["4350"], {"widht": 4}, attribute="zip")
+    Traceback (most recent call last):
+    ...
+    anonlab.exceptions.ParameterError: Unknown option 'widht' of the 'mask' hierarchy of attribute 'zip'. Did you mean 'width'? Valid options: width, steps, mask_char, pad_char.
+    """
+    valid = builder_options(kind)
+    for key in options:
+        if key not in valid:
+            raise ParameterError(
+                f"Unknown option {shown(key)} of the {kind!r} hierarchy of attribute "
+                f"{attribute!r}.{did_you_mean(str(key), valid)} Valid options: "
+                f"{', '.join(valid)}."
+            )
+    try:
+        return BUILDERS[kind](values, attribute=attribute, **options)
+    except TypeError as exc:  # a value of the wrong type ("widths: 5" for a list)
+        raise ParameterError(
+            f"Bad {kind!r} options of attribute {attribute!r} ({shown(dict(options))}): {exc}."
+        ) from None

@@ -13,7 +13,7 @@ from itertools import repeat
 import numpy as np
 import numpy.typing as npt
 
-from anonlab._validation import check_int
+from anonlab._validation import check_int, shown
 from anonlab.data.labels import as_text, factorize
 from anonlab.exceptions import HierarchyError
 
@@ -490,9 +490,20 @@ class Hierarchy:
         return np.asarray(labels[mapping[codes]], dtype=object)
 
     def __repr__(self) -> str:
+        """The attribute, the size and the first value's labels up the levels.
+
+        Examples
+        --------
+        >>> Hierarchy([["4350", "435*", "*"], ["4360", "436*", "*"]], attribute="zip")
+        Hierarchy(attribute='zip', values=2, height=2, e.g. '4350' -> '435*' -> '*')
+        """
+        first = [lab[c[0]] for lab, c in zip(self._labels, self._codes)]
+        steps = [shown(v, 40) for v in first]
+        if len(steps) > 6:  # a deep hierarchy: its first and last levels
+            steps = [*steps[:3], "...", *steps[-2:]]
         return (
-            f"Hierarchy(attribute={self.attribute!r}, values={self._codes.shape[1]}, "
-            f"height={self.height})"
+            f"Hierarchy(attribute={self.attribute!r}, values={self._codes.shape[1]:,}, "
+            f"height={self.height}, e.g. {' -> '.join(steps)})"
         )
 
     def __eq__(self, other: object) -> bool:

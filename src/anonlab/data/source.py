@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+from anonlab._validation import column_name
 from anonlab.exceptions import DataFormatError, InputError
 
 __all__ = [
@@ -27,6 +28,10 @@ __all__ = [
 DEFAULT_NA_VALUES: tuple[str, ...] = ("", "?")
 
 
+#: Separators given by name: the tab, which a shell cannot pass as one character easily.
+_SEPARATOR_NAMES = {"\\t": "\t", "tab": "\t"}
+
+
 @dataclass(frozen=True)
 class CsvOptions:
     """How to parse a delimited text file.
@@ -34,7 +39,8 @@ class CsvOptions:
     Parameters
     ----------
     separator : str
-        One-character field separator.
+        One-character field separator; ``"tab"`` and ``"\\t"`` (a backslash and a t, as a
+        shell passes ``-s '\\t'``) name the tab.
     header : bool
         Whether the first row holds column names (otherwise columns are ``c0, c1, ...``
         unless ``names`` is given).
@@ -59,8 +65,13 @@ class CsvOptions:
     names: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
+        named = _SEPARATOR_NAMES.get(self.separator.lower())
+        if named is not None:
+            object.__setattr__(self, "separator", named)
         if len(self.separator) != 1:
-            raise DataFormatError(f"The separator must be one character. Got {self.separator!r}.")
+            raise DataFormatError(
+                f"The separator must be one character, or tab ('\\t'). Got {self.separator!r}."
+            )
         if len(self.quote) != 1:
             raise DataFormatError(f"The quote must be one character. Got {self.quote!r}.")
 
@@ -157,7 +168,8 @@ def read_header(
     -------
     names : list of str
         From the header, or ``options.names``, or ``c0, c1, ...``; a byte-order mark is
-        stripped from the first.
+        stripped from the first, and each is in Unicode NFC
+        (:func:`~anonlab._validation.column_name`).
     bom : bool
         Whether the file starts with a UTF-8 byte-order mark (U+FEFF).
     """
@@ -195,9 +207,9 @@ def read_header(
             raise DataFormatError(
                 f"{len(options.names)} column names given but {str(path)!r} has {len(first)} fields."
             )
-        return list(options.names), bom
+        return [column_name(n) for n in options.names], bom
     if options.header:
-        names = [f.strip() if options.strip else f for f in first]
+        names = [column_name(f.strip() if options.strip else f) for f in first]
         dup = sorted({n for n in names if names.count(n) > 1})
         if dup:
             raise DataFormatError(

@@ -44,6 +44,7 @@ from anonlab.diagnosis.suppression import (
     delta_curve,
     delta_for_k,
     k_with_suppression,
+    suppression_budget,
 )
 from anonlab.engines.base import Engine, Levels
 from anonlab.exceptions import ParameterError
@@ -79,6 +80,11 @@ class SubsetAnswer:
         The rows suppressed (positions), when asked for.
     levels : dict, optional
         Hierarchy levels the question was asked at.
+    suppression_budget : int, optional
+        Q5, Q6: the most rows delta lets go, ``floor(delta * n)``.
+    smallest_class_rows : int, optional
+        Q5, Q6: the rows of the classes of size k after the suppression (all of them would
+        have to go to raise k).
     """
 
     question: str
@@ -92,6 +98,8 @@ class SubsetAnswer:
     achieved_k: int | None = None
     suppressed_row_positions: list[int] | None = None
     levels: dict[str, int] = field(default_factory=dict)
+    suppression_budget: int | None = None
+    smallest_class_rows: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON form documented in the README."""
@@ -103,7 +111,14 @@ class SubsetAnswer:
             "suppressed_rows": self.suppressed_rows,
             "n_rows": self.n_rows,
         }
-        for name in ("answer", "required_k", "achieved_k", "suppressed_row_positions"):
+        for name in (
+            "answer",
+            "required_k",
+            "achieved_k",
+            "suppressed_row_positions",
+            "suppression_budget",
+            "smallest_class_rows",
+        ):
             value = getattr(self, name)
             if value is not None:
                 out[name] = value
@@ -114,7 +129,10 @@ class SubsetAnswer:
 
 @dataclass
 class SearchAnswer:
-    """Answer of a subset search (Q3, Q7): the largest subsets that are k-anonymous."""
+    """Answer of a subset search (Q3, Q7): the largest subsets that are k-anonymous.
+
+    ``constant_columns`` are the candidates that hold one value in every row.
+    """
 
     question: str
     k: int
@@ -123,6 +141,7 @@ class SearchAnswer:
     evaluations: int
     attributes: list[str]
     levels: dict[str, int] = field(default_factory=dict)
+    constant_columns: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON form documented in the README."""
@@ -136,12 +155,19 @@ class SearchAnswer:
         }
         if self.levels:
             out["levels"] = self.levels
+        if self.constant_columns:
+            out["constant_columns"] = self.constant_columns
         return out
 
 
 @dataclass
 class TableRow:
-    """One row of a diagnosis table."""
+    """One row of a diagnosis table.
+
+    ``evaluated`` is False for a subset whose classes were not computed: it contains a
+    subset that already fails (k = 1 in Q4 and Q8; every row suppressed in Q10; every
+    record unique in Q12), so by Lemma 1 its answer is that subset's.
+    """
 
     attributes: list[str]
     k: int
@@ -156,6 +182,7 @@ class TableRow:
             "k": self.k,
             "delta": self.delta,
             "suppressed_rows": self.suppressed_rows,
+            "evaluated": self.evaluated,
         }
 
 
@@ -164,7 +191,8 @@ class TableAnswer:
     """Answer of a table question (Q4, Q8, Q10, Q11, Q12).
 
     In Q4 and Q8 ``k`` is the k of each subset; in Q10, Q11 and Q12 it is the k asked for and
-    ``delta`` the smallest suppression threshold that reaches it.
+    ``delta`` the smallest suppression threshold that reaches it. ``constant_columns`` are
+    the candidates that hold one value in every row.
     """
 
     question: str
@@ -174,6 +202,7 @@ class TableAnswer:
     k: int | None = None
     delta: float | None = None
     levels: dict[str, int] = field(default_factory=dict)
+    constant_columns: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON form documented in the README."""
@@ -189,6 +218,8 @@ class TableAnswer:
             out["delta"] = self.delta
         if self.levels:
             out["levels"] = self.levels
+        if self.constant_columns:
+            out["constant_columns"] = self.constant_columns
         return out
 
 
@@ -309,11 +340,20 @@ def ask(
 
         subsets = largest_subsets(evaluator, attrs, accept, max_size)
         return SearchAnswer(
-            question, kk, d, [list(s) for s in subsets], evaluator.evaluations, attrs, used
+            question,
+            kk,
+            d,
+            [list(s) for s in subsets],
+            evaluator.evaluations,
+            attrs,
+            used,
+            evaluator.constant,
         )
     top = min(max_k or DEFAULT_MAX_K, n) if question == "Q12" else 1
     check_subset_space(question, len(attrs), max_size, per_subset=top)
-    return _table(evaluator, question, attrs, k, delta, max_k, n, used, progress, max_size)
+    table = _table(evaluator, question, attrs, k, delta, max_k, n, used, progress, max_size)
+    table.constant_columns = evaluator.constant
+    return table
 
 
 def _one_subset(
@@ -346,6 +386,8 @@ def _one_subset(
         assert delta is not None
         kk, supp = k_with_suppression(sizes, n, delta)
         ans = SubsetAnswer(question, qi, kk, delta, supp, n, levels=levels)
+        ans.suppression_budget = suppression_budget(delta, n)
+        ans.smallest_class_rows = int(sizes[sizes == kk].sum())
         if question == "Q5":
             assert k is not None
             ans.answer, ans.required_k = kk >= k, k
@@ -422,7 +464,8 @@ def _table(
     ks = np.arange(1, top + 1, dtype=np.int64)
     unique_deltas, unique_supp = delta_curve(np.ones(n, dtype=np.int64), n, ks)
     for subset in all_subsets(attrs, max_size):
-        if pruned(subset):
+        evaluated = not pruned(subset)
+        if not evaluated:
             deltas, supps = unique_deltas, unique_supp
             if progress is not None:
                 progress(1, total)
@@ -432,7 +475,7 @@ def _table(
                 dead.add(subset)
             deltas, supps = delta_curve(sizes, n, ks)
         rows.extend(
-            TableRow(list(subset), int(kk), float(dd), int(ss))
+            TableRow(list(subset), int(kk), float(dd), int(ss), evaluated)
             for kk, dd, ss in zip(ks.tolist(), deltas.tolist(), supps.tolist())
         )
     return TableAnswer(question, rows, evaluator.evaluations, n, levels=levels)

@@ -19,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from anonlab._progress import Progress
-from anonlab._validation import check_columns, check_int
+from anonlab._validation import check_int
 from anonlab.diagnosis.subsets import SubsetEvaluator, minimal_failing
 from anonlab.engines.base import Engine, Levels
 from anonlab.exceptions import ParameterError, PrivacyRiskWarning
@@ -227,7 +227,7 @@ def risk_summary(
     qi = list(quasi_identifiers)
     if not qi:
         raise ParameterError("The set of quasi-identifiers S is empty.")
-    check_columns(qi, engine.columns)
+    engine.validate(qi, None)  # (a list or struct column is named as such)
     n = engine.require_rows("diagnose")
     threshold = check_int(threshold, "threshold", low=1)
     used = {a: v for a, v in (levels or {}).items() if a in qi and v}
@@ -266,9 +266,12 @@ class QuasiIdentifierReport:
     threshold : int
         A subset exposes a record when the record's class is smaller than this (2: unique).
     subsets : list of dict
-        Each minimal subset with the number of records it exposes and its k.
+        Each minimal subset with its k, the number of records it exposes and their row
+        positions (``exposed_row_positions``, 0-based, ascending).
     evaluations : int
         Subsets whose classes were computed.
+    constant_columns : list of str
+        Candidates that hold one value in every row.
     """
 
     threshold: int
@@ -277,6 +280,7 @@ class QuasiIdentifierReport:
     attributes: list[str]
     max_size: int | None = None
     levels: dict[str, int] = field(default_factory=dict)
+    constant_columns: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON form."""
@@ -290,6 +294,8 @@ class QuasiIdentifierReport:
         }
         if self.levels:
             out["levels"] = self.levels
+        if self.constant_columns:
+            out["constant_columns"] = self.constant_columns
         return out
 
 
@@ -328,7 +334,7 @@ def discover_quasi_identifiers(
     QuasiIdentifierReport
     """
     attrs = list(attributes) if attributes is not None else list(engine.columns)
-    check_columns(attrs, engine.columns)
+    engine.validate(attrs, None)
     threshold = check_int(threshold, "threshold", low=2)
     if max_size is not None:
         max_size = check_int(max_size, "max_size", low=1)
@@ -342,8 +348,13 @@ def discover_quasi_identifiers(
             "attributes": list(s),
             "k": int(sizes.min()),
             "records_exposed": int(sizes[sizes < threshold].sum()),
+            "exposed_row_positions": engine.rows_in_small_classes(
+                list(s), {a: v for a, v in used.items() if a in s}, threshold
+            ).tolist(),
         }
         for s, sizes in found
     ]
     subsets.sort(key=lambda e: (len(e["attributes"]), -int(e["records_exposed"])))
-    return QuasiIdentifierReport(threshold, subsets, evaluator.evaluations, attrs, max_size, used)
+    return QuasiIdentifierReport(
+        threshold, subsets, evaluator.evaluations, attrs, max_size, used, evaluator.constant
+    )

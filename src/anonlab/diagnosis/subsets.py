@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import combinations, islice
 
 import numpy as np
@@ -51,6 +51,14 @@ class SubsetEvaluator:
         Called as ``progress(1, total)`` after each evaluation.
     total : int, optional
         Expected number of evaluations, for progress bars.
+
+    Attributes
+    ----------
+    evaluations : int
+        Subsets whose classes were computed.
+    constant : list of str
+        The attributes evaluated on their own, on their original values, that hold one value
+        in every row (of a table of more than one row): they tell no one apart.
     """
 
     engine: Engine
@@ -58,11 +66,14 @@ class SubsetEvaluator:
     progress: Progress | None = None
     total: int | None = None
     evaluations: int = 0
+    constant: list[str] = field(default_factory=list)
 
     def sizes(self, subset: Subset) -> npt.NDArray[np.int64]:
         """Return the class sizes of ``subset`` and count one evaluation."""
         lv = {a: self.levels[a] for a in subset if self.levels and a in self.levels}
         out = self.engine.class_sizes(list(subset), lv)
+        if len(subset) == 1 and not lv and out.size == 1 and out[0] > 1:
+            self.constant.append(subset[0])
         self.evaluations += 1
         if self.progress is not None:
             self.progress(1, self.total)

@@ -12,7 +12,10 @@ What is refused before anything is written, with one clear line:
   character device such as ``/dev/null`` is written to directly, never replaced);
 * a target that is one of the job's inputs (the data, the job file, a hierarchy file): the
   same file by device and inode, whatever path names it;
-* a target whose folder does not exist or cannot be written.
+* a target whose folder does not exist or cannot be written;
+* a target that is a dangling symbolic link (it points to nothing), or a read-only file;
+* a remote address (``hdfs://``, ``s3://``, ``http://``, ...), as output or input: anonlab
+  reads and writes local paths (:func:`check_local`).
 
 An output path that ends with ``/`` names a *Parquet dataset*: a new folder of Parquet part
 files, as Spark writes a table in parallel (:func:`atomic_folder`). It is written into a
@@ -29,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import secrets
 import shutil
 import socket
@@ -45,6 +49,7 @@ __all__ = [
     "atomic_folder",
     "atomic_write",
     "check_input_file",
+    "check_local",
     "check_output",
     "clean_stale_temporaries",
     "is_dataset_path",
@@ -99,6 +104,38 @@ def _bad_suffix(path: str | os.PathLike[str]) -> str:
     )
 
 
+#: An address with a scheme (``hdfs://``, ``s3://``, ``http://``), also as a ``Path`` spells
+#: it (``hdfs:/nn/x``); a one-letter scheme is a Windows drive (``C:/``).
+_REMOTE = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]+):/")
+
+
+def check_local(path: str | os.PathLike[str], what: str) -> None:
+    """Raise one clear :class:`InputError` if ``path`` is a remote address, not a local path.
+
+    Parameters
+    ----------
+    path : path-like
+        The path as the user gave it.
+    what : str
+        What it is (``"data file"``, ``"output"``), named in the message.
+
+    Examples
+    --------
+    >>> check_local("data/adult.csv", "data file")
+    >>> check_local("s3://bucket/adult.csv", "data file")
+    Traceback (most recent call last):
+    ...
+    anonlab.exceptions.InputError: The data file 's3://bucket/adult.csv' is a remote address (s3://): anonlab reads and writes local paths only; give one (copy the file here, or mount the storage).
+    """
+    text = os.fspath(path)
+    found = _REMOTE.match(text) if isinstance(text, str) else None
+    if found:
+        raise InputError(
+            f"The {what} {text!r} is a remote address ({found.group(1)}://): anonlab reads and "
+            "writes local paths only; give one (copy the file here, or mount the storage)."
+        )
+
+
 def check_input_file(path: str | os.PathLike[str], what: str) -> Path:
     """Return ``path`` if it names a readable file, else raise one clear :class:`InputError`.
 
@@ -113,6 +150,7 @@ def check_input_file(path: str | os.PathLike[str], what: str) -> Path:
     -------
     Path
     """
+    check_local(path, what)
     p = Path(path)
     try:
         st = p.stat()
@@ -215,8 +253,10 @@ def check_output(
     Raises
     ------
     InputError
-        A directory or special file, an input file, a missing or unwritable folder.
+        A directory or special file, an input file, a missing or unwritable folder, a
+        dangling symbolic link, a read-only file, a remote address.
     """
+    check_local(path, "output")
     if is_dataset_path(path):
         _new_folder(path)
         return False
@@ -228,6 +268,11 @@ def check_output(
         st = None
     except OSError as exc:
         raise InputError(f"Cannot write the output {str(given)!r}: {exc.strerror}.") from None
+    if st is None and os.path.islink(given):
+        raise InputError(
+            f"The output {str(given)!r} is a symbolic link to {os.readlink(given)!r}, which "
+            "does not exist (a dangling link); remove the link or give another output."
+        )
     if st is not None:
         for p in protect:
             try:
@@ -243,6 +288,11 @@ def check_output(
             return True
         if not stat.S_ISREG(st.st_mode):
             raise InputError(f"The output {str(given)!r} is {_kind(st.st_mode)}; give a file name.")
+        if not st.st_mode & 0o222 or not os.access(target, os.W_OK):  # (root: by its mode)
+            raise InputError(
+                f"The output {str(given)!r} is read-only ({stat.filemode(st.st_mode)}): it is "
+                "not replaced. Make it writable (chmod u+w) or give another output."
+            )
     _check_folder(target.parent, given.parent)
     return False
 

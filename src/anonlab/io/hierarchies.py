@@ -16,7 +16,7 @@ import numpy.typing as npt
 from anonlab._optional import import_optional
 from anonlab.data.hierarchy import Hierarchy
 from anonlab.exceptions import HierarchyError
-from anonlab.io.atomic import atomic_write
+from anonlab.io.atomic import atomic_write, check_local
 
 __all__ = ["read_hierarchy", "write_hierarchy"]
 
@@ -57,6 +57,7 @@ def read_hierarchy(
     HierarchyError
         If the file is missing, not valid text in ``encoding``, empty, ragged or inconsistent.
     """
+    check_local(path, "hierarchy file")
     p = Path(path)
     name = f" of attribute {attribute!r}" if attribute else ""
     try:

@@ -33,11 +33,11 @@ from pathlib import Path
 from typing import Any
 
 from anonlab._optional import import_optional
-from anonlab._validation import check_fraction, did_you_mean
+from anonlab._validation import check_fraction, column_name, did_you_mean
 from anonlab.data.hierarchy import Hierarchy
 from anonlab.data.source import DEFAULT_NA_VALUES, CsvOptions
 from anonlab.exceptions import InputError, ParameterError
-from anonlab.io.atomic import check_input_file
+from anonlab.io.atomic import check_input_file, check_local
 
 __all__ = ["JobSpec", "PersonalizedSpec", "QuasiIdentifierSpec", "read_job", "parse_job"]
 
@@ -216,7 +216,7 @@ def parse_job(data: Any, *, base_dir: Path | None = None, source: str | None = N
         raise InputError(
             f"The job needs 'quasi_identifiers' (a mapping of column to options){where}."
         )
-    qis = [_parse_qi(str(name), opts or {}, base, where) for name, opts in qis_raw.items()]
+    qis = [_parse_qi(column_name(name), opts or {}, base, where) for name, opts in qis_raw.items()]
     models = _parse_models(data.get("models"), where)
     metric_raw = data.get("metric", "loss")
     metric: tuple[str, dict[str, Any]]
@@ -227,7 +227,7 @@ def parse_job(data: Any, *, base_dir: Path | None = None, source: str | None = N
         metric = (str(metric_raw["name"]), params)
     else:
         raise InputError(f"'metric' must be a name or a mapping with 'name'{where}.")
-    sensitive = _str_list(data.get("sensitive", []), "sensitive", where)
+    sensitive = _names(data.get("sensitive", []), "sensitive", where)
     suppression = check_fraction(data.get("suppression", 0.0), "suppression")
     csv = CsvOptions(
         separator=_text(data, "separator", ",", where),
@@ -238,7 +238,7 @@ def parse_job(data: Any, *, base_dir: Path | None = None, source: str | None = N
             _str_list(data.get("na_values", list(DEFAULT_NA_VALUES)), "na_values", where)
         ),
         strip=_flag(data, "strip", False, where),
-        names=tuple(_str_list(data["names"], "names", where)) if "names" in data else None,
+        names=tuple(_names(data["names"], "names", where)) if "names" in data else None,
     )
     output = data.get("output", {}) or {}
     if not isinstance(output, dict):
@@ -260,7 +260,7 @@ def parse_job(data: Any, *, base_dir: Path | None = None, source: str | None = N
         models=models,
         csv=csv,
         sensitive=sensitive,
-        identifiers=_str_list(data.get("identifiers", []), "identifiers", where),
+        identifiers=_names(data.get("identifiers", []), "identifiers", where),
         suppression=suppression,
         metric=metric,
         algorithm=algorithm,
@@ -310,7 +310,7 @@ def _parse_personalized(raw: Any, where: str) -> PersonalizedSpec | None:
             f"'personalized.release_limits' must be true or false (without quotes). Got "
             f"{release!r}{where}."
         )
-    return PersonalizedSpec(column, default, release)
+    return PersonalizedSpec(None if column is None else column_name(column), default, release)
 
 
 def _parse_algorithm(data: dict[str, Any], where: str) -> tuple[str, dict[str, Any]]:
@@ -365,6 +365,11 @@ def _text(data: dict[str, Any], key: str, default: str, where: str) -> str:
     return value
 
 
+def _names(value: Any, key: str, where: str) -> list[str]:
+    """A list of column names, in Unicode NFC as every name is compared."""
+    return [column_name(v) for v in _str_list(value, key, where)]
+
+
 def _str_list(value: Any, key: str, where: str) -> list[str]:
     if isinstance(value, str):
         return [value]
@@ -391,6 +396,7 @@ def _parse_qi(name: str, opts: Any, base: Path, where: str) -> QuasiIdentifierSp
     if isinstance(opts.get("hierarchy"), Hierarchy):
         spec.hierarchy = opts["hierarchy"]
     elif "hierarchy" in opts:
+        check_local(str(opts["hierarchy"]), "hierarchy file")
         spec.hierarchy = (base / str(opts["hierarchy"])).resolve()
     elif given:
         params = opts[given[0]] or {}
@@ -432,7 +438,10 @@ def _parse_models(raw: Any, where: str) -> list[tuple[str, dict[str, Any]]]:
             ((name, params),) = item.items()
             if params is not None and not isinstance(params, dict):
                 raise InputError(f"Parameters of model {name!r} must be a mapping{where}.")
-            out.append((str(name), dict(params or {})))
+            params = dict(params or {})
+            if isinstance(params.get("attribute"), str):
+                params["attribute"] = column_name(params["attribute"])
+            out.append((str(name), params))
         else:
             raise InputError(f"Each model is '- name: {{parameters}}'. Got {item!r}{where}.")
     return out

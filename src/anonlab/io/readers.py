@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from anonlab._optional import import_optional
-from anonlab._validation import check_columns
+from anonlab._validation import check_columns, column_name
 from anonlab.data.labels import clock_labels, factorize, float_labels
 from anonlab.data.schema import Schema
 from anonlab.data.source import (
@@ -28,7 +28,7 @@ from anonlab.data.source import (
 )
 from anonlab.data.table import EncodedColumn, EncodedTable
 from anonlab.exceptions import DataFormatError, InputError
-from anonlab.io.atomic import check_input_file
+from anonlab.io.atomic import check_input_file, check_local
 
 __all__ = ["column_names", "memory_estimate", "read_table", "read_arrow"]
 
@@ -78,6 +78,7 @@ def read_table(
         format = format or data.format
         data = data.path
     if isinstance(data, (str, os.PathLike)):
+        check_local(data, "data file")  # before a Path makes 's3://b/x' 's3:/b/x'
         path = Path(data)
         source_name = str(path)
         fmt = format or infer_format(path)
@@ -94,6 +95,7 @@ def read_table(
     else:
         table = _frame_to_arrow(data)
     if table is not None:
+        table = _nfc_names(table)
         if columns is not None:
             check_columns(list(columns), table.column_names)
             table = table.select(list(columns))
@@ -102,6 +104,8 @@ def read_table(
         enc = enc.select(columns)
     if schema is not None and enc.schema is not schema:
         enc = enc.with_schema(schema)
+    if enc.n_rows == 0 and columns is not None:
+        enc.require(list(columns))  # list or struct columns alone: no rows to count, say why
     if enc.n_rows == 0 and not allow_empty:
         where = f" {source_name!r}" if source_name else ""
         raise DataFormatError(f"The table{where} is empty: it has no rows.")
@@ -123,7 +127,7 @@ def column_names(path: str | os.PathLike[str], csv_options: CsvOptions | None = 
         pq = import_optional("pyarrow.parquet")
         pa = import_optional("pyarrow")
         try:
-            return [str(n) for n in pq.read_schema(p).names]
+            return [column_name(n) for n in pq.read_schema(p).names]
         except (pa.ArrowException, OSError) as exc:
             raise DataFormatError(f"Cannot read Parquet file {str(p)!r}: {exc}") from None
     return read_header(p, csv_options or CsvOptions())[0]
@@ -239,6 +243,12 @@ def _read_file(path: Path, fmt: str, options: CsvOptions) -> Any:
     return table
 
 
+def _nfc_names(table: Any) -> Any:
+    """The Arrow table with its column names in Unicode NFC, as every name is compared."""
+    names = [column_name(n) for n in table.column_names]
+    return table if names == table.column_names else table.rename_columns(names)
+
+
 def _frame_to_arrow(frame: Any) -> Any:
     pa = import_optional("pyarrow")
     if isinstance(frame, (pa.Table, pa.RecordBatch)):
@@ -266,6 +276,8 @@ def read_arrow(
 ) -> EncodedTable:
     """Encode a pyarrow Table: every column is cast to text and dictionary-encoded.
 
+    Column names are taken in Unicode NFC (:func:`~anonlab._validation.column_name`).
+
     Cleaning (white space, missing-value markers, float NaN) is applied to the distinct values
     only, never row by row.
 
@@ -288,7 +300,7 @@ def read_arrow(
     """
     pa = import_optional("pyarrow")
     pc = import_optional("pyarrow.compute")
-    names = [str(n) for n in table.column_names]
+    names = [column_name(n) for n in table.column_names]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
         raise DataFormatError(f"Duplicate column names: {', '.join(map(repr, dup))}.")

@@ -98,15 +98,10 @@ def diagnosis_sections(
             rows.append(["delta", _delta(result.delta)])
         rows.append(["suppressed rows", f"{result.suppressed_rows:,}"])
         if result.suppressed_row_positions is not None:
-            shown = result.suppressed_row_positions[:20]
-            more = len(result.suppressed_row_positions) - len(shown)
-            rows.append(
-                [
-                    "suppressed row positions",
-                    ", ".join(map(str, shown)) + (f" ... (+{more})" if more > 0 else ""),
-                ]
-            )
-        return [Section(title or f"{q}: k-anonymity of S", rows=rows)]
+            rows.append(["suppressed row positions", _positions(result.suppressed_row_positions)])
+        return [
+            Section(title or f"{q}: k-anonymity of S", rows=rows, notes=_why_no_suppression(result))
+        ]
     if isinstance(result, SearchAnswer):
         head = f"{q}: largest subsets that are {result.k}-anonymous"
         if result.delta:
@@ -116,29 +111,15 @@ def diagnosis_sections(
                 title or head,
                 header=["size", "attributes"],
                 rows=[[str(len(s)), ", ".join(s)] for s in result.subsets],
-                notes=[f"{len(result.subsets)} subsets, {result.evaluations} evaluations"],
+                notes=[
+                    f"{len(result.subsets)} subsets, {result.evaluations} evaluations",
+                    *_constant(result.constant_columns),
+                ],
                 numeric=[True, False],
             )
         ]
     if isinstance(result, TableAnswer):
-        limit = len(result.rows) if limit is None else limit
-        rows = [
-            [", ".join(r.attributes), str(r.k), _delta(r.delta), f"{r.suppressed_rows:,}"]
-            for r in result.rows[:limit]
-        ]
-        notes = []
-        if len(result.rows) > limit:
-            notes.append(f"... {len(result.rows) - limit} more rows (use --json for all)")
-        notes.append(f"{len(result.rows)} rows, {result.evaluations} evaluations")
-        return [
-            Section(
-                title or _table_title(result),
-                header=["attributes", "k", "delta", "suppressed rows"],
-                rows=rows,
-                notes=notes,
-                numeric=[False, True, True, True],
-            )
-        ]
+        return [_table_section(result, title, limit)]
     if q == "risk":
         rows = [
             ["S", ", ".join(data["quasi_identifiers"])],
@@ -167,20 +148,124 @@ def diagnosis_sections(
         ]
     if q == "quasi-identifiers":
         rows = [
-            [", ".join(s["attributes"]), str(s["k"]), f"{s['records_exposed']:,}"]
+            [
+                ", ".join(s["attributes"]),
+                str(s["k"]),
+                f"{s['records_exposed']:,}",
+                _positions(s["exposed_row_positions"], 10),
+            ]
             for s in data["subsets"][: 40 if limit is not None else None]
         ]
         return [
             Section(
                 title
                 or f"Minimal attribute sets that put records in classes < {data['threshold']}",
-                header=["attributes", "k", "records exposed"],
+                header=["attributes", "k", "records exposed", "exposed rows (0-based)"],
                 rows=rows,
-                notes=[f"{len(data['subsets'])} minimal sets, {data['evaluations']} evaluations"],
-                numeric=[False, True, True],
+                notes=[
+                    f"{len(data['subsets'])} minimal sets, {data['evaluations']} evaluations",
+                    *_constant(data.get("constant_columns", [])),
+                ],
+                numeric=[False, True, True, False],
             )
         ]
     raise TypeError(f"Cannot render a {type(result).__name__}.")
+
+
+def _positions(positions: Sequence[int], shown: int = 20) -> str:
+    """Row positions, the first ``shown`` of them and how many more."""
+    more = len(positions) - shown
+    return ", ".join(map(str, positions[:shown])) + (f" ... (+{more:,})" if more > 0 else "")
+
+
+def _why_no_suppression(result: SubsetAnswer) -> list[str]:
+    """Q5, Q6: why delta-suppression removed no row, when it removed none."""
+    budget, smallest = result.suppression_budget, result.smallest_class_rows
+    if budget is None or smallest is None or result.suppressed_rows:
+        return []
+    n = result.n_rows
+    if budget == 0:
+        return [
+            f"Nothing was suppressed: delta x rows = {result.delta:g} x {n:,} = "
+            f"{result.delta * n:.3g}, less than one row."
+        ]
+    if smallest == n:
+        return [
+            f"Nothing was suppressed: every class has {result.k:,} rows. Suppression removes "
+            "whole classes, the smallest first (Lemma 2), and removing some classes of size k "
+            "leaves k as it is."
+        ]
+    return [
+        f"Nothing was suppressed: the classes of size {result.k} hold {smallest:,} rows, more "
+        f"than the {budget:,} that delta allows. Suppression removes whole classes, the "
+        "smallest first (Lemma 2), and k rises only when every class of size k goes."
+    ]
+
+
+def _constant(columns: Sequence[str]) -> list[str]:
+    """A note naming the candidate columns that hold one value in every row."""
+    if not columns:
+        return []
+    names = ", ".join(map(repr, columns))
+    return [
+        f"{names} {'holds' if len(columns) == 1 else 'hold'} one value in every row: "
+        f"{'it tells' if len(columns) == 1 else 'they tell'} no one apart and can be left out "
+        "of the quasi-identifiers."
+    ]
+
+
+#: Table answers: the columns shown (Q4 has no suppression; in Q8 delta is in the title).
+_TABLE_COLUMNS = {
+    "Q4": ("attributes", "k"),
+    "Q8": ("attributes", "k", "suppressed rows"),
+}
+
+
+def _table_section(result: TableAnswer, title: str | None, limit: int | None) -> Section:
+    """A table answer (Q4, Q8, Q10-Q12): a row per subset (and k); when some subsets'
+    classes were not computed, a column says which."""
+    limit = len(result.rows) if limit is None else limit
+    header = list(
+        _TABLE_COLUMNS.get(result.question, ("attributes", "k", "delta", "suppressed rows"))
+    )
+    skipped = sum(1 for r in result.rows if not r.evaluated)
+    if skipped:
+        header.append("evaluated")
+    rows = []
+    for r in result.rows[:limit]:
+        cells = {
+            "attributes": ", ".join(r.attributes),
+            "k": str(r.k),
+            "delta": _delta(r.delta),
+            "suppressed rows": f"{r.suppressed_rows:,}",
+            "evaluated": "yes" if r.evaluated else "no *",
+        }
+        rows.append([cells[h] for h in header])
+    notes = []
+    if len(result.rows) > limit:
+        notes.append(f"... {len(result.rows) - limit} more rows (use --json for all)")
+    if skipped:
+        notes.append(
+            f"* not evaluated ({skipped:,} row{'s' if skipped > 1 else ''}): the subset "
+            "contains one that already "
+            + (
+                "has k = 1, so its k is 1"
+                if result.question in ("Q4", "Q8")
+                else "needs every row suppressed"
+                if result.question == "Q10"
+                else "makes every record unique"
+            )
+            + " (Lemma 1)."
+        )
+    notes.append(f"{len(result.rows)} rows, {result.evaluations} evaluations")
+    notes.extend(_constant(result.constant_columns))
+    return Section(
+        title or _table_title(result),
+        header=header,
+        rows=rows,
+        notes=notes,
+        numeric=[h not in ("attributes", "evaluated") for h in header],
+    )
 
 
 def _table_title(result: TableAnswer) -> str:
@@ -199,12 +284,17 @@ def anonymization_sections(result: Any) -> list[Section]:
     the loss measured on the release, the verification and the algorithm's statistics."""
     rows: list[list[str]] = []
     summary = result.summary
+    hierarchies = result.problem.hierarchies
     if "levels" in summary:
         rows.append(["levels", ", ".join(f"{a}={v}" for a, v in summary["levels"].items())])
+        for attr, level in summary["levels"].items():
+            rows.append([f"  {attr} at level {level}", _labels(hierarchies[attr], level)])
     if "level_vectors" in summary:
         rows.append(["level vectors", f"{summary['level_vectors']:,}"])
         for attr, per in summary.get("rows_per_level", {}).items():
             rows.append([f"  rows per level of {attr}", _fmt(per)])
+            for level in per:
+                rows.append([f"    {attr} at level {level}", _labels(hierarchies[attr], level)])
     if "generalized_cells" in summary:  # a cell cover
         cells = summary["generalized_cells"]
         rows.append(["generalized cells", ", ".join(f"{a}={v:,}" for a, v in cells.items())])
@@ -227,6 +317,13 @@ def anonymization_sections(result: Any) -> list[Section]:
     params = ", ".join(f"{k}={_fmt(v)}" for k, v in result.parameters.items() if v is not None)
     title = f"Anonymized with {result.algorithm}" + (f" ({params})" if params else "")
     return [Section(title, rows=rows)]
+
+
+def _labels(hierarchy: Any, level: int, shown: int = 3) -> str:
+    """A few labels of a hierarchy level, to say what the level number means."""
+    labels = hierarchy.level_labels(level)
+    text = ", ".join(map(str, labels[:shown]))
+    return text + (f", ... ({labels.size:,} labels)" if labels.size > shown else "")
 
 
 def check_sections(report: Any) -> list[Section]:

@@ -37,7 +37,7 @@ import numpy as np
 import numpy.typing as npt
 
 from anonlab._optional import import_optional
-from anonlab._validation import check_columns
+from anonlab._validation import check_columns, column_name
 from anonlab.data.hierarchy import Hierarchy
 from anonlab.data.labels import UTC_SUFFIX, factorize
 from anonlab.data.source import CsvOptions, FileSource, header_names, reader_encoding
@@ -84,6 +84,16 @@ def _clock(kind: str) -> bool:
 def _nested(kind: str) -> bool:
     """Whether the DuckDB type ``kind`` is a list, array, map, struct or union."""
     return kind.endswith("]") or kind.startswith(("STRUCT", "MAP", "UNION"))
+
+
+def _nfc_scan(names: list[str], scan: str) -> tuple[list[str], str]:
+    """The column names of ``scan`` in Unicode NFC, as every name is compared
+    (:func:`~anonlab._validation.column_name`), and the scan renaming those that differ."""
+    nfc = [column_name(n) for n in names]
+    if nfc == names:
+        return names, scan
+    renamed = ", ".join(f"{_q(a)} AS {_q(b)}" for a, b in zip(names, nfc))
+    return nfc, f"(SELECT {renamed} FROM {scan})"
 
 
 def _check_named(names: Sequence[str], label: str) -> None:
@@ -281,7 +291,7 @@ class DuckDBEngine(Engine):
                     ) from None
                 pq = import_optional("pyarrow.parquet")
                 _check_named(pq.read_schema(path).names, repr(str(path)))
-                return list(rel.columns), scan
+                return _nfc_scan(list(rel.columns), scan)
             opts = source.csv
             names = header_names(path, opts)
             _check_named(names, repr(str(path)))
@@ -299,7 +309,7 @@ class DuckDBEngine(Engine):
         _check_named([str(n) for n in names], "the data frame")
         self.con.register("frame_src", source)
         rel = self.con.sql("SELECT * FROM frame_src LIMIT 0")
-        return list(rel.columns), "frame_src"
+        return _nfc_scan(list(rel.columns), "frame_src")
 
     def _frame(self, source: Any) -> Any:
         """An in-memory table DuckDB can scan: an EncodedTable's columns as text; an Arrow

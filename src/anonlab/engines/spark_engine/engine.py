@@ -46,7 +46,7 @@ import numpy as np
 import numpy.typing as npt
 
 from anonlab._optional import import_optional
-from anonlab._validation import check_columns
+from anonlab._validation import check_columns, column_name
 from anonlab.data.hierarchy import Hierarchy
 from anonlab.data.labels import UTC_SUFFIX, factorize
 from anonlab.data.source import (
@@ -291,6 +291,7 @@ class SparkEngine(Engine):
         if isinstance(source, (str, os.PathLike)) and "://" not in str(source):
             source = FileSource(Path(source), csv=csv_options or CsvOptions())
         raw, names, csv, persist, typed = self._read(source, csv_options)
+        names = [column_name(n) for n in names]  # as every name is compared (Unicode NFC)
         self._names: list[str] = names
         #: the source with its columns' own types, for releases (None: the cleaned text)
         self._typed: Callable[[], Any] | None = typed
