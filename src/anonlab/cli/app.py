@@ -628,21 +628,16 @@ def _spark_options(engine: str, master: str | None) -> dict[str, Any]:
 
 @app.command()
 def check(
-    data: Annotated[
-        Path, typer.Argument(help="CSV or Parquet file.", show_default=False, readable=False)
-    ],
-    job: Annotated[
-        Path, typer.Option("--job", help="YAML job file.", show_default=False, readable=False)
-    ],
+    data: Annotated[str, typer.Argument(help="CSV or Parquet file.", show_default=False)],
+    job: Annotated[str, typer.Option("--job", help="YAML job file.", show_default=False)],
     release: Annotated[
-        Path | None,
+        str | None,
         typer.Option(
             "--release",
             help="A table the job released from DATA (any algorithm): verify its columns, "
             "rows, cells and identifying columns against DATA and the job, and judge the "
             "models on it (classes of its labels, or a cell cover's anonymity graph). Exit "
             "code 1 if it fails.",
-            readable=False,
         ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON for machines.")] = False,
