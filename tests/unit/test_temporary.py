@@ -118,14 +118,17 @@ def test_remove_all_removes_what_this_process_made(tmp_path):
         from anonlab.io import temporary
         folder = temporary.make_folder("anonlab-spark")
         file = temporary.make_file(".r.csv")
+        parts = temporary.make_folder(".anonlab-spark-parts")
+        temporary.discard(parts)
+        (parts / "parts").mkdir(parents=True)  # made again by a writer still at work
         calls = []
         temporary.at_exit(lambda: calls.append(folder.exists()))  # before the paths go
         removed = temporary.remove_all()
-        print(folder in removed, file in removed, calls)
+        print(folder in removed, file in removed, parts in removed, calls)
         """,
         tmp_path,
     )
-    assert res.stdout.split() == ["True", "True", "[True]"], res.stderr
+    assert res.stdout.split() == ["True", "True", "True", "[True]"], res.stderr
     assert list(tmp_path.iterdir()) == []
 
 
@@ -166,6 +169,25 @@ def test_a_stop_signal_unwinds_and_the_handlers_are_restored(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_handled_stop_lets_the_process_live_on(tmp_path):
+    res = _python(
+        """
+        import os, signal, time
+        from anonlab.io import temporary
+        with temporary.stop_on_signals(grace=0.2) as stop:
+            try:
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(5)
+            except temporary.Stopped:
+                pass
+        time.sleep(1)  # after the block: the stop was handled, no forced exit
+        print("alive", stop.signum == signal.SIGTERM)
+        """,
+        tmp_path,
+    )
+    assert (res.returncode, res.stdout.split()) == (0, ["alive", "True"]), res.stderr
+
+
 def test_a_stop_that_does_not_unwind_exits_after_the_grace(tmp_path):
     """Code that swallows the stop (as a library may turn it into its own error) is ended
     after the grace period, its temporary paths removed, with status 128 + signal."""
@@ -187,6 +209,9 @@ def test_a_stop_that_does_not_unwind_exits_after_the_grace(tmp_path):
     )
     assert res.returncode == 128 + signal.SIGTERM, res.stderr
     assert "not reached" not in res.stdout
+    assert res.stderr == (
+        "stopped by SIGTERM (forced after 0.5 s): its temporary files were removed.\n"
+    )
     assert list(tmp_path.iterdir()) == []
 
 

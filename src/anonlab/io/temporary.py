@@ -72,6 +72,11 @@ REUSE_MARGIN = 300.0
 _lock = threading.RLock()
 #: path -> the id of the process that made it (a forked child leaves its parent's alone)
 _registry: dict[Path, int] = {}
+#: paths removed already, looked at again at exit: a writer that was still running (Spark's
+#: executors finishing a job the driver gave up) may have made them again
+_removed: dict[Path, int] = {}
+#: How many removed paths are remembered (the latest).
+_REMEMBER = 4096
 #: callbacks run before the paths are removed at exit (e.g. stopping a Spark session that
 #: may still write into them)
 _before_exit: list[Callable[[], object]] = []
@@ -237,7 +242,8 @@ def discard(path: str | os.PathLike[str]) -> None:
     """Remove the temporary file or folder ``path`` (with all it holds) and forget it.
 
     Removing a path that is gone does nothing. A path that cannot be removed now stays
-    registered, so the exit of the process tries again.
+    registered, and one that was is looked at again at exit (a writer still running may
+    make it again), so the exit of the process removes what is there then.
 
     Examples
     --------
@@ -250,7 +256,11 @@ def discard(path: str | os.PathLike[str]) -> None:
     p = Path(os.path.abspath(path))
     if _remove(p):
         with _lock:
-            _registry.pop(p, None)
+            who = _registry.pop(p, None)
+            if who is not None:
+                _removed[p] = who
+                if len(_removed) > _REMEMBER:
+                    del _removed[next(iter(_removed))]
 
 
 @contextlib.contextmanager
@@ -353,7 +363,8 @@ def at_exit(callback: Callable[[], object]) -> None:
 
 def remove_all() -> list[Path]:
     """Run the :func:`at_exit` callbacks, then remove every temporary path this process
-    made and has not removed; return those removed. Run when Python exits.
+    made that is there (not removed yet, or made again by a writer that had not stopped);
+    return those removed. Run when Python exits.
 
     Examples
     --------
@@ -370,12 +381,14 @@ def remove_all() -> list[Path]:
             callback()
     with _lock:
         mine = [p for p, who in _registry.items() if who == pid]
+        mine += [p for p, who in _removed.items() if who == pid and p not in _registry]
     removed = []
     for path in mine:
         existed = os.path.lexists(path)
         if _remove(path):
             with _lock:
                 _registry.pop(path, None)
+                _removed.pop(path, None)
             if existed:
                 removed.append(path)
     return removed
@@ -405,6 +418,7 @@ class _Stop:
 
     def __init__(self) -> None:
         self.signum: int | None = None
+        self.timer: threading.Timer | None = None
 
 
 @contextlib.contextmanager
@@ -418,11 +432,12 @@ def stop_on_signals(
     The yielded object's ``signum`` says which signal stopped the block (None: none did);
     a library call may turn the exception into its own error (DuckDB reports an
     interrupted query), so the caller asks ``signum``, not the exception's type. If the
-    process is still running ``grace`` seconds after the signal (a call that does not
-    return), or a second signal arrives, the temporary paths are removed and the process
-    exits at once with status ``128 + signum``. Installed only from the main thread (the
-    only one that may); elsewhere the block runs without it. The ``anonlab`` command runs
-    in this block; a program that embeds anonlab decides for itself.
+    block has not ended ``grace`` seconds after the signal (a call that does not return,
+    code that swallowed the exception), or a second signal arrives, the temporary paths are
+    removed and the process exits at once with status ``128 + signum``, after one line on
+    standard error. Installed only from the main thread (the only one that may); elsewhere
+    the block runs without it. The ``anonlab`` command runs in this block; a program that
+    embeds anonlab decides for itself.
 
     Examples
     --------
@@ -443,11 +458,11 @@ def stop_on_signals(
             os.kill(os.getpid(), signum)
             return
         if state.signum is not None:  # asked again: stop now
-            _exit_now(signum)
+            _exit_now(signum, "asked twice")
         state.signum = signum
-        timer = threading.Timer(grace, _exit_now, (signum,))
-        timer.daemon = True
-        timer.start()
+        state.timer = threading.Timer(grace, _exit_now, (signum, f"forced after {grace:g} s"))
+        state.timer.daemon = True
+        state.timer.start()
         raise Stopped(signum)
 
     previous = {s: signal.getsignal(s) for s in signals}
@@ -456,14 +471,22 @@ def stop_on_signals(
     try:
         yield state
     finally:
+        if state.timer is not None:  # the block ended: the stop was handled
+            state.timer.cancel()
         for s, h in previous.items():
             signal.signal(s, h if h is not None else signal.SIG_DFL)
 
 
-def _exit_now(signum: int) -> None:
-    """Remove this process's temporary paths and end it with status ``128 + signum``."""
+def _exit_now(signum: int, why: str) -> None:
+    """Remove this process's temporary paths, say so and end the process with status
+    ``128 + signum``."""
     try:
         remove_all()
-        sys.stderr.flush()
+        with contextlib.suppress(Exception):
+            sys.stderr.flush()
+        name = signal.Signals(signum).name
+        line = f"stopped by {name} ({why}): its temporary files were removed.\n"
+        with contextlib.suppress(OSError):
+            os.write(2, line.encode())
     finally:
         os._exit(128 + signum)
