@@ -14,7 +14,6 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-import tempfile
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -56,6 +55,7 @@ from anonlab.io.atomic import (
 )
 from anonlab.io.job import JobSpec, PersonalizedSpec, parse_job, read_job
 from anonlab.io.readers import read_arrow
+from anonlab.io.temporary import temporary_folder
 from anonlab.io.writers import json_text, write_table
 from anonlab.metrics import build_metric
 from anonlab.models import build_model
@@ -997,8 +997,8 @@ def _write_partitioned(
     if output is not None:
         with readable_atomic_write(output, protect=protect) as target:
             return write_and_check(target)
-    with tempfile.TemporaryDirectory(prefix="anonlab-release-") as folder:
-        return write_and_check(Path(folder) / "release.parquet")
+    with temporary_folder("anonlab-release") as folder:  # (0700, removed by a next run if killed)
+        return write_and_check(folder / "release.parquet")
 
 
 def _check_partitioned(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import sys
 import warnings
 from collections.abc import Iterator
@@ -21,7 +22,7 @@ from rich.text import Text
 import anonlab
 from anonlab import api, report
 from anonlab.api import AnonlabError, ParameterError, PrivacyRiskWarning
-from anonlab.io import CsvOptions, check_input_file, column_names
+from anonlab.io import CsvOptions, check_input_file, column_names, temporary
 
 app = typer.Typer(
     name="anonlab",
@@ -803,5 +804,31 @@ def serve(
 
 
 def main() -> None:
-    """Entry point of the ``anonlab`` command."""
-    app()
+    """Entry point of the ``anonlab`` command.
+
+    Ctrl-C, ``SIGTERM`` and ``SIGHUP`` stop a command in order: the work unwinds, every
+    temporary file and folder it made is removed (a partial output too; the target is left
+    as it was), one line says so and the exit status is ``128 + signal`` (130, 143, 129).
+    A command that does not unwind within :data:`~anonlab.io.temporary.STOP_GRACE`
+    seconds, or a second signal, removes them and exits at once. The handlers are the
+    command line's: :mod:`anonlab` as a library installs none. Temporary paths that killed
+    runs of this host left in the system's temporary folder are removed first.
+    """
+    with temporary.stop_on_signals() as stop:
+        try:
+            temporary.clean_stale()
+            app()
+        except BaseException as exc:
+            signum = stop.signum
+            if signum is None and isinstance(exc, KeyboardInterrupt):
+                signum = signal.SIGINT  # (Ctrl-C while a Spark context holds SIGINT)
+            if signum is None:
+                raise
+            temporary.remove_all()
+            name = signal.Signals(signum).name
+            err.print(
+                f"[bold red]stopped[/] by {name}: its temporary files were removed.",
+                highlight=False,
+                soft_wrap=True,
+            )
+            raise SystemExit(128 + signum) from None

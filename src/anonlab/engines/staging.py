@@ -20,6 +20,7 @@ import numpy.typing as npt
 from anonlab.data.labels import factorize
 from anonlab.data.table import EncodedColumn, EncodedTable
 from anonlab.exceptions import InputError
+from anonlab.io.temporary import private_file
 
 __all__ = [
     "BLOCK",
@@ -159,7 +160,8 @@ def stage_block(
     pq: Any,
     names: Mapping[str, str] | None = None,
 ) -> None:
-    """Write one block's released labels to the Parquet file ``path``.
+    """Write one block's released labels to the new Parquet file ``path`` (mode ``0600``, in
+    a folder made ``0700`` if it does not exist: the engine's temporary folder).
 
     Parameters
     ----------
@@ -188,5 +190,6 @@ def stage_block(
         data[key] = pa.DictionaryArray.from_arrays(pa.array(col.codes, type=pa.int32()), cats).cast(
             pa.string()
         )
-    path.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(pa.table(data), path)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    path.unlink(missing_ok=True)
+    pq.write_table(pa.table(data), private_file(path))  # (pyarrow keeps the file's mode)

@@ -3,8 +3,10 @@
 Every file anonlab writes goes through :func:`atomic_write`: the content is written to a
 temporary file beside the target, flushed to disk, then renamed over the target, so a reader
 never sees a partial file and a killed run leaves the target as it was. The temporary file's
-name says what it is (``.NAME.anonlab-tmp.HOST.PID.RANDOM``): it never ends with an output
-suffix, and the next write into the same directory removes those whose process is gone.
+name says what it is (``.NAME.anonlab-tmp.HOST.PID.RANDOM``, made by
+:mod:`anonlab.io.temporary`): it never ends with an output suffix, it is private (``0600``)
+while it is written, it is removed on every error, and the next write into the same directory
+removes those (and every other anonlab temporary path there) whose process is gone.
 
 What is refused before anything is written, with one clear line:
 
@@ -22,9 +24,9 @@ files, as Spark writes a table in parallel (:func:`atomic_folder`). It is writte
 temporary folder beside it (``.NAME.anonlab-tmp.HOST.PID.RANDOM/``) and renamed into place
 when complete; an existing path of any kind is refused, so nothing is ever overwritten.
 
-New files get the permissions the process's umask gives (``0666 & ~umask``); a file that is
-replaced keeps its permissions. A symbolic link is followed: the file it points to is
-replaced and the link stays.
+New files get the permissions the process's umask gives (``0666 & ~umask``), set just before
+the rename; a file that is replaced keeps its permissions. A symbolic link is followed: the
+file it points to is replaced and the link stays.
 """
 
 from __future__ import annotations
@@ -33,15 +35,19 @@ import contextlib
 import errno
 import os
 import re
-import secrets
 import shutil
-import socket
 import stat
-import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from anonlab.exceptions import InputError
+from anonlab.io.temporary import (
+    clean_stale,
+    discard,
+    make_file,
+    make_folder,
+    temporary_folder,
+)
 
 __all__ = [
     "OUTPUT_FORMATS",
@@ -62,8 +68,6 @@ OUTPUT_FORMATS: dict[str, str] = {".csv": "csv", ".csv.gz": "csv.gz", ".parquet"
 
 #: The format of an output path that ends with ``/``: a new folder of Parquet part files.
 PARQUET_DATASET = "parquet dataset"
-
-_TMP_TAG = ".anonlab-tmp."
 
 
 def is_dataset_path(path: str | os.PathLike[str]) -> bool:
@@ -190,47 +194,32 @@ def _kind(mode: int) -> str:
     return "a special file"
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process
-        return True
-    return True
-
-
 def clean_stale_temporaries(folder: Path) -> list[Path]:
-    """Remove the temporary files (and dataset folders) that killed anonlab runs on this
-    host left in ``folder``.
+    """Remove the temporary files and folders that killed anonlab runs on this host left in
+    ``folder`` (see :func:`anonlab.io.temporary.clean_stale`); return the paths removed.
 
-    A temporary file is ``.NAME.anonlab-tmp.HOST.PID.RANDOM``; it is stale when its process
-    (on this host) no longer runs. Returns the paths removed.
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     clean_stale_temporaries(Path(folder))
+    []
     """
-    host = socket.gethostname()
-    removed: list[Path] = []
+    return clean_stale(folder)
+
+
+def _umask() -> int:
+    """The process's umask, read without changing it where Linux tells it (``/proc``)."""
     try:
-        entries = list(os.scandir(folder))
-    except OSError:
-        return removed
-    for entry in entries:
-        name = entry.name
-        at = name.find(_TMP_TAG)
-        if not name.startswith(".") or at < 0:
-            continue
-        parts = name[at + len(_TMP_TAG) :].rsplit(".", 2)
-        if len(parts) != 3 or parts[0] != host or not parts[1].isdigit():
-            continue
-        if _alive(int(parts[1])):
-            continue
-        with contextlib.suppress(OSError):
-            if entry.is_file(follow_symlinks=False):
-                os.unlink(entry.path)
-                removed.append(Path(entry.path))
-            elif entry.is_dir(follow_symlinks=False):
-                shutil.rmtree(entry.path)
-                removed.append(Path(entry.path))
-    return removed
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)  # (elsewhere: read by setting it, at once set back)
+    os.umask(mask)
+    return mask
 
 
 def check_output(
@@ -356,13 +345,9 @@ def atomic_write(
     except FileNotFoundError:
         mode = None
     folder = target.parent
-    clean_stale_temporaries(folder)
-    name = f".{target.name}{_TMP_TAG}{socket.gethostname()}.{os.getpid()}.{secrets.token_hex(4)}"
-    tmp = folder / name
     where = str(given.parent)
     try:
-        # 0o666: the process's umask decides, as for any new file
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        tmp = make_file(f".{target.name}", folder)  # 0600 while it is written
     except PermissionError:
         raise InputError(
             f"Cannot write into the output folder {where!r}: permission denied."
@@ -373,11 +358,10 @@ def atomic_write(
                 f"Cannot write into the output folder {where!r}: {exc.strerror}."
             ) from None
         raise InputError(f"Cannot write the output {str(given)!r}: {exc.strerror}.") from None
-    os.close(fd)
-    if mode is not None:
-        os.chmod(tmp, mode)  # a replaced file keeps its permissions
     try:
         yield tmp
+        # a replaced file keeps its permissions; a new one gets the umask's, as any new file
+        os.chmod(tmp, mode if mode is not None else 0o666 & ~_umask())
         fd = os.open(tmp, os.O_RDONLY)
         try:
             os.fsync(fd)
@@ -385,8 +369,7 @@ def atomic_write(
             os.close(fd)
         os.replace(tmp, target)
     finally:
-        with contextlib.suppress(FileNotFoundError):
-            tmp.unlink()
+        discard(tmp)
 
 
 @contextlib.contextmanager
@@ -412,13 +395,8 @@ def atomic_folder(path: str | os.PathLike[str]) -> Iterator[Path]:
     """
     target = _new_folder(path)
     parent = target.parent
-    clean_stale_temporaries(parent)
-    tmp = (
-        parent
-        / f".{target.name}{_TMP_TAG}{socket.gethostname()}.{os.getpid()}.{secrets.token_hex(4)}"
-    )
     try:
-        os.mkdir(tmp)
+        tmp = make_folder(f".{target.name}", parent)  # 0700 while it is written
     except OSError as exc:
         raise InputError(
             f"Cannot write into the output folder {str(parent)!r}: {exc.strerror}."
@@ -440,7 +418,7 @@ def atomic_folder(path: str | os.PathLike[str]) -> Iterator[Path]:
             )
         os.rename(staged, target)
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        discard(tmp)
 
 
 @contextlib.contextmanager
@@ -469,10 +447,7 @@ def readable_atomic_write(
         if not check_output(path, protect=protect):
             yield tmp
             return
-        folder = Path(tempfile.mkdtemp(prefix="anonlab-release-"))
-        try:
+        with temporary_folder("anonlab-release") as folder:
             yield folder / "release"
             with open(folder / "release", "rb") as src, open(tmp, "wb") as dst:
                 shutil.copyfileobj(src, dst)
-        finally:
-            shutil.rmtree(folder, ignore_errors=True)

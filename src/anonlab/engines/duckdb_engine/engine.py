@@ -8,8 +8,11 @@ A CSV file (plain or gzip) is parsed and cleaned once, when the engine opens, in
 Parquet file that every question then reads: re-parsing (and re-decompressing) the text for
 each ``GROUP BY`` made subset searches 20-60 times slower than the numpy engine (issue 27).
 The Parquet file is written in streaming fashion and lives on disk, so memory stays bounded for
-files larger than memory; it and DuckDB's spill files are deleted by :meth:`DuckDBEngine.close`
-(or when the engine is garbage collected).
+files larger than memory. It, DuckDB's spill files and the per-partition files live in the
+engine's temporary folder (:mod:`anonlab.io.temporary`: private, named after the process, so
+the next run removes it if this one is killed), deleted by :meth:`DuckDBEngine.close` (or when
+the engine is garbage collected, or Python exits). Every ``COPY ... TO`` writes into a file
+made beforehand with mode ``0600`` (``USE_TMP_FILE false``: no ``tmp_`` file of DuckDB's own).
 
 Anonymization out of core uses three more questions (the release protocol of
 :class:`~anonlab.engines.base.Engine`): the *frequency set* (one ``GROUP BY`` on the
@@ -26,8 +29,6 @@ from __future__ import annotations
 import itertools
 import math
 import os
-import shutil
-import tempfile
 import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -55,6 +56,7 @@ from anonlab.engines.staging import (
     stage_block,
 )
 from anonlab.exceptions import DataFormatError, HierarchyError, InputError, ParameterError
+from anonlab.io.temporary import discard, make_folder, private_file
 
 __all__ = ["DuckDBEngine"]
 
@@ -152,9 +154,10 @@ class DuckDBEngine(Engine):
     threads : int, optional
         DuckDB threads.
     temp_directory : str or path, optional
-        Where the engine makes its temporary folder (the CSV read once into Parquet, DuckDB's
-        spill files); default: the system's temporary directory (``TMPDIR``). The folder is
-        deleted by :meth:`close`.
+        Where the engine makes its temporary folder ``anonlab-duckdb.anonlab-tmp.HOST.PID.*``
+        (mode ``0700``: the CSV read once into Parquet, DuckDB's spill files, sorted blocks
+        and staged labels); default: the system's temporary directory (``TMPDIR``). The folder
+        is deleted by :meth:`close`; folders there of killed runs are deleted first.
 
     Examples
     --------
@@ -179,7 +182,7 @@ class DuckDBEngine(Engine):
         duckdb = import_optional("duckdb", feature="the DuckDB engine")
         self._duckdb = duckdb
         self.con = duckdb.connect()
-        self._tmp = Path(tempfile.mkdtemp(prefix="anonlab-duckdb-", dir=temp_directory))
+        self._tmp = make_folder("anonlab-duckdb", temp_directory)
         self._finalizer = weakref.finalize(self, _release, self.con, self._tmp)
         try:
             self._open(source, csv_options, drop_nulls, memory_limit, threads)
@@ -226,10 +229,10 @@ class DuckDBEngine(Engine):
         try:
             if isinstance(source, FileSource) and source.format == "csv":
                 # Parse, clean and filter the text once; every question reads the Parquet copy.
-                self._materialized = self._tmp / "source.parquet"
+                self._materialized = private_file(self._tmp / "source.parquet")
                 self.con.execute(
                     f"COPY ({select}) TO {_lit(str(self._materialized))} "
-                    f"(FORMAT parquet, ROW_GROUP_SIZE {_ROW_GROUP_ROWS})"
+                    f"(FORMAT parquet, ROW_GROUP_SIZE {_ROW_GROUP_ROWS}, USE_TMP_FILE false)"
                 )
                 select = f"SELECT * FROM read_parquet({_lit(str(self._materialized))})"
                 self._raw = f"read_parquet({_lit(str(self._materialized))})"
@@ -848,10 +851,11 @@ class DuckDBEngine(Engine):
         elif self._materialized is not None:
             path = str(self._materialized)
         else:
-            copy = self._tmp / "numbered.parquet"
+            copy = private_file(self._tmp / "numbered.parquet")
             self._run(
                 f"COPY (SELECT *, row_number() OVER () - 1 AS {_q(ROW)} FROM {self._raw}) "
-                f"TO {_lit(str(copy))} (FORMAT parquet, ROW_GROUP_SIZE {_ROW_GROUP_ROWS})"
+                f"TO {_lit(str(copy))} "
+                f"(FORMAT parquet, ROW_GROUP_SIZE {_ROW_GROUP_ROWS}, USE_TMP_FILE false)"
             )
             self._numbered_sql = f"read_parquet({_lit(str(copy))})"
             return self._numbered_sql
@@ -898,11 +902,11 @@ class DuckDBEngine(Engine):
             for c, h in order_by.items()
         ]
         select = ", ".join(f"{self._text(c)} AS {_q(c)}" for c in cols)
-        sorted_path = self._tmp / f"sorted_{next(self._serial)}.parquet"
+        sorted_path = private_file(self._tmp / f"sorted_{next(self._serial)}.parquet")
         self._run(
             f"COPY (SELECT {_q(ROW)}, {select} FROM {self._kept_rows()} "
             f"ORDER BY {', '.join([*keys, _q(ROW)])}) TO {_lit(str(sorted_path))} "
-            f"(FORMAT parquet, ROW_GROUP_SIZE {_ROW_GROUP_ROWS})"
+            f"(FORMAT parquet, ROW_GROUP_SIZE {_ROW_GROUP_ROWS}, USE_TMP_FILE false)"
         )
         lookup = label_lookup(categories, cols)
         try:
@@ -1096,7 +1100,9 @@ class DuckDBEngine(Engine):
 
 
 def _copy_options(fmt: str, separator: str) -> str:
-    """The options of a ``COPY ... TO`` in a release format."""
+    """The options of a ``COPY ... TO`` in a release format. The file is written where it
+    is named (``USE_TMP_FILE false``): it is the release's own temporary file (or a device),
+    whose mode is kept, and no ``tmp_`` file of DuckDB's is left beside it by a killed run."""
     options = {
         "parquet": "FORMAT parquet",
         "csv": f"FORMAT csv, HEADER true, DELIMITER {_lit(separator)}",
@@ -1104,7 +1110,7 @@ def _copy_options(fmt: str, separator: str) -> str:
     }
     if fmt not in options:
         raise ParameterError(f"Unknown release format {fmt!r}; use {', '.join(options)}.")
-    return options[fmt]
+    return f"{options[fmt]}, USE_TMP_FILE false"
 
 
 def _text_columns(names: Sequence[str]) -> str:
@@ -1153,7 +1159,7 @@ def _release(con: Any, folder: Path) -> None:
     try:
         con.close()
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        discard(folder)
 
 
 def _summary(exc: BaseException) -> str:

@@ -79,6 +79,7 @@ from anonlab.exceptions import (
     ParameterError,
 )
 from anonlab.io.atomic import PARQUET_DATASET
+from anonlab.io.temporary import at_exit, discard, make_folder
 from anonlab.io.writers import csv_header
 
 __all__ = ["SparkEngine", "spark_session", "LOCAL_MASTER"]
@@ -155,6 +156,14 @@ def spark_session(master: str | None = None, config: Mapping[str, str] | None = 
     -------
     pyspark.sql.SparkSession
 
+    Notes
+    -----
+    A new session in local mode keeps Spark's own scratch files (shuffle and spill files,
+    cached blocks of the data) in a private folder ``anonlab-spark-local.anonlab-tmp.*`` of
+    the system's temporary folder (``TMPDIR``), unless ``spark.local.dir`` or
+    ``SPARK_LOCAL_DIRS`` names another. A new session is stopped when Python exits, before
+    anonlab's temporary folders are removed (see :mod:`anonlab.io.temporary`).
+
     Raises
     ------
     OptionalDependencyError
@@ -175,7 +184,8 @@ def spark_session(master: str | None = None, config: Mapping[str, str] | None = 
         return active
     _check_java()
     builder = sql.SparkSession.builder.master(master or LOCAL_MASTER).appName("anonlab")
-    settings = dict(_local_config()) if (master or LOCAL_MASTER).startswith("local") else {}
+    local = (master or LOCAL_MASTER).startswith("local")
+    settings = dict(_local_config()) if local else {}
     if not settings:  # on a cluster: its own defaults, quiet driver and Arrow transfers
         settings = {
             k: v
@@ -184,17 +194,28 @@ def spark_session(master: str | None = None, config: Mapping[str, str] | None = 
         }
         settings["spark.driver.extraJavaOptions"] = _quiet_logs()
     settings.update(config or {})
+    made: Path | None = None
+    if local and "spark.local.dir" not in settings and not os.environ.get("SPARK_LOCAL_DIRS"):
+        # Spark's own scratch (shuffle and spill files, cached blocks, pyspark's copies of a
+        # frame): a private folder of anonlab's, removed at exit, or by the next run if killed
+        made = make_folder("anonlab-spark-local")
+        settings["spark.local.dir"] = str(made)
     for key, value in settings.items():
         builder = builder.config(key, value)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", FutureWarning)  # pyspark on a newer pandas
-            return builder.getOrCreate()
+            session = builder.getOrCreate()
     except Exception as exc:  # the JVM did not start: PySparkRuntimeError JAVA_GATEWAY_EXITED
+        if made is not None:
+            discard(made)
         text = str(exc)
         if "JAVA_GATEWAY_EXITED" in text or "Java gateway" in text:
             raise _java_error(" (java did not start: too old, or not a JDK?)") from None
         raise
+    # stopped when Python exits, before the temporary folders it may still write into go
+    at_exit(session.stop)
+    return session
 
 
 class SparkEngine(Engine):
@@ -563,7 +584,7 @@ class SparkEngine(Engine):
         self._persisted = []
         self.clear_staged()
         if self._tmp is not None:
-            shutil.rmtree(self._tmp, ignore_errors=True)
+            discard(self._tmp)
             self._tmp = None
 
     def __enter__(self) -> SparkEngine:
@@ -1195,7 +1216,7 @@ class SparkEngine(Engine):
             )
             pq = import_optional("pyarrow.parquet")
             return int(sum(pq.read_metadata(part).num_rows for part in target.glob("part-*")))
-        folder = Path(tempfile.mkdtemp(prefix="anonlab-spark-", dir=target.parent))
+        folder = make_folder(".anonlab-spark-parts", target.parent)  # 0700, hidden
         parts = folder / "parts"
         try:
             writer = frame.write.mode("overwrite")
@@ -1224,7 +1245,7 @@ class SparkEngine(Engine):
                 self._pa, sorted(parts.glob("part-*")), target, fmt, list(frame.columns), separator
             )
         finally:
-            shutil.rmtree(folder, ignore_errors=True)
+            discard(folder)
 
     def _write_parquet(self, write: Callable[[], Any]) -> None:
         """Run a Parquet write of Spark's with its timestamps written as microseconds from
@@ -1244,12 +1265,13 @@ class SparkEngine(Engine):
 
     # ------------------------------------------------------------- per partition
     def _scratch(self) -> Path:
-        """The engine's scratch folder (sorted blocks, staged labels), a new folder in
-        ``scratch`` (default: the system's temporary folder), removed by :meth:`close` or
-        when the engine is collected."""
+        """The engine's scratch folder (sorted blocks, staged labels), a new private folder
+        ``anonlab-spark.anonlab-tmp.HOST.PID.*`` in ``scratch`` (default: the system's
+        temporary folder), removed by :meth:`close`, when the engine is collected or Python
+        exits, or by the next run there if this one is killed."""
         if self._tmp is None:
-            self._tmp = Path(tempfile.mkdtemp(prefix="anonlab-spark-", dir=self._scratch_in))
-            weakref.finalize(self, shutil.rmtree, str(self._tmp), True)
+            self._tmp = make_folder("anonlab-spark", self._scratch_in)
+            weakref.finalize(self, discard, self._tmp)
         return self._tmp
 
     def partitions(
@@ -1560,7 +1582,7 @@ class SparkEngine(Engine):
             if fmt != PARQUET_DATASET:
                 # Spark skips files named ".*" (the caller's temporary file) and decompresses
                 # by suffix: read the file under a plain name
-                folder = Path(tempfile.mkdtemp(prefix="anonlab-spark-", dir=source.parent))
+                folder = make_folder(".anonlab-spark-read", source.parent)
                 (folder / f"release.{fmt}").symlink_to(source)
                 source = folder / f"release.{fmt}"
             reader = self.spark.read
@@ -1584,7 +1606,7 @@ class SparkEngine(Engine):
         finally:
             self._label = label
             if folder is not None:
-                shutil.rmtree(folder, ignore_errors=True)
+                discard(folder)
 
 
 # ---------------------------------------------------------------------- helpers
