@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from anonlab._optional import import_optional
-from anonlab._progress import Progress, stage
+from anonlab._progress import Progress, listening, stage
 from anonlab._validation import did_you_mean
 from anonlab.algorithms import ALGORITHMS
 from anonlab.anonymization import (
@@ -67,6 +67,7 @@ __all__ = [
     "find_quasi_identifiers",
     "job_choices",
     "job_input_files",
+    "listening",
     "validate_job",
     "profile",
     "report",

@@ -122,8 +122,19 @@ def _errors() -> Iterator[None]:
             raise typer.Exit(2) from None
 
 
-class _Bar:
-    """A progress callback for the API: ``bar(advance, total)`` and ``bar.stage(message)``."""
+class _Notes:
+    """Where the API's notes go without a progress bar: one line each on stderr."""
+
+    def __call__(self, step: int, total: int | None) -> None:
+        del step, total
+
+    def note(self, message: str) -> None:
+        err.print(f"[bold]note:[/] {escape(message)}", highlight=False, soft_wrap=True)
+
+
+class _Bar(_Notes):
+    """A progress callback for the API: ``bar(advance, total)``, ``bar.stage(message)``
+    and ``bar.note(message)`` (a line above the bar, which then shows it too)."""
 
     def __init__(self, bar: Progress, label: str) -> None:
         self._bar = bar
@@ -136,11 +147,18 @@ class _Bar:
     def stage(self, message: str) -> None:
         self._bar.update(self._task, description=message)
 
+    def note(self, message: str) -> None:
+        super().note(message)
+        self.stage(message)
+
 
 @contextmanager
 def _progress(enabled: bool, label: str = "subsets") -> Iterator[_Bar | None]:
+    """A progress bar on stderr when it is a terminal and ``enabled`` (else None); the
+    API's notes (:func:`api.listening`) are printed on stderr either way."""
     if not enabled or not err.is_terminal:
-        yield None
+        with api.listening(_Notes()):
+            yield None
         return
     with Progress(
         TextColumn("{task.description}"),
@@ -151,7 +169,9 @@ def _progress(enabled: bool, label: str = "subsets") -> Iterator[_Bar | None]:
         console=err,
         transient=True,
     ) as bar:
-        yield _Bar(bar, label)
+        progress = _Bar(bar, label)
+        with api.listening(progress):
+            yield progress
 
 
 #: ``--spark-master``, the same option on every command that takes ``--engine spark``.
@@ -605,13 +625,14 @@ def check(
     with _errors():
         if release is not None:
             check_input_file(release, "released table")
-        checked = api.check(
-            data,
-            job,
-            release=release,
-            engine=engine,
-            engine_options=_spark_options(engine, spark_master),
-        )
+        with _progress(False):  # (its notes: the engine auto chose)
+            checked = api.check(
+                data,
+                job,
+                release=release,
+                engine=engine,
+                engine_options=_spark_options(engine, spark_master),
+            )
         if as_json:
             sys.stdout.write(json.dumps(checked.to_dict(), indent=2) + "\n")
             return
