@@ -160,7 +160,7 @@ class ReleaseCells:
             if not bool(own.all()):
                 row = int(np.flatnonzero(~own)[0])
                 raise InputError(
-                    f"Row {row}, column {q!r}: the released value {out.categories[out.codes[row]]!r} "
+                    f"Row {row + 1}, column {q!r}: the released value {out.categories[out.codes[row]]!r} "
                     f"does not cover the original value {col.categories[col.codes[row]]!r}; "
                     "each released record must generalize its own."
                 )
