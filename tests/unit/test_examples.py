@@ -36,7 +36,7 @@ def test_example_job_runs_and_passes_its_checks(tmp_path, name):
         app, ["anonymize", str(ADULT), "--job", str(job), "--output", str(out), "--json"]
     )
     assert res.exit_code == 0, res.output
-    doc = json.loads(res.output)
+    doc = json.loads(res.stdout)
     assert doc["checks"] and all(doc["checks"].values())
     assert out.exists() and out.stat().st_size > 0
 

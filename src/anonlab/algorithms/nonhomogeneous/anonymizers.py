@@ -124,6 +124,10 @@ class WongNH(Anonymizer):
         """True: out of core, each block of the sorted table gets its own cover."""
         return True
 
+    def suppresses_rows(self) -> bool:
+        """False: the cover releases every record."""
+        return False
+
     def _fit(self, problem: Problem, progress: Progress | None) -> None:
         del progress
         start = time.perf_counter()
@@ -285,6 +289,10 @@ class MurakamiUno(Anonymizer):
         """True: out of core, each block of the sorted table gets its own cover (the
         paper's own partitioning, section 3.2.3)."""
         return True
+
+    def suppresses_rows(self) -> bool:
+        """False: the cover releases every record."""
+        return False
 
     def _check_problem(self, problem: Problem) -> None:
         k = problem_k(problem, self.name)
