@@ -99,7 +99,7 @@ class WongNH(Anonymizer):
     """
 
     name: ClassVar[str] = "wong_nh"
-    conformance_job: ClassVar[dict[str, Any]] = {"metric": {"name": "gcp"}}
+    conformance_job: ClassVar[dict[str, Any]] = {"metric": {"name": "gcp"}, "suppression": 0.0}
     _parameter_constraints: ClassVar[dict[str, Param]] = {
         "seed": Param(int, low=0),
         **_COMMON,
@@ -247,7 +247,7 @@ class MurakamiUno(Anonymizer):
     """
 
     name: ClassVar[str] = "murakami_uno"
-    conformance_job: ClassVar[dict[str, Any]] = {"metric": {"name": "gcp"}}
+    conformance_job: ClassVar[dict[str, Any]] = {"metric": {"name": "gcp"}, "suppression": 0.0}
     _parameter_constraints: ClassVar[dict[str, Param]] = {
         "initial": Param(str, choices=("pattern_rings", "matchings")),
         "phase2_rounds": Param(int, low=0),
