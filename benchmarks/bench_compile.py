@@ -86,7 +86,9 @@ def main() -> None:
                 other, more = _run(_other_models(JOBS[name], folder), cache, folder / "out.csv")
                 entry["other_models_s"] = other
                 entry["notes_other_models"] = more
-                rows.append(["pf2, other models", f"{other:.1f}", "", f"{other - warm:.1f}", 1])
+                rows.append(
+                    ["pf2, other models", f"{other:.1f}", "", f"{other - warm:.1f}", len(more)]
+                )
             results[name] = entry
             for note in notes:
                 print(f"  {name}: {note}")
