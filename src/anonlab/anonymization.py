@@ -632,7 +632,8 @@ def _check_block_rows(
     if algorithm.accepts_frequency_set() or not algorithm.accepts_partitions():
         raise ParameterError(
             f"The 'block_rows' option (--block-rows) would do nothing: {algorithm.name!r} "
-            f"never cuts the table into blocks; {PARTITION_ALGORITHMS} do, out of core. "
+            f"never cuts the table into blocks: {PARTITION_ALGORITHMS[:1].lower()}"
+            f"{PARTITION_ALGORITHMS[1:]} do, out of core. "
             "Drop it. Nothing was written."
         )
     if engine == "numpy":
