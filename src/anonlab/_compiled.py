@@ -1,28 +1,182 @@
 """numba, imported here and nowhere else in anonlab (architecture rule 8), on first use.
 
 Compiled kernels are plain Python functions for numba's nopython mode (loops over numpy
-arrays, no Python objects) kept in the module that uses them; :func:`jit` compiles one, its
-machine code cached on disk by numba so that later processes load it instead of compiling.
+arrays, no Python objects) kept in the module that uses them; :func:`jit` compiles one on
+its first call, its machine code cached on disk by numba (in :func:`cache_folder`) so that
+later processes load it instead of compiling.
+
+A compilation is announced before it starts (:func:`anonlab._progress.note`): what is
+compiled and about how long it takes, once per family of kernels and process. A process that
+loads the machine code from the cache compiles nothing and says nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+import tempfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-__all__ = ["jit", "numba"]
+from anonlab._progress import listener, note
+
+__all__ = ["cache_folder", "jit", "numba"]
+
+#: The folder of the anonlab package (numba caches beside the sources when it is writable).
+_PACKAGE = Path(__file__).resolve().parent
+
+#: Per family of kernels (the modules whose names start so): what the first compilation of
+#: its kernels, and of a new judge alone, is called and about how many seconds it takes
+#: (benchmarks/bench_compile.py measures them with an empty cache).
+_FAMILIES: tuple[tuple[str, tuple[str, int], tuple[str, int]], ...] = (
+    (
+        "anonlab.algorithms.privacyfrost2",
+        ("PrivacyFrost2's kernels", 60),
+        ("PrivacyFrost2's round for these models", 20),
+    ),
+    ("anonlab.", ("anonlab's search kernels", 15), ("the judge of these models", 10)),
+)
+#: Qualified names of the kernels numba compiles per set of models (the judge, the round).
+_PER_MODELS = ("_judge_with.", "_chain.", "_round_with.")
+
+#: The numba module, the cache folder, and the families announced (to whom: the id of the
+#: listening callback).
+_STATE: dict[str, Any] = {}
+
+
+def cache_folder(
+    package: Path | None = None, environ: Mapping[str, str] | None = None
+) -> Path | None:
+    """The folder numba caches anonlab's machine code in, None if no folder is writable.
+
+    ``NUMBA_CACHE_DIR`` if it is set; else the package's own ``__pycache__`` (numba's
+    default: one beside each module) if it is writable; else, for an installation that is
+    read-only (a system's or a container's site-packages), the first writable of
+    ``$XDG_CACHE_HOME/anonlab/numba`` (``~/.cache/anonlab/numba``) and
+    ``<temporary folder>/anonlab-numba-<user id>``.
+
+    Parameters
+    ----------
+    package : Path, optional
+        The folder of the anonlab package (default: this one).
+    environ : Mapping[str, str], optional
+        The environment (default: ``os.environ``).
+
+    Returns
+    -------
+    Path or None
+
+    Examples
+    --------
+    >>> cache_folder(environ={"NUMBA_CACHE_DIR": "/srv/numba"})
+    PosixPath('/srv/numba')
+    """
+    env = os.environ if environ is None else environ
+    if env.get("NUMBA_CACHE_DIR"):
+        return Path(env["NUMBA_CACHE_DIR"])
+    home = env.get("XDG_CACHE_HOME") or (
+        str(Path(env["HOME"]) / ".cache") if env.get("HOME") else ""
+    )
+    user = os.getuid() if hasattr(os, "getuid") else "user"
+    candidates = [(package or _PACKAGE) / "__pycache__"]
+    if home:
+        candidates.append(Path(home) / "anonlab" / "numba")
+    candidates.append(Path(env.get("TMPDIR") or tempfile.gettempdir()) / f"anonlab-numba-{user}")
+    for folder in candidates:
+        if _writable(folder):
+            return folder
+    return None
+
+
+def _writable(folder: Path) -> bool:
+    """Whether ``folder`` exists or can be made, and a file can be written in it."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        tempfile.TemporaryFile(dir=folder).close()
+    except OSError:
+        return False
+    return True
 
 
 def numba() -> ModuleType:
-    """The numba module (imported on the first call)."""
-    import numba as nb
+    """The numba module, imported on the first call with its cache folder set
+    (:func:`cache_folder`) and compilations announced."""
+    if "numba" not in _STATE:
+        folder = cache_folder()
+        if folder is not None and folder != _PACKAGE / "__pycache__":
+            os.environ["NUMBA_CACHE_DIR"] = str(folder)  # (numba reloads its config from it)
+        import numba as nb
+        from numba.core import event
 
-    return nb
+        config: Any = nb.config
+        if folder is not None and folder != _PACKAGE / "__pycache__":
+            config.CACHE_DIR = str(folder)  # numba was perhaps imported before
+        _STATE["folder"] = folder
+        _STATE["announced"] = set()
+        events: Any = event
+        events.register("numba:compile", _announcer(event))
+        _STATE["numba"] = nb
+    module: ModuleType = _STATE["numba"]
+    return module
+
+
+def _announcer(event: Any) -> Any:
+    """A numba event listener that announces the first compilation of each family."""
+
+    class Announcer(event.Listener):  # type: ignore[misc]
+        def on_start(self, ev: Any) -> None:
+            fn = getattr(ev.data.get("dispatcher"), "py_func", None)
+            if fn is not None:
+                announce(fn.__module__, fn.__qualname__)
+
+        def on_end(self, ev: Any) -> None:
+            del ev
+
+    return Announcer()
+
+
+def announce(module: str, qualname: str) -> str | None:
+    """Tell the user (:func:`anonlab._progress.note`) that numba starts compiling the kernel
+    ``module.qualname``, if its family's compilation was not announced yet to the one who
+    listens (:func:`anonlab._progress.listening`: one command, one job of the web app).
+
+    Returns
+    -------
+    str or None
+        The message, or None if nothing was said (not one of anonlab's kernels, or its
+        family already announced).
+
+    Examples
+    --------
+    >>> announce("numpy.core", "sum") is None
+    True
+    """
+    for prefix, kernels, per_models in _FAMILIES:
+        if not module.startswith(prefix):
+            continue
+        announced = _STATE.setdefault("announced", set())
+        key = (prefix, id(listener()))
+        if key in announced:
+            return None
+        announced.add(key)
+        models = qualname.startswith(_PER_MODELS)
+        what, seconds = per_models if models else kernels
+        if "folder" in _STATE and _STATE["folder"] is None:
+            when = (
+                f"about {seconds} s; no writable folder keeps them for the next run: set "
+                "NUMBA_CACHE_DIR to one"
+            )
+        else:
+            when = f"first run{' with them' if models else ''} only, about {seconds} s"
+        message = f"compiling {what} ({when})"
+        note(message)
+        return message
+    return None
 
 
 def jit(f: Callable[..., Any], *, inline: bool = False, parallel: bool = False) -> Any:
-    """``f`` compiled in nopython mode, cached on disk, releasing the GIL.
+    """``f`` compiled in nopython mode on its first call, cached on disk, releasing the GIL.
 
     Parameters
     ----------
@@ -33,5 +187,7 @@ def jit(f: Callable[..., Any], *, inline: bool = False, parallel: bool = False) 
     parallel : bool
         Compile its ``numba.prange`` loops to run on numba's threads.
     """
+    nb = numba()
     how: Any = "always" if inline else "never"
-    return numba().njit(cache=True, nogil=True, inline=how, parallel=parallel)(f)
+    cache = _STATE["folder"] is not None
+    return nb.njit(cache=cache, nogil=True, inline=how, parallel=parallel)(f)

@@ -12,19 +12,20 @@ then is anything returned or written.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import os
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ParamSpec, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from anonlab._optional import import_optional
-from anonlab._progress import Progress, stage
+from anonlab._progress import Progress, listening, note, stage
 from anonlab._resources import format_bytes, memory_budget
 from anonlab._threads import single_threaded_blas
 from anonlab._validation import check_columns, did_you_mean
@@ -113,6 +114,8 @@ DUCKDB_MEMORY_SHARE = 0.25
 DUCKDB_MEMORY_CAP = 2 << 30
 
 JobLike = JobSpec | dict[str, Any] | str | os.PathLike[str]
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 
 def load_job(job: JobLike) -> JobSpec:
@@ -195,9 +198,15 @@ def build_problem(
         limits=[limit_column] if limit_column else [],
     )
     table = table.with_schema(schema)
-    models, record_parameters = _personalize(_models(job) if models is None else models, job, table)
+    models, record_parameters = _personalize(
+        _models(job) if models is None else models, job, table, engine
+    )
     hidden = [] if job.personalized is None or job.personalized.release_limits else [limit_column]
     hierarchies = {q.name: _hierarchy_for(q, table) for q in job.quasi_identifiers}
+    if engine is not None:  # a value a hierarchy lacks: its first row is the engine's to find
+        for name, tree in hierarchies.items():
+            locate = functools.partial(engine.first_row, name)
+            tree.check_covers(table.column(name).categories, locate=locate)
     bounds = {}
     for q in job.quasi_identifiers:
         h = hierarchies[q.name].height
@@ -228,14 +237,8 @@ def _frequency_set(
     """The frequency set of a job's columns (quasi-identifiers, sensitive attributes, the
     models' attributes, and per partition the limit column), after checking every column
     the job names exists."""
-    per_record = job.personalized is not None or any(isinstance(m, RecordModel) for m in models)
-    if per_record and not per_partition:
-        raise ParameterError(
-            "Personalized privacy judges each record against its own limit, which needs the "
-            f"table's rows; the {engine.name} engine anonymizes from the counts of the "
-            "distinct combinations. Run this job with --engine numpy (engine='numpy'). "
-            "Nothing was written."
-        )
+    if not per_partition:
+        _frequency_set_models(job, models, engine.name)
     columns = engine.columns
     qis = [q.name for q in job.quasi_identifiers]
     check_columns(qis, columns, what="quasi-identifier")
@@ -254,6 +257,17 @@ def _frequency_set(
         read.append(limit)
     wanted = set(read)
     return _with_rows(engine.frequency_set([c for c in columns if c in wanted]))  # data's order
+
+
+def _frequency_set_models(job: JobSpec, models: list[PrivacyModel], engine: str) -> None:
+    """Refuse per-record limits (personalized privacy) on a frequency set."""
+    if job.personalized is not None or any(isinstance(m, RecordModel) for m in models):
+        raise ParameterError(
+            "Personalized privacy judges each record against its own limit, which needs the "
+            f"table's rows; the {engine} engine anonymizes from the counts of the "
+            "distinct combinations. Run this job with --engine numpy (engine='numpy'). "
+            "Nothing was written."
+        )
 
 
 def _with_rows(table: EncodedTable) -> EncodedTable:
@@ -282,9 +296,10 @@ def _limit_column(job: JobSpec) -> str | None:
 
 
 def _personalize(
-    models: list[PrivacyModel], job: JobSpec, table: EncodedTable
+    models: list[PrivacyModel], job: JobSpec, table: EncodedTable, engine: Engine | None = None
 ) -> tuple[list[PrivacyModel], dict[str, npt.NDArray[np.float64]]]:
-    """Bind the job's per-record limits to its per-record models; the limits per row."""
+    """Bind the job's per-record limits to its per-record models; the limits per row (per
+    distinct combination when ``table`` is the frequency set of ``engine``'s data)."""
     record = [m for m in models if isinstance(m, RecordModel)]
     spec = job.personalized
     if spec is None:
@@ -309,7 +324,7 @@ def _personalize(
             )
         table.require([m.attribute], what=f"attribute of model {m.name!r}")
         m.validate(table[m.attribute])
-    limits = _read_limits(table, spec)
+    limits = _read_limits(table, spec, engine)
     bound = [
         m.bind(column=spec.limit_column, default=spec.default_limit)
         if isinstance(m, RecordModel)
@@ -319,9 +334,12 @@ def _personalize(
     return bound, {m.record_parameter: limits for m in record}
 
 
-def _read_limits(table: EncodedTable, spec: PersonalizedSpec) -> npt.NDArray[np.float64]:
+def _read_limits(
+    table: EncodedTable, spec: PersonalizedSpec, engine: Engine | None = None
+) -> npt.NDArray[np.float64]:
     """Each row's leakage limit, from the limit column (a missing cell takes the default)
-    or the default; an error names the first row whose limit is missing, not a number or
+    or the default; an error names the first row (1-based, in the file's order: the
+    engine's, when ``table`` is its frequency set) whose limit is missing, not a number or
     outside (0, 1]."""
     if spec.limit_column is None:
         return np.full(table.n_rows, spec.default_limit, dtype=np.float64)
@@ -346,10 +364,15 @@ def _read_limits(table: EncodedTable, spec: PersonalizedSpec) -> npt.NDArray[np.
     )
     for bad, what in problems:
         if bad.any():
-            row = int(np.flatnonzero(bad)[0])
-            value = col.categories[col.codes[row]]
+            row: int | None = int(np.flatnonzero(bad)[0])
+            value: Any = col.categories[col.codes[row]]
+            if table.weights is not None:  # a frequency set: the row of the file, if known
+                labels = col.categories[np.unique(col.codes[bad])].tolist()
+                found = None if engine is None else engine.first_row(spec.limit_column, labels)
+                row, value = (None, value) if found is None else found
+            at = "A row" if row is None else f"Row {row + 1}"
             raise ParameterError(
-                f"Row {row} {where} {what.format(value=value)}: a leakage limit is a "
+                f"{at} {where} {what.format(value=value)}: a leakage limit is a "
                 "probability in (0, 1]. Nothing was written."
             )
     return limits
@@ -416,6 +439,7 @@ def validate_job(data: Any, job: JobLike) -> None:
     """
     spec = load_job(job)
     algorithm = build_anonymizer(spec.algorithm, spec.algorithm_params)
+    _check_suppression(algorithm, spec)
     algorithm.check(build_problem(data, spec))
 
 
@@ -447,23 +471,33 @@ def choose_engine(data: Any, engine: str = "auto") -> str:
     InputError
         ``numpy`` for a file larger than the memory (the message gives the sizes and the
         engine to use instead).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> choose_engine(pd.DataFrame({"age": [30, 41]}))
+    'numpy'
     """
+    return _choice(data, engine)[0]
+
+
+def _choice(data: Any, engine: str) -> tuple[str, str]:
+    """:func:`choose_engine`'s engine and, for ``auto``, why (a sentence for the user)."""
     if not isinstance(engine, str) or engine not in JOB_ENGINES:
         raise ParameterError(
             f"Unknown engine {engine!r}.{did_you_mean(str(engine), JOB_ENGINES)} "
             f"Valid engines: {', '.join(JOB_ENGINES)}."
         )
-    if isinstance(data, EncodedTable):
-        if engine not in ("auto", "numpy"):
-            raise ParameterError(
-                f"The {engine} engine reads files or data frames; this table is encoded in "
-                "memory already: use engine='numpy', or give the file."
-            )
-        return "numpy"
-    if not isinstance(data, (str, os.PathLike)):
-        return "numpy" if engine == "auto" else engine
-    if engine not in ("auto", "numpy"):
-        return engine
+    in_memory = "engine auto chose numpy (in memory): the table is in memory already."
+    if isinstance(data, EncodedTable) and engine not in ("auto", "numpy"):
+        raise ParameterError(
+            f"The {engine} engine reads files or data frames; this table is encoded in "
+            "memory already: use engine='numpy', or give the file."
+        )
+    if engine == "auto" and not isinstance(data, (str, os.PathLike)):
+        return "numpy", in_memory
+    if not isinstance(data, (str, os.PathLike)) or engine not in ("auto", "numpy"):
+        return engine, ""
     on_disk, need = memory_estimate(data)
     if engine == "numpy" and need > memory_budget(1.0):
         raise InputError(
@@ -472,9 +506,16 @@ def choose_engine(data: Any, engine: str = "auto") -> str:
             f"({format_bytes(memory_budget(1.0))}); use --engine duckdb (engine='duckdb'), "
             "which anonymizes it out of core. Nothing was written."
         )
-    if engine == "auto" and need > memory_budget(AUTO_OUT_OF_CORE_SHARE):
-        return "duckdb"
-    return "numpy"
+    budget = memory_budget(AUTO_OUT_OF_CORE_SHARE)
+    out_of_core = engine == "auto" and need > budget
+    why = (
+        f"{Path(data).name} needs about {format_bytes(need)} read whole, "
+        f"{'more than' if out_of_core else 'within'} the {format_bytes(budget)} a table in "
+        "memory may take (a quarter of the memory available)."
+    )
+    if out_of_core:
+        return "duckdb", f"engine auto chose duckdb (out of core): {why}"
+    return "numpy", f"engine auto chose numpy (in memory): {why}" if engine == "auto" else ""
 
 
 def _open_engine(
@@ -499,6 +540,19 @@ def _open_engine(
     return engine
 
 
+def _listened(run: Callable[_P, _R]) -> Callable[_P, _R]:
+    """``run`` with its ``progress`` keyword told the notes of what it calls (numba
+    announcing a compilation, say: :func:`anonlab._progress.listening`)."""
+
+    @functools.wraps(run)
+    def wrapper(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        progress = kwargs.get("progress")
+        with listening(progress if callable(progress) else None):
+            return run(*args, **kwargs)
+
+    return wrapper
+
+
 def _check_frequency_algorithm(algorithm: Anonymizer, engine: str) -> None:
     """Refuse, before any work, an algorithm that neither runs on the frequency set nor
     partition by partition."""
@@ -512,8 +566,51 @@ def _check_frequency_algorithm(algorithm: Anonymizer, engine: str) -> None:
         )
 
 
-def _check_block_rows(block_rows: Any) -> int | None:
-    """The ``block_rows`` option, checked before any work (None: the default)."""
+def _check_out_of_core(
+    algorithm: Anonymizer, spec: JobSpec, engine: str, block_rows: int | None
+) -> None:
+    """Refuse, before the engine opens, a job its out-of-core run would refuse after
+    reading the data: per-record limits on a frequency set, a model that the union of
+    blocks may violate (:func:`~anonlab.release.partitioned.check_union`), blocks of fewer
+    rows than the models' k."""
+    models = _models(spec)
+    if algorithm.accepts_frequency_set():
+        _frequency_set_models(spec, models, engine)
+        return
+    check_union(models, algorithm.name)
+    k = max([m.min_class_size for m in models] + [2])
+    if block_rows is not None and block_rows < k:
+        raise ParameterError(
+            f"The 'block_rows' option (--block-rows) must be at least the models' k = {k}: "
+            f"each block is anonymized on its own. Got {block_rows} instead. Nothing was "
+            "written."
+        )
+
+
+def _check_suppression(algorithm: Anonymizer, spec: JobSpec) -> None:
+    """Refuse a suppression limit or masked suppressed rows with an algorithm whose
+    release never suppresses (they would do nothing)."""
+    if algorithm.suppresses_rows():
+        return
+    given = []
+    if spec.suppression > 0:
+        given.append(f"'suppression: {spec.suppression:g}'")
+    if spec.output.get("suppressed", "remove") == "mask":
+        given.append("'output: {suppressed: mask}'")
+    if given:
+        raise ParameterError(
+            f"{' and '.join(given)} would do nothing: {algorithm.name!r} suppresses no "
+            "row (every record is released, generalized until the models hold). Drop "
+            f"{'them' if len(given) > 1 else 'it'} from the job. Nothing was written."
+        )
+
+
+def _check_block_rows(
+    block_rows: Any, algorithm: Anonymizer, engine: str, auto: bool = False
+) -> int | None:
+    """The ``block_rows`` option, checked before any work (None: the default): refused
+    unless ``algorithm`` runs block by block on ``engine`` (an option that does nothing is
+    an error)."""
     if block_rows is None:
         return None
     if isinstance(block_rows, bool) or not isinstance(block_rows, int) or block_rows < 1:
@@ -521,9 +618,25 @@ def _check_block_rows(block_rows: Any) -> int | None:
             f"The 'block_rows' option (--block-rows) must be an int >= 1. Got {block_rows!r} "
             "instead. Nothing was written."
         )
+    if algorithm.accepts_frequency_set() or not algorithm.accepts_partitions():
+        raise ParameterError(
+            f"The 'block_rows' option (--block-rows) would do nothing: {algorithm.name!r} "
+            f"never cuts the table into blocks: {PARTITION_ALGORITHMS[:1].lower()}"
+            f"{PARTITION_ALGORITHMS[1:]} do, out of core. "
+            "Drop it. Nothing was written."
+        )
+    if engine == "numpy":
+        chosen = " (chosen by engine auto: the table fits in memory)" if auto else ""
+        raise ParameterError(
+            f"The 'block_rows' option (--block-rows) would do nothing: the numpy engine"
+            f"{chosen} anonymizes the table whole, in memory; blocks are cut out of core "
+            "(--engine duckdb or spark). Drop it, or choose one of those engines. Nothing "
+            "was written."
+        )
     return int(block_rows)
 
 
+@_listened
 def anonymize(
     data: Any,
     job: JobLike,
@@ -585,10 +698,12 @@ def anonymize(
     """
     spec = load_job(job)
     algorithm = build_anonymizer(spec.algorithm, spec.algorithm_params)
-    rows_per_block = _check_block_rows(block_rows)
-    name = choose_engine(data, engine)
+    name, why = _choice(data, engine)
+    rows_per_block = _check_block_rows(block_rows, algorithm, name, auto=engine == "auto")
+    _check_suppression(algorithm, spec)
     if name != "numpy":
         _check_frequency_algorithm(algorithm, name)
+        _check_out_of_core(algorithm, spec, name, rows_per_block)
     protect = input_files(data, spec)
     if output is not None:  # before any work: a bad output path costs nothing
         if output_format(output) == PARQUET_DATASET and name != "spark":
@@ -605,6 +720,8 @@ def anonymize(
                 "written."
             )
         check_output(output, protect=protect)
+    if why:
+        note(why, progress)
     stage(
         progress,
         f"reading {Path(data).name}" if isinstance(data, (str, os.PathLike)) else "reading",
@@ -1224,7 +1341,9 @@ def check(
     (True, 5)
     """
     spec = load_job(job)
-    name = choose_engine(data, engine)
+    name, why = _choice(data, engine)
+    if why:
+        note(why)
     if name != "numpy":
         if release is not None:
             raise ParameterError(

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from anonlab._optional import import_optional
-from anonlab._progress import Progress, stage
+from anonlab._progress import Progress, listening, stage
 from anonlab._resources import memory_budget
 from anonlab._validation import column_name, did_you_mean
 from anonlab.algorithms import ALGORITHMS
@@ -72,6 +72,7 @@ __all__ = [
     "find_quasi_identifiers",
     "job_choices",
     "job_input_files",
+    "listening",
     "validate_job",
     "profile",
     "report",

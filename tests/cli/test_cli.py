@@ -127,9 +127,9 @@ def test_hierarchy_levels(fig2_csv, tmp_path):
         (["--level", "V=1"], None, "needs --hierarchy V=FILE"),
         ([], "V,W\n", "no rows"),
         ([], "", "empty"),
-        ([], "V,W\n1,2\n3\n", "Expected 2 columns"),
+        ([], "V,W\n1,2\n3\n", "row 2 (line 3) has 1 field instead of 2."),
         ([], b"V,W\n1,\xff\n", "not valid utf-8"),
-        (["--engine", "duckdb"], "V,W\n1,2\n3\n", "Expected Number of Columns"),
+        (["--engine", "duckdb"], "V,W\n1,2\n3\n", "row 2 (line 3) has 1 field instead of 2."),
     ],
 )
 def test_bad_input_is_one_clear_line_and_exit_2(tmp_path, fig2_csv, args, content, message):

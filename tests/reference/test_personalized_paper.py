@@ -207,7 +207,7 @@ def test_check_from_the_command_line(tmp_path):
     )
     res = CliRunner().invoke(app, ["check", str(data), "--job", str(job_file), "--json"])
     assert res.exit_code == 0, res.output
-    leak = leakage_of(json.loads(res.output))
+    leak = leakage_of(json.loads(res.stdout))
     assert leak["violating_records"] == [3, 4] and leak["highest_pleak"] == 1.0
     res = CliRunner().invoke(app, ["check", str(data), "--job", str(job_file)])
     assert res.exit_code == 0, res.output

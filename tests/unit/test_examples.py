@@ -50,7 +50,7 @@ def run(request, tmp_path_factory) -> Run:
         app, ["anonymize", str(ADULT), "--job", str(job), "--output", str(out), "--json"]
     )
     assert res.exit_code == 0, res.output
-    return Run(name, job, folder, out, json.loads(res.output))
+    return Run(name, job, folder, out, json.loads(res.stdout))
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +68,7 @@ def page(run) -> str:
 def _check(*args: str) -> tuple[int, dict[str, Any]]:
     res = CliRunner().invoke(app, ["check", str(ADULT), *args, "--json"])
     assert res.exit_code in (0, 1), res.output
-    return res.exit_code, json.loads(res.output)
+    return res.exit_code, json.loads(res.stdout)
 
 
 def test_example_job_runs_and_passes_its_checks(run):

@@ -109,7 +109,7 @@ def test_bad_problems_are_refused(change, words):
         ({"generalization": "blur"}, "must be one of 'concealing'"),
         ({"generalization": {"height": "set"}}, "names 'height'"),
         ({"generalization": {"job": "interval"}}, "value 'clerk'"),
-        ({"pseudo_qids": ["age"]}, "row 0 has '9' (1 characters)"),
+        ({"pseudo_qids": ["age"]}, "row 1 has '9' (1 characters)"),
         ({"pseudo_qids": ["nope"]}, "names 'nope'"),
         ({"block_size": 3}, "'block_size' parameter of murakami_uno must be an int >= 2k"),
     ],
@@ -137,12 +137,12 @@ def test_a_release_that_does_not_fit_its_original(tmp_path):
         check_release(problem, longer)
     assert "suppressed" not in str(info.value)
     wrong = EncodedTable.from_columns({"age": ["23"] + AGES[1:], "job": JOBS, "zip": ZIPS})
-    with pytest.raises(InputError, match="Row 0, column 'age': the released value '23' does not"):
+    with pytest.raises(InputError, match="Row 1, column 'age': the released value '23' does not"):
         check_release(problem, wrong)
     unknown = EncodedTable.from_columns(
         {"age": AGES[:3] + ["22"] + AGES[4:], "job": JOBS, "zip": ZIPS}
     )
-    with pytest.raises(InputError, match="Row 3, column 'age': the released value '22' is not"):
+    with pytest.raises(InputError, match="Row 4, column 'age': the released value '22' is not"):
         check_release(problem, unknown)
     garbage = EncodedTable.from_columns({"age": ["{x;y}"] + AGES[1:], "job": JOBS, "zip": ZIPS})
     with pytest.raises(InputError, match="holding 'x'"):
@@ -177,7 +177,7 @@ def test_check_reports_the_largest_k_of_a_written_release(tmp_path):
         app, ["check", str(data), "--job", str(job), "--release", str(out), "--json"]
     )
     assert res.exit_code == 0, res.output
-    payload = json.loads(res.output)
+    payload = json.loads(res.stdout)
     assert payload["release"]["largest_k"] >= 3
     assert payload["models"][0]["holds"] is True
     res = runner.invoke(app, ["check", str(data), "--job", str(job), "--release", str(out)])
@@ -216,14 +216,14 @@ def test_example_job_and_check_on_the_bundled_data(tmp_path):
     runner = CliRunner()
     res = runner.invoke(app, ["anonymize", str(adult), "--job", str(job), "-o", str(out), "--json"])
     assert res.exit_code == 0, res.output
-    doc = json.loads(res.output)
+    doc = json.loads(res.stdout)
     assert doc["checks"] == {"k_anonymity": True}
     assert doc["search"]["lower_bound"] <= doc["loss"]["value"]
     res = runner.invoke(
         app, ["check", str(adult), "--job", str(job), "--release", str(out), "--json"]
     )
     assert res.exit_code == 0, res.output
-    assert json.loads(res.output)["release"]["largest_k"] >= 5
+    assert json.loads(res.stdout)["release"]["largest_k"] >= 5
 
 
 def test_a_cell_cover_has_no_cells_at_hierarchy_levels():

@@ -62,12 +62,12 @@ def test_limits_come_from_the_column_or_the_default():
 @pytest.mark.parametrize(
     ("cell", "words"),
     [
-        ("0", "Row 3 of limit column 'pleak' holds 0: a leakage limit is a probability in (0, 1]"),
-        ("1.5", "Row 3 of limit column 'pleak' holds 1.5"),
-        ("-0.1", "Row 3 of limit column 'pleak' holds -0.1"),
-        ("nan", "Row 3 of limit column 'pleak' holds nan"),
-        ("high", "Row 3 of limit column 'pleak' holds 'high', which is not a number"),
-        (None, "Row 3 of limit column 'pleak' has no limit (a missing value)"),
+        ("0", "Row 4 of limit column 'pleak' holds 0: a leakage limit is a probability in (0, 1]"),
+        ("1.5", "Row 4 of limit column 'pleak' holds 1.5"),
+        ("-0.1", "Row 4 of limit column 'pleak' holds -0.1"),
+        ("nan", "Row 4 of limit column 'pleak' holds nan"),
+        ("high", "Row 4 of limit column 'pleak' holds 'high', which is not a number"),
+        (None, "Row 4 of limit column 'pleak' has no limit (a missing value)"),
     ],
 )
 def test_a_bad_limit_names_its_row_and_nothing_is_written(tmp_path, cell, words):
@@ -155,7 +155,7 @@ def test_a_sensitive_value_absent_from_its_tree_names_the_value_and_row():
     diseases = list(TEN)
     diseases[6] = "measles"
     with pytest.raises(
-        HierarchyError, match=r"Value 'measles' of sensitive attribute 'disease' \(row 6\)"
+        HierarchyError, match=r"Value 'measles' of sensitive attribute 'disease' \(row 7\)"
     ):
         build_problem(table(diseases, ["0.5"] * 10), load_job(job()))
     diseases[6] = None  # a missing value is a value of its own: a leaf under the root
@@ -273,7 +273,7 @@ def test_the_model_refuses_a_released_value_off_the_records_branch():
     model = PersonalizedLeakage("disease", DISEASE)
     original = EncodedTable.from_columns({"d": ["flu", "hiv"]})["d"]
     released = EncodedTable.from_columns({"d": ["respiratory", "respiratory"]})["d"]
-    with pytest.raises(InputError, match="Released value 'respiratory' of 'disease' in row 1"):
+    with pytest.raises(InputError, match="Released value 'respiratory' of 'disease' in row 2"):
         model.record_values(np.array([0, 0]), original, released)
     with pytest.raises(ParameterError, match="has no leakage limits"):
         model.class_ok(anonymize_stats())

@@ -261,6 +261,21 @@ class Anonymizer(ABC):
         del problem
         return None
 
+    def suppresses_rows(self) -> bool:
+        """Whether the algorithm's release may suppress rows.
+
+        A release that forms equivalence classes suppresses the classes that fail a model,
+        within the job's ``suppression`` limit (removed, or masked with
+        ``output: {suppressed: mask}``): the default. A cell cover (non-homogeneous
+        generalization) releases every record; those job options would do nothing, and
+        are refused.
+
+        Returns
+        -------
+        bool
+        """
+        return True
+
     def _check_frequency_set(self, problem: Problem) -> None:
         """Refuse a frequency set when the algorithm needs the individual rows."""
         if problem.weighted and not self.accepts_frequency_set():

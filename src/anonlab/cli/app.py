@@ -167,8 +167,19 @@ def _columns() -> tuple[ProgressColumn | str, ...]:
     )
 
 
-class _Bar:
-    """A progress callback for the API: ``bar(advance, total)`` and ``bar.stage(message)``.
+class _Notes:
+    """Where the API's notes go without a progress bar: one line each on stderr."""
+
+    def __call__(self, step: int, total: int | None) -> None:
+        del step, total
+
+    def note(self, message: str) -> None:
+        err.print(f"[bold]note:[/] {escape(message)}", highlight=False, soft_wrap=True)
+
+
+class _Bar(_Notes):
+    """A progress callback for the API: ``bar(advance, total)``, ``bar.stage(message)`` and
+    ``bar.note(message)`` (a line above the bar, which then shows it too).
 
     Each stage is a new bar: its count, pace and time left start afresh (a stage that counts
     nothing shows none), the elapsed time counts from the command's start. A stage message
@@ -198,14 +209,23 @@ class _Bar:
         self._bar.remove_task(self._task)
         self._task = self._bar.add_task(message, total=None, started=self._started)
 
+    def note(self, message: str) -> None:
+        super().note(message)
+        self.stage(message)
+
 
 @contextmanager
 def _progress(enabled: bool, label: str = "subsets") -> Iterator[_Bar | None]:
+    """A progress bar on stderr when it is a terminal and ``enabled`` (else None); the
+    API's notes (:func:`api.listening`) are printed on stderr either way."""
     if not enabled or not err.is_terminal:
-        yield None
+        with api.listening(_Notes()):
+            yield None
         return
     with Progress(*_columns(), console=err, transient=True) as bar:
-        yield _Bar(bar, label)
+        progress = _Bar(bar, label)
+        with api.listening(progress):
+            yield progress
 
 
 #: ``--spark-master``, the same option on every command that takes ``--engine spark``.
@@ -657,13 +677,14 @@ def check(
     with _errors():
         if release is not None:
             check_input_file(release, "released table")
-        checked = api.check(
-            data,
-            job,
-            release=release,
-            engine=engine,
-            engine_options=_spark_options(engine, spark_master),
-        )
+        with _progress(False):  # (its notes: the engine auto chose)
+            checked = api.check(
+                data,
+                job,
+                release=release,
+                engine=engine,
+                engine_options=_spark_options(engine, spark_master),
+            )
         if as_json:
             sys.stdout.write(json.dumps(checked.to_dict(), indent=2) + "\n")
         else:

@@ -7,8 +7,9 @@ higher level a coarser label. Generalizing a column to a level is an array looku
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import repeat
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -312,6 +313,58 @@ class Hierarchy:
             # generalized to every level in turn: remember the last ones
             self._leaf_indexes = [(categories, out), *self._leaf_indexes[:3]]
         return out
+
+    def check_covers(
+        self,
+        categories: npt.ArrayLike,
+        codes: npt.NDArray[np.integer] | None = None,
+        *,
+        locate: Callable[[list[Any]], tuple[int, Any] | None] | None = None,
+    ) -> None:
+        """Refuse a column with a value the hierarchy lacks (:meth:`leaf_index`), naming
+        the first row that holds one (and its value), counted from 1 in the table's order:
+        found in the column's ``codes`` (row by row, indices into ``categories``), or by
+        ``locate`` (given the values lacking, the position of the first row holding one and
+        its value: an engine's :meth:`~anonlab.engines.base.Engine.first_row`).
+
+        Raises
+        ------
+        HierarchyError
+            Naming the value, its row, the attribute and the file.
+
+        Examples
+        --------
+        >>> h = Hierarchy([["20", "*"], ["30", "*"]], attribute="age")
+        >>> h.check_covers(np.array(["20", "30", "99"], dtype=object), np.array([0, 1, 2, 0]))
+        Traceback (most recent call last):
+        ...
+        anonlab.exceptions.HierarchyError: Value '99' of attribute 'age' is not in its hierarchy (row 3).
+        """
+        try:
+            self.leaf_index(categories)
+        except HierarchyError:
+            if codes is None and locate is None:
+                raise
+        else:
+            return
+        cats = np.asarray(categories, dtype=object)
+        known = np.asarray(cats == None, dtype=bool)  # noqa: E711 - elementwise
+        known[~known] = self._rows_of(cats[~known]) != -2
+        found: tuple[int, Any] | None = None
+        if codes is not None:
+            rows = np.flatnonzero(~known[codes])
+            found = (int(rows[0]), cats[codes[rows[0]]])
+        elif locate is not None:
+            found = locate(cats[~known].tolist())
+        if found is None:
+            self.leaf_index(categories)  # (raises, naming no row)
+            return  # pragma: no cover
+        others = int(np.count_nonzero(~known)) - 1
+        raise HierarchyError(
+            f"Value {str(found[1])!r}{f' and {others} more' if others else ''} of attribute "
+            f"{self.attribute or '?'!r} is not in its hierarchy"
+            f"{' file ' + repr(self.source) if self.source else ''} (row {found[0] + 1})."
+        )
 
     def _rows_of(self, values: npt.NDArray[np.object_]) -> npt.NDArray[np.int64]:
         """Rows of non-null ``values`` in the hierarchy, ``-2`` for a value it lacks."""

@@ -20,6 +20,8 @@ __all__ = [
     "DEFAULT_NA_VALUES",
     "header_names",
     "infer_format",
+    "ragged_error",
+    "ragged_row",
     "read_header",
     "reader_encoding",
 ]
@@ -248,6 +250,71 @@ def ends_inside_quotes(path: Path, options: CsvOptions, last_value: object) -> b
         while chunk := fh.read(1 << 20):
             tail = (tail + chunk)[-64:]
     return not tail.rstrip("\r\n").endswith(options.quote)
+
+
+def ragged_row(path: Path, options: CsvOptions) -> str | None:
+    """Where the CSV file ``path`` first has a row whose number of fields differs from the
+    others', as every engine's error says it: ``row 18 (line 19) has 5 fields instead of
+    4`` (the row counted from 1 without the header, as rows are counted everywhere; the line
+    of the file it ends on). None if every row has as many fields as the first (or as
+    ``options.names``, without a header).
+
+    The file is read again with Python's CSV reader: for an error message only, after a
+    reader failed on the file.
+
+    Parameters
+    ----------
+    path : Path
+        The CSV file (plain or gzipped).
+    options : CsvOptions
+        Its separator, quote, encoding, header and names.
+
+    Returns
+    -------
+    str or None
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> p = Path(tempfile.mkdtemp()) / "t.csv"
+    >>> _ = p.write_text('a,b\\n1,2\\n"x\\ny",3,4\\n')
+    >>> ragged_row(p, CsvOptions())
+    'row 2 (line 4) has 3 fields instead of 2'
+    """
+    expected = None if options.header or options.names is None else len(options.names)
+    rows = -1 if options.header else 0
+    try:
+        with _open_text(path, options.encoding) as fh:
+            reader = csv.reader(fh, delimiter=options.separator, quotechar=options.quote)
+            for fields in reader:
+                if not fields:  # a blank line: no row (as the readers skip it)
+                    continue
+                rows += 1
+                if expected is None:
+                    expected = len(fields)
+                elif len(fields) != expected:
+                    return (
+                        f"row {rows} (line {reader.line_num}) has {len(fields)} field"
+                        f"{'s' if len(fields) != 1 else ''} instead of {expected}"
+                    )
+    except (OSError, UnicodeDecodeError, csv.Error, EOFError, zlib.error):
+        return None
+    return None
+
+
+def ragged_error(path: Path, options: CsvOptions) -> DataFormatError | None:
+    """The one error every engine raises for the CSV file ``path`` if a row's number of
+    fields differs from the others' (:func:`ragged_row`), None if none does.
+
+    Returns
+    -------
+    DataFormatError or None
+        ``Cannot parse CSV file 'data.csv': row 18 (line 19) has 5 fields instead of 4.``
+    """
+    where = ragged_row(path, options)
+    return (
+        None if where is None else DataFormatError(f"Cannot parse CSV file {str(path)!r}: {where}.")
+    )
 
 
 #: What a reader says of a file that :func:`ends_inside_quotes`.

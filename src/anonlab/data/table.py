@@ -275,7 +275,7 @@ class EncodedTable:
         data = list(rows)
         for i, row in enumerate(data):
             if len(row) != len(columns):
-                raise InputError(f"Row {i} has {len(row)} values; expected {len(columns)}.")
+                raise InputError(f"Row {i + 1} has {len(row)} values; expected {len(columns)}.")
         arr = np.array(data, dtype=object).reshape(len(data), len(columns))
         return cls.from_columns(
             {c: arr[:, j] for j, c in enumerate(columns)},

@@ -538,6 +538,25 @@ class Engine:
             raise NotImplementedError(f"The {self.name} engine counts every row.")
         return {c: int(self.class_sizes([c]).size) for c in columns}
 
+    def first_row(self, column: str, values: Sequence[str | None]) -> tuple[int, str | None] | None:
+        """The first row whose ``column`` holds one of ``values`` (None: a missing value):
+        its position (0-based, in the source's order) and its value; None if no row does.
+        For an error message, which names the row of the file: one scan, never on a hot
+        path.
+
+        Parameters
+        ----------
+        column : str
+        values : sequence of str or None
+            Labels of the column (its text, as the engine reads it).
+
+        Returns
+        -------
+        (int, str or None) or None
+        """
+        del column, values
+        return None  # pragma: no cover - every registered engine answers it
+
     def close(self) -> None:
         """Release what the engine holds (connections, temporary files); default: nothing."""
 

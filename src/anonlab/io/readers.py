@@ -24,6 +24,7 @@ from anonlab.data.source import (
     FileSource,
     ends_inside_quotes,
     infer_format,
+    ragged_error,
     read_header,
 )
 from anonlab.data.table import EncodedColumn, EncodedTable
@@ -220,6 +221,9 @@ def _read_file(path: Path, fmt: str, options: CsvOptions) -> Any:
         )
     except pa.ArrowInvalid as exc:
         msg = str(exc).splitlines()[0]
+        ragged = ragged_error(path, options) if " columns, got " in msg else None
+        if ragged is not None:  # where the ragged row is, as every engine says it
+            raise ragged from None
         if "utf8" in msg.lower() or "utf-8" in msg.lower():
             msg = f"bytes that are not valid {options.encoding} ({msg}); pass the right encoding"
         elif "gzip" in msg.lower() or "compress" in msg.lower():

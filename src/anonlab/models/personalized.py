@@ -101,7 +101,7 @@ class SensitiveTree:
         if absent:
             row = int(np.flatnonzero(np.isin(column.codes, absent))[0])
             raise HierarchyError(
-                f"Value {cats[absent[0]]!r} of sensitive attribute {attribute!r} (row {row}) "
+                f"Value {cats[absent[0]]!r} of sensitive attribute {attribute!r} (row {row + 1}) "
                 f"is not in its tree{where}."
             )
         mappings, labels = hierarchy.generalizations(cats)
@@ -369,7 +369,7 @@ class PersonalizedLeakage(RecordModel):
             r = int(bad[0])
             raise InputError(
                 f"Released value {released.categories[rel[r]]!r} of {self.attribute!r} in row "
-                f"{r} is not a generalization of the row's value "
+                f"{r + 1} is not a generalization of the row's value "
                 f"{original.categories[own[r]]!r} in its tree."
             )
         return levels

@@ -208,7 +208,7 @@ def _leaf_ranks(hierarchy: Hierarchy, col: EncodedColumn, kind: str) -> tuple[In
     if col.null_code is not None:
         row = int(np.flatnonzero(col.codes == col.null_code)[0])
         raise ParameterError(
-            f"The {kind!r} generalization of {col.name!r} needs a value in every row; row {row} "
+            f"The {kind!r} generalization of {col.name!r} needs a value in every row; row {row + 1} "
             "has none. Use 'concealing' or 'hierarchy' for an attribute with missing values."
         )
     leaves = hierarchy.leaves
@@ -219,7 +219,7 @@ def _leaf_ranks(hierarchy: Hierarchy, col: EncodedColumn, kind: str) -> tuple[In
         except ValueError:
             bad = next(v for v in leaves if not _is_number(v))
             where = np.flatnonzero(col.categories == bad)
-            at = f" (row {int(np.flatnonzero(col.codes == where[0])[0])})" if where.size else ""
+            at = f" (row {int(np.flatnonzero(col.codes == where[0])[0]) + 1})" if where.size else ""
             raise ParameterError(
                 f"The 'interval' generalization of {col.name!r} needs numbers; value {bad!r}"
                 f"{at} is not one."
@@ -438,7 +438,7 @@ def _characters(
         row = int(np.flatnonzero(col.codes == col.null_code)[0])
         raise ParameterError(
             f"Pseudo-quasi-identifier {col.name!r} is concealed character by character; row "
-            f"{row} has no value."
+            f"{row + 1} has no value."
         )
     lengths = np.array([len(str(v)) for v in cats.tolist()], dtype=np.int64)
     if lengths.size and int(lengths.min()) != int(lengths.max()):
@@ -446,7 +446,7 @@ def _characters(
         row = int(np.flatnonzero(col.codes == short)[0])
         raise ParameterError(
             f"Pseudo-quasi-identifier {col.name!r} is concealed character by character, so its "
-            f"values must have one length; row {row} has {cats[short]!r} ({lengths[short]} "
+            f"values must have one length; row {row + 1} has {cats[short]!r} ({lengths[short]} "
             f"characters), others have {int(lengths.max())}."
         )
     width = int(lengths[0]) if lengths.size else 0
@@ -837,8 +837,8 @@ def parse_cells(
 
 
 def _first_row(column: EncodedColumn, code: int) -> int:
-    """The first row whose released label has ``code``."""
-    return int(np.flatnonzero(column.codes == code)[0])
+    """The first row whose released label has ``code``, counted from 1 (for messages)."""
+    return int(np.flatnonzero(column.codes == code)[0]) + 1
 
 
 def _hierarchy_nodes(

@@ -103,8 +103,10 @@ class Problem:
         missing = [q for q in qis if q not in self.hierarchies]
         if missing:
             raise ParameterError(f"Quasi-identifier {missing[0]!r} has no hierarchy.")
-        for q in qis:
-            self.hierarchies[q].leaf_index(table.column(q).categories)  # covers every value
+        for q in qis:  # covers every value (a row of the file is named if the rows are)
+            col = table.column(q)
+            rows = col.codes if table.weights is None else None
+            self.hierarchies[q].check_covers(col.categories, rows)
         for m in self.models:
             table.require(list(m.sensitive_attributes), what=f"attribute of model {m.name!r}")
             both = set(m.sensitive_attributes) & set(qis)

@@ -100,7 +100,7 @@ class WongNH(Anonymizer):
 
     name: ClassVar[str] = "wong_nh"
     verifier: ClassVar[str] = "graph"  # a cell cover, on its anonymity graph
-    conformance_job: ClassVar[dict[str, Any]] = {"metric": {"name": "gcp"}}
+    conformance_job: ClassVar[dict[str, Any]] = {"metric": {"name": "gcp"}, "suppression": 0.0}
     _parameter_constraints: ClassVar[dict[str, Param]] = {
         "seed": Param(int, low=0),
         **_COMMON,
@@ -124,6 +124,10 @@ class WongNH(Anonymizer):
     def accepts_partitions(self) -> bool:
         """True: out of core, each block of the sorted table gets its own cover."""
         return True
+
+    def suppresses_rows(self) -> bool:
+        """False: the cover releases every record."""
+        return False
 
     def _fit(self, problem: Problem, progress: Progress | None) -> None:
         del progress
@@ -245,7 +249,7 @@ class MurakamiUno(Anonymizer):
 
     name: ClassVar[str] = "murakami_uno"
     verifier: ClassVar[str] = "graph"  # a cell cover, on its anonymity graph
-    conformance_job: ClassVar[dict[str, Any]] = {"metric": {"name": "gcp"}}
+    conformance_job: ClassVar[dict[str, Any]] = {"metric": {"name": "gcp"}, "suppression": 0.0}
     _parameter_constraints: ClassVar[dict[str, Param]] = {
         "initial": Param(str, choices=("pattern_rings", "matchings")),
         "phase2_rounds": Param(int, low=0),
@@ -287,6 +291,10 @@ class MurakamiUno(Anonymizer):
         """True: out of core, each block of the sorted table gets its own cover (the
         paper's own partitioning, section 3.2.3)."""
         return True
+
+    def suppresses_rows(self) -> bool:
+        """False: the cover releases every record."""
+        return False
 
     def _check_problem(self, problem: Problem) -> None:
         k = problem_k(problem, self.name)

@@ -41,7 +41,13 @@ from anonlab._optional import import_optional
 from anonlab._validation import check_columns, column_name
 from anonlab.data.hierarchy import Hierarchy
 from anonlab.data.labels import UTC_SUFFIX, factorize
-from anonlab.data.source import CsvOptions, FileSource, header_names, reader_encoding
+from anonlab.data.source import (
+    CsvOptions,
+    FileSource,
+    header_names,
+    ragged_error,
+    reader_encoding,
+)
 from anonlab.data.stats import ClassStats, SensitiveHistogram
 from anonlab.data.table import EncodedColumn, EncodedTable
 from anonlab.engines.base import Engine, Levels, ReleasePlan, RowsPlan, root_label
@@ -240,6 +246,10 @@ class DuckDBEngine(Engine):
             self.con.execute(f"CREATE TEMP VIEW src AS {select}")
             self._n_rows = int(self.con.execute("SELECT count(*) FROM src").fetchall()[0][0])
         except duckdb.Error as exc:
+            if isinstance(source, FileSource) and "Expected Number of Columns" in str(exc):
+                ragged = ragged_error(source.path, source.csv)  # as every engine says it
+                if ragged is not None:
+                    raise ragged from None
             raise DataFormatError(f"Cannot read {self._label()}: {_summary(exc)}") from None
         self._levels_registered: set[tuple[str, int]] = set()
         #: ENUM types made for releases: (column, id of its hierarchy) -> (type, hierarchy).
@@ -376,18 +386,25 @@ class DuckDBEngine(Engine):
         return expr
 
     def _check_cover(self, col: str, h: Hierarchy) -> None:
+        """Refuse a value of ``col`` that ``h`` lacks, naming the first row holding one."""
         table = self._level_table(col, 0, h)
-        rows = self._run(
-            f"SELECT s.{_q(col)} FROM (SELECT DISTINCT {_q(col)} FROM src) s "
-            f"ANTI JOIN {table} h ON s.{_q(col)} = h.leaf "
-            f"WHERE s.{_q(col)} IS NOT NULL LIMIT 1"
-        ).fetchall()
-        if rows:
-            row = rows[0]
-            raise HierarchyError(
-                f"Value {row[0]!r} of attribute {col!r} is not in its hierarchy"
-                f"{' file ' + repr(h.source) if h.source else ''}."
-            )
+        lacking = (
+            f"(SELECT DISTINCT {_q(col)} AS v FROM src) s ANTI JOIN {table} h ON s.v = h.leaf "
+            "WHERE s.v IS NOT NULL"
+        )
+        if not self._run(f"SELECT 1 FROM {lacking} LIMIT 1").fetchall():
+            return
+        others = int(self._run(f"SELECT count(*) FROM {lacking}").fetchall()[0][0]) - 1
+        text = self._text(col)
+        row, value = self._run(
+            f"SELECT n.{_q(ROW)}, {text} FROM {self._kept_rows()} n ANTI JOIN {table} h "
+            f"ON {text} = h.leaf WHERE {text} IS NOT NULL ORDER BY n.{_q(ROW)} LIMIT 1"
+        ).fetchall()[0]
+        raise HierarchyError(
+            f"Value {value!r}{f' and {others} more' if others else ''} of attribute {col!r} "
+            f"is not in its hierarchy{' file ' + repr(h.source) if h.source else ''} "
+            f"(row {int(row) + 1})."
+        )
 
     def _level_table(self, col: str, level: int, h: Hierarchy | None = None) -> str:
         name = f"h_{abs(hash(col)) % 10**8}_{level}"
@@ -864,6 +881,23 @@ class DuckDBEngine(Engine):
             f"FROM read_parquet({_lit(path)}, file_row_number = true))"
         )
         return self._numbered_sql
+
+    def first_row(self, column: str, values: Sequence[str | None]) -> tuple[int, str | None] | None:
+        """The first row whose ``column`` holds one of ``values`` and its value (see
+        :meth:`Engine.first_row`), by the rows' positions in the source."""
+        check_columns([column], self.columns)
+        text = self._text(column)
+        given = [v for v in values if v is not None]
+        where = [f"{text} IN ({', '.join(_lit(str(v)) for v in given)})"] if given else []
+        if len(given) < len(values):
+            where.append(f"{text} IS NULL")
+        if not where:
+            return None
+        found = self._run(
+            f"SELECT {_q(ROW)}, {text} FROM {self._kept_rows()} WHERE {' OR '.join(where)} "
+            f"ORDER BY {_q(ROW)} LIMIT 1"
+        ).fetchall()
+        return (int(found[0][0]), found[0][1]) if found else None
 
     def _kept_rows(self) -> str:
         """SQL of the numbered rows the engine keeps (after ``drop_nulls``)."""

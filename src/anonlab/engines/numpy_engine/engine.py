@@ -71,8 +71,9 @@ class NumpyEngine(Engine):
         super().__init__(hierarchies)
         self.table = table
         for col, h in self.hierarchies.items():
-            if col in table.names:
-                h.leaf_index(table.column(col).categories)  # raises if a value is missing
+            if col in table.names:  # raises if a value is missing, naming its row
+                c = table.column(col)
+                h.check_covers(c.categories, c.codes if table.weights is None else None)
         self._gen: dict[tuple[str, int], tuple[npt.NDArray[np.int32], npt.NDArray[np.object_]]] = {}
         self._weights = table.weights
         #: Weighted class sizes per partition key (frequency sets only).
@@ -128,6 +129,20 @@ class NumpyEngine(Engine):
                 text = json_text(pa, self.table.typed[c])
                 counts[c] = int(pc.count_distinct(text, mode="all").as_py())
         return {c: counts[c] for c in columns}
+
+    def first_row(self, column: str, values: Sequence[str | None]) -> tuple[int, str | None] | None:
+        """The first row whose ``column`` holds one of ``values`` and its value (see
+        :meth:`Engine.first_row`); None for a frequency set, whose rows are not the file's."""
+        if self.table.weights is not None:
+            return None
+        col = self.table.column(column)
+        wanted = set(values)
+        codes = [i for i, v in enumerate(col.categories.tolist()) if v in wanted]
+        rows = np.flatnonzero(np.isin(col.codes, codes))
+        if not rows.size:
+            return None
+        value = col.categories[col.codes[rows[0]]]
+        return int(rows[0]), None if value is None else str(value)
 
     # ------------------------------------------------------------ generalized codes
     def generalized(

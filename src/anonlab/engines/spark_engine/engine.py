@@ -34,13 +34,16 @@ import contextlib
 import dataclasses
 import gzip
 import os
+import re
 import shutil
+import socket
 import tempfile
 import warnings
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import numpy as np
 import numpy.typing as npt
@@ -56,6 +59,7 @@ from anonlab.data.source import (
     ends_inside_quotes,
     header_names,
     infer_format,
+    ragged_error,
     reader_encoding,
 )
 from anonlab.data.stats import ClassStats, SensitiveHistogram
@@ -82,7 +86,7 @@ from anonlab.io.atomic import PARQUET_DATASET
 from anonlab.io.temporary import at_exit, discard, make_folder
 from anonlab.io.writers import csv_header
 
-__all__ = ["SparkEngine", "spark_session", "LOCAL_MASTER"]
+__all__ = ["SparkEngine", "check_master", "spark_session", "LOCAL_MASTER"]
 
 #: The master of the session the engine makes when given none: Spark on this machine, 2 cores.
 LOCAL_MASTER = "local[2]"
@@ -140,6 +144,94 @@ def _check_java() -> None:
         raise _java_error(", and none was found (no JAVA_HOME, no java on PATH)")
 
 
+#: Seconds :func:`check_master` waits for a standalone master or Kubernetes to answer.
+PROBE_TIMEOUT = 3.0
+_LOCAL_MASTER = re.compile(r"local(\[(\*|[1-9][0-9]*)(, *[1-9][0-9]*)?\])?")
+_LOCAL_CLUSTER = re.compile(r"local-cluster\[[1-9][0-9]*, *[1-9][0-9]*, *[1-9][0-9]*\]")
+_MASTER_FORMS = (
+    "spark://HOST:PORT (a standalone cluster, e.g. spark://host:7077), local, local[N] or "
+    "local[*] (this machine), yarn, or k8s://https://HOST:PORT (Kubernetes)"
+)
+
+
+def check_master(master: str, timeout: float = PROBE_TIMEOUT) -> None:
+    """Refuse, before Java starts, a master URL Spark does not take, and a standalone
+    master or Kubernetes API server that does not answer.
+
+    A standalone master (``spark://host:port``, several ``host:port`` separated by commas
+    for a master with standbys) or a Kubernetes API server (``k8s://https://host:port``) is
+    reached with a TCP connection of at most ``timeout`` seconds per address; ``local``,
+    ``local[N]``, ``local[*]``, ``local-cluster[...]`` and ``yarn`` (whose address is in
+    Hadoop's configuration) are taken as they are.
+
+    Parameters
+    ----------
+    master : str
+        The master URL.
+    timeout : float
+        Seconds to wait for each address to answer.
+
+    Raises
+    ------
+    ParameterError
+        Not a master URL (the message lists the forms Spark takes).
+    InputError
+        No address of the master answers (the message says why: nothing listens there, no
+        answer in time, an unknown host).
+
+    Examples
+    --------
+    >>> check_master("local[4]")
+    >>> check_master("spark:/host:7077")
+    Traceback (most recent call last):
+    ...
+    anonlab.exceptions.ParameterError: The Spark master 'spark:/host:7077' is not a master URL: give spark://HOST:PORT (a standalone cluster, e.g. spark://host:7077), local, local[N] or local[*] (this machine), yarn, or k8s://https://HOST:PORT (Kubernetes).
+    """
+    text = master.strip() if isinstance(master, str) else ""
+    bad = ParameterError(f"The Spark master {master!r} is not a master URL: give {_MASTER_FORMS}.")
+    if text == "yarn" or _LOCAL_MASTER.fullmatch(text) or _LOCAL_CLUSTER.fullmatch(text):
+        return
+    if text.startswith("spark://"):
+        addresses = [_host_port(a, None) for a in text[len("spark://") :].split(",")]
+    elif text.startswith("k8s://") and len(text) > len("k8s://"):
+        api = text[len("k8s://") :]
+        addresses = [_host_port(api if "://" in api else "https://" + api, 443)]
+    else:
+        raise bad
+    if any(a is None for a in addresses):
+        raise bad
+    reasons = []
+    for host, port in (a for a in addresses if a is not None):
+        try:
+            socket.create_connection((host, port), timeout=timeout).close()
+            return
+        except socket.gaierror:
+            reasons.append(f"{host!r} is not a host this machine knows")
+        except TimeoutError:
+            reasons.append(f"{host} port {port} gave no answer within {timeout:g} s")
+        except OSError as exc:
+            why = "nothing listens there" if isinstance(exc, ConnectionRefusedError) else exc
+            reasons.append(f"{host} port {port}: {why}")
+    raise InputError(
+        f"Cannot reach the Spark master {master!r}: {'; '.join(reasons)}. Start the master, "
+        "or give the address it prints (spark://HOST:PORT), or run Spark on this machine "
+        "(local[*]). Nothing was started."
+    )
+
+
+def _host_port(address: str, default_port: int | None) -> tuple[str, int] | None:
+    """``(host, port)`` of ``host:port`` or of a URL (``https://host:port``), None if it
+    names no host or no valid port (and there is no default)."""
+    parsed = urlsplit(address if "://" in address else "//" + address)
+    try:
+        port = parsed.port if parsed.port is not None else default_port
+    except ValueError:  # not a number, or out of range
+        return None
+    if not parsed.hostname or port is None or parsed.path not in ("", "/"):
+        return None
+    return parsed.hostname, port
+
+
 def spark_session(master: str | None = None, config: Mapping[str, str] | None = None) -> Any:
     """Return a SparkSession for the engine: the active one, or a new one at ``master``.
 
@@ -170,8 +262,13 @@ def spark_session(master: str | None = None, config: Mapping[str, str] | None = 
         pyspark is not installed (the extra ``spark``), or Java 17+ is not found or cannot
         start.
     ParameterError
-        A session is already active at another master.
+        A session is already active at another master, or ``master`` is not a master URL.
+    InputError
+        The master does not answer (:func:`check_master`), or Spark could not start a
+        session at it.
     """
+    if master is not None:
+        check_master(master)
     sql = import_optional("pyspark.sql", feature="the Spark engine")
     active = sql.SparkSession.getActiveSession()
     if active is not None:
@@ -212,7 +309,11 @@ def spark_session(master: str | None = None, config: Mapping[str, str] | None = 
         text = str(exc)
         if "JAVA_GATEWAY_EXITED" in text or "Java gateway" in text:
             raise _java_error(" (java did not start: too old, or not a JDK?)") from None
-        raise
+        if not _is_spark_error(exc):
+            raise
+        raise InputError(  # the master refused the application, say, or Spark gave up
+            f"Spark could not start a session at {master or LOCAL_MASTER!r}: {_summary(exc)}"
+        ) from None
     # stopped when Python exits, before the temporary folders it may still write into go
     at_exit(session.stop)
     return session
@@ -370,6 +471,8 @@ class SparkEngine(Engine):
         reader = self.spark.read
         #: a CSV file Spark reads whole (one task): its end is checked (see _open)
         self._whole_csv: FileSource | None = None
+        #: a CSV file on this machine (a malformed row is looked for in it, see _guard)
+        self._csv_file: FileSource | None = None
         if isinstance(source, FileSource):
             path = source.path
             self._label = repr(str(path))
@@ -384,6 +487,7 @@ class SparkEngine(Engine):
                 renamed = raw.toDF(*_internal(names))
                 return renamed, names, None, False, lambda: renamed
             opts = source.csv
+            self._csv_file = source
             names = header_names(path, opts)
             schema = types.StructType(
                 [types.StructField(c, types.StringType()) for c in _internal(names)]
@@ -559,7 +663,13 @@ class SparkEngine(Engine):
         except Exception as exc:
             if not _is_spark_error(exc):
                 raise
-            raise DataFormatError(f"Cannot {what} {self._label}: {_summary(exc)}") from None
+            reason = _summary(exc)
+            csv = getattr(self, "_csv_file", None)
+            if reason.startswith(_MALFORMED) and csv is not None:
+                ragged = ragged_error(csv.path, csv.csv)  # as every engine says it
+                if ragged is not None:
+                    raise ragged from None
+            raise DataFormatError(f"Cannot {what} {self._label}: {reason}") from None
 
     def _collect(self, frame: Any) -> Any:
         """The rows of ``frame`` on the driver, as an Arrow table."""
@@ -615,18 +725,28 @@ class SparkEngine(Engine):
         return table
 
     def _check_cover(self, col: str, h: Hierarchy) -> None:
+        """Refuse a value of ``col`` that ``h`` lacks, naming the first row holding one."""
         F = self._F
         c = self._internal[col]
         table = self._level_table(col, 0)
         values = self._data.select(c).where(F.col(c).isNotNull()).distinct()
-        missing = self._collect(
-            values.join(F.broadcast(table), F.col(c) == table["leaf"], "left_anti").limit(1)
+        lacking = values.join(F.broadcast(table), F.col(c) == table["leaf"], "left_anti")
+        if not self._collect(lacking.limit(1)).num_rows:
+            return
+        others = int(self._guard(lacking.count)) - 1
+        first = self._collect(
+            self._data.where(F.col(c).isNotNull())
+            .join(F.broadcast(table), F.col(c) == table["leaf"], "left_anti")
+            .orderBy("mid")
+            .limit(1)
+            .select("mid", c)
         )
-        if missing.num_rows:
-            raise HierarchyError(
-                f"Value {missing.column(c)[0].as_py()!r} of attribute {col!r} is not in its "
-                f"hierarchy{' file ' + repr(h.source) if h.source else ''}."
-            )
+        row = int(self._positions(first.column("mid"))[0]) + 1
+        raise HierarchyError(
+            f"Value {first.column(c)[0].as_py()!r}{f' and {others} more' if others else ''} "
+            f"of attribute {col!r} is not in its hierarchy"
+            f"{' file ' + repr(h.source) if h.source else ''} (row {row})."
+        )
 
     def _base(
         self,
@@ -965,6 +1085,26 @@ class SparkEngine(Engine):
             mid & ((1 << _ROW_BITS) - 1)
         )
         return out
+
+    def first_row(self, column: str, values: Sequence[str | None]) -> tuple[int, str | None] | None:
+        """The first row whose ``column`` holds one of ``values`` and its value (see
+        :meth:`Engine.first_row`): the one with the least row id."""
+        F = self._F
+        check_columns([column], self.columns)
+        col = F.col(self._internal[column])
+        given = [str(v) for v in values if v is not None]
+        where = [col.isin(given)] if given else []
+        if len(given) < len(values):
+            where.append(col.isNull())
+        if not where:
+            return None
+        cond = where[0] if len(where) == 1 else where[0] | where[1]
+        found = self._collect(
+            self._data.where(cond).orderBy("mid").limit(1).select("mid", col.alias("v"))
+        )
+        if not found.num_rows:
+            return None
+        return int(self._positions(found.column("mid"))[0]), found.column("v")[0].as_py()
 
     def rows_in_small_classes(
         self, columns: Sequence[str], levels: Levels | None, k: int
@@ -1811,13 +1951,16 @@ def _is_spark_error(exc: BaseException) -> bool:
     return module.startswith(("pyspark", "py4j"))
 
 
+_MALFORMED = "a malformed row"
+
+
 def _summary(exc: BaseException) -> str:
     """One line from a Spark error: its first meaningful line, without the Java stack."""
     lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
     for ln in lines:  # the reason of a failed read, if Spark gives one
         if "Malformed" in ln or "MALFORMED" in ln:
             return (
-                "a malformed row (a different number of fields, a quote not closed, or, in a "
+                f"{_MALFORMED} (a different number of fields, a quote not closed, or, in a "
                 "file over 128 MiB that is not gzipped, a line break inside a quoted field, "
                 "which Spark reads only from a gzipped file or --engine duckdb): " + ln[:160]
             )
