@@ -219,7 +219,7 @@ def test_the_output_says_what_was_verified(tmp_path):
     res = CliRunner().invoke(
         app, ["check", str(data), "--job", str(job_file), "--release", str(out), "--json"]
     )
-    release = json.loads(res.output)["release"]
+    release = json.loads(res.stdout)["release"]
     assert release["holds"] and release["kind"] == "classes" and release["failures"] == []
     assert [f["check"] for f in release["verified"]] == [
         "columns", "rows", "cells", "quasi-identifiers", "identifying columns", "privacy"
