@@ -177,9 +177,10 @@ def identifying_columns(
     when it holds a different value in each row, or for its name.
 
     Every engine gives the same answer, from counts: ``distinct_counts`` of every column
-    (one scan); ``class_sizes`` of a column with more values than the threshold of the
-    records, and of a pair whose columns' class sizes let it make that many records unique;
-    ``class_stats`` of a column beside a quasi-identifier. A table of at most
+    but the quasi-identifiers (one scan); ``class_sizes`` of a column with more values than
+    the threshold of the records, and of a pair whose columns' class sizes let it make that
+    many records unique; ``class_stats`` of a column beside a quasi-identifier. A table of
+    at most
     :data:`SCREEN_ROWS` records is read in memory once (``Engine.head``) for the
     dependencies and pairs; in a larger one a dependency is counted over the whole table
     only if it errs on at most :data:`DEPENDENCY_EXCEPTIONS` of the first
@@ -239,7 +240,7 @@ def identifying_columns(
     if engine.n_rows <= 1:  # one record is unique on anything: only the names are telling
         return [(c, _NAMED) for c in undeclared if named_like_an_identifier(c)]
     counts = _Counts(engine, threshold)
-    counts.distinct([*undeclared, *released, *qis])
+    counts.distinct([*undeclared, *released])  # (a quasi-identifier's values: in its pairs)
     found: dict[str, str] = {}
     for column in undeclared:
         reason = counts.unique_reason(column, nested=column in nested)
@@ -384,10 +385,8 @@ class _Counts:
         :data:`DEPENDENCY_EXCEPTIONS` of them errs on more of all the records (the
         records of a value that do not hold its most common partner only grow with more
         records)."""
-        if self.values[column] < 2:  # a constant tells nothing and is told by anything
-            return None
-        candidates = [q for q in qis if self.values[q] >= 2]
-        if not candidates:
+        candidates = list(qis)
+        if self.values[column] < 2 or not candidates:  # a constant tells nothing
             return None
         stats = self.screen.class_stats([column], sensitive=candidates, with_keys=False)
         for q in candidates:
@@ -422,7 +421,7 @@ class _Counts:
         top = coarsest[q]
         if _determines(*_joint(top.codes(v, labels), x, w)) is not None:
             return None  # q's release tells it already
-        dx, dq = self.values[column], self.values[q]
+        dx, dq = int(np.unique(x).size), int(np.unique(v).size)  # (every record is in a pair)
         errors = _determines(x, v, w)
         if errors is not None:
             but = f" but for {errors:,} records" if errors else ""
