@@ -383,3 +383,44 @@ def test_flat_hierarchy_is_a_root_for_the_dependency():
         eng, quasi_identifiers=["q"], hierarchies={"q": h}, levels={"q": 1}
     )
     assert summary(found) == [("half", "determined", 0)]
+
+
+# ------------------------------------------------------------------ the issue's data sets
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize("engine", ENGINES)
+def test_meps_identifiers_are_caught(shared, engine):
+    """MEPS 2005 (INFORMS): the household id DUID (8.97 % of the records unique on it), the
+    person number PID (its name; unique with DUID), the person id DUPERSID (one per record)
+    and RACEWX, a copy of the quasi-identifier RACEX but for 71 records."""
+    pytest.importorskip("duckdb")
+    path = shared / "datasets" / "informs-meps2005-test" / "demographics05test.csv"
+    eng = anonlab.open_engine(path, engine=engine)
+    qis = ["DOBMM", "DOBYY", "SEX", "RACEX", "EDUCYEAR", "marry"]
+    found = risk.identifying_columns(eng, ["income"], quasi_identifiers=qis)
+    assert summary(found) == [
+        ("DUID", "unique", 3047),
+        ("PID", "named", None),
+        ("DUPERSID", "unique", 33961),
+        ("RACEWX", "determined", 71),
+    ]
+
+
+@pytest.mark.shared
+def test_census_income_copies_of_quasi_identifiers_are_caught(shared):
+    """Census-Income (KDD), columns by position: the major industry and occupation codes
+    (c8, c9) are functions of the detailed recodes (c2, c3); the instance weight (c24) makes
+    28 % of the records unique; dividends (c18) with weeks worked (c39), 1.08 %."""
+    path = shared / "datasets" / "census-income-kdd" / "census-income.data.gz"
+    opts = anonlab.CsvOptions(header=False, strip=True, na_values=("?",))
+    eng = anonlab.open_engine(anonlab.read_table(path, csv_options=opts))
+    qis = ["c0", "c12", "c10", "c7", "c4", "c2", "c3", "c34"]  # age, sex, race, ...
+    found = risk.identifying_columns(eng, ["c41"], quasi_identifiers=qis)
+    assert summary(found) == [
+        ("c8", "determined", 0),
+        ("c9", "determined", 0),
+        ("c18", "pair", 2146),
+        ("c24", "unique", 55863),
+    ]
+    assert dict(found)["c8"].startswith("quasi-identifier 'c2' determines it (52 values -> 24")
