@@ -97,7 +97,7 @@ def reference(
     """:func:`summary` of what ``identifying_columns`` reports, from the rule alone.
 
     ``top_levels`` gives a quasi-identifier's coarsest allowed level: 0 (its values) or,
-    when missing, its root (every value one label, a null another).
+    when missing, one value (a single root takes the nulls too).
     """
     n = len(rows)
     col = {c: [r[j] for r in rows] for j, c in enumerate(columns)}
@@ -126,7 +126,7 @@ def reference(
             if len(set(col[c])) < 2 or len(set(col[q])) < 2:
                 continue
             top = (top_levels or {}).get(q)
-            coarse = col[q] if top == 0 else [v is None for v in col[q]]
+            coarse = col[q] if top == 0 else [0] * n
             if _determines(Counter(zip(coarse, col[c])), tolerance, cap) is not None:
                 continue
             forward = _determines(Counter(zip(col[c], col[q])), tolerance, cap)
@@ -173,7 +173,7 @@ PEOPLE_FOUND = [
     (
         "band",
         "quasi-identifier 'age' determines it (40 values -> 4 values), and it tells more of "
-        "'age' than 'age' generalized to its root",
+        "'age' than 'age' generalized to one value",
     ),
     (
         "hours",

@@ -92,23 +92,40 @@ def test_a_pair_is_reported_under_its_first_undeclared_column_and_insensitive_pa
     )
 
 
-def test_a_dependency_is_not_reported_when_the_release_tells_it_anyway():
+def test_a_dependency_is_not_reported_when_the_release_tells_it_anyway(tmp_path):
     """A coarser copy of a quasi-identifier that never goes above the copy's level tells
-    nothing more; at the root (the default) it does."""
+    nothing more; at the root (the default: the top of its hierarchy) it does."""
     table = _people()
     eng = get_engine("numpy", table)
     ages = [a for a in table.column("age").categories if a is not None]
     decades = taxonomy_hierarchy({a: [f"{int(a) // 10 * 10}s", "*"] for a in ages})
     declared = ["edu", "edu_num", "hours", "gain", "weight"]
-    for level, reported in ((2, True), (1, False), (0, False)):
+    said = {}
+    for level in (2, 1, 0, None):
         found = dict(
             risk.identifying_columns(
                 eng, declared, quasi_identifiers=["age"], hierarchies={"age": decades},
-                levels={"age": level},
+                levels={} if level is None else {"age": level},
             )
         )  # fmt: skip
-        assert ("band" in found) is reported, level
-    assert "level 2" not in found.get("band", "")
+        said[level] = found.get("band")
+    assert said[1] is None and said[0] is None  # the decades (or the ages) are released
+    assert (
+        said[2]
+        == said[None]
+        == (
+            "quasi-identifier 'age' determines it (40 values -> 4 values), and it tells more of "
+            "'age' than 'age' generalized to one value"
+        )
+    )
+    # a top level of several labels is no single value: the decades' own top tells 'band'
+    (tmp_path / "age.csv").write_text("".join(f"{a};{int(a) // 10 * 10}s\n" for a in ages))
+    split = anonlab.read_hierarchy(tmp_path / "age.csv")
+    assert split.height == 1
+    found = risk.identifying_columns(
+        eng, declared, quasi_identifiers=["age"], hierarchies={"age": split}
+    )
+    assert found == []
 
 
 def test_a_nearly_unique_quasi_identifier_determines_nothing_by_chance():

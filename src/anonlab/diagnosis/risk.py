@@ -23,7 +23,7 @@ from anonlab._validation import check_columns, check_fraction, check_int
 from anonlab.data.hierarchy import Hierarchy
 from anonlab.diagnosis.subsets import SubsetEvaluator, minimal_failing
 from anonlab.engines import get_engine
-from anonlab.engines.base import Engine, Levels
+from anonlab.engines.base import Engine, Levels, root_label
 from anonlab.exceptions import ParameterError, PrivacyRiskWarning
 
 __all__ = [
@@ -157,8 +157,9 @@ def identifying_columns(
     2. its name says it identifies (:func:`named_like_an_identifier`);
     3. it depends on a quasi-identifier Q, one quasi-identifier at a time: it determines
        Q (Q's original value is read off it, undoing Q's generalization) or Q determines
-       it, and Q generalized to its coarsest allowed level (``levels``; by default its
-       root) does not determine it (it would tell more of Q than the release shows);
+       it, and Q generalized to its coarsest allowed level (``levels``; by default the top
+       of its hierarchy, where a single root takes the nulls too; without a hierarchy, one
+       value) does not determine it (it would tell more of Q than the release shows);
     4. with another column (undeclared, or insensitive but not unique on its own) it
        makes more than ``threshold`` of the records unique: the pair is reported under
        its first undeclared column, with each such partner.
@@ -201,8 +202,8 @@ def identifying_columns(
     hierarchies : Mapping[str, Hierarchy], optional
         The quasi-identifiers' hierarchies (to generalize one to its level in ``levels``).
     levels : Mapping[str, int], optional
-        The coarsest level each quasi-identifier may be released at (default: its root;
-        without a hierarchy, one value).
+        The coarsest level each quasi-identifier may be released at (default: the top of
+        its hierarchy; without a hierarchy, one value).
     insensitive : sequence of str
         Columns released as they are, knowingly: not reported, but partners of pairs.
 
@@ -263,8 +264,9 @@ def identifying_columns(
 
 @dataclass
 class _Coarsest:
-    """A quasi-identifier at its coarsest allowed level: ``level`` of ``hierarchy``, or
-    with ``level`` None its root (every value one label, a null another)."""
+    """A quasi-identifier at its coarsest allowed level: ``level`` of ``hierarchy``; with
+    ``level`` None, one value (a hierarchy's single root, where a null goes too, or no
+    hierarchy: every value to ``*``)."""
 
     hierarchy: Hierarchy | None
     level: int | None
@@ -276,25 +278,29 @@ class _Coarsest:
         if self.level == 0:
             return codes
         if self.level is None or self.hierarchy is None:
-            return np.array([v is None for v in labels], dtype=np.int64)[codes]
+            return np.zeros_like(codes)
         mapping, _ = self.hierarchy.generalization(labels, self.level)
         return mapping.astype(np.int64)[codes]
 
     @property
     def said(self) -> str:
-        return "its root" if self.level is None else f"level {self.level}"
+        return "one value" if self.level is None else f"level {self.level}"
 
 
 def _coarsest(
     qis: Sequence[str], hierarchies: Mapping[str, Hierarchy], levels: Levels
 ) -> dict[str, _Coarsest]:
-    """Each quasi-identifier's coarsest allowed level (by default its root)."""
+    """Each quasi-identifier's coarsest allowed level (by default the top of its hierarchy)."""
     out = {}
     for q in qis:
         h, level = hierarchies.get(q), levels.get(q)
-        if level is not None and level != 0 and (h is None or level >= h.height):
-            level = None
-        out[q] = _Coarsest(h, level)
+        if h is None:
+            top = 0 if level == 0 else None
+        else:
+            top = h.height if level is None else min(int(level), h.height)
+            if top and root_label(h, top) is not None:
+                top = None
+        out[q] = _Coarsest(h, top)
     return out
 
 
