@@ -16,6 +16,7 @@ import functools
 import math
 import os
 import time
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,10 +42,16 @@ from anonlab.data.schema import Schema
 from anonlab.data.source import FileSource
 from anonlab.data.stats import ClassStats
 from anonlab.data.table import EncodedTable, LabelColumns
-from anonlab.diagnosis.risk import identifying_columns, warn_identifying_columns
+from anonlab.diagnosis.risk import IDENTIFYING_THRESHOLD, identifying_columns
 from anonlab.engines import ENGINES, Engine, get_engine
 from anonlab.engines.base import ReleasePlan, RowsPlan
-from anonlab.exceptions import DataFormatError, InputError, ParameterError, PrivacyCheckError
+from anonlab.exceptions import (
+    DataFormatError,
+    InputError,
+    ParameterError,
+    PrivacyCheckError,
+    PrivacyRiskWarning,
+)
 from anonlab.io import memory_estimate, read_hierarchy, read_table
 from anonlab.io.atomic import (
     PARQUET_DATASET,
@@ -184,6 +191,7 @@ def build_problem(
         table = _with_rows(read_table(data, csv_options=job.csv, allow_empty=True))
         table.require([q.name for q in job.quasi_identifiers], what="quasi-identifier")
         table.require(job.sensitive, what="sensitive attribute")
+        check_columns(job.insensitive, table.names + table.nested, what="insensitive column")
         if limit_column:
             table.require([limit_column], what="limit column")
         models = None
@@ -244,6 +252,8 @@ def _frequency_set(
     check_columns(qis, columns, what="quasi-identifier")
     check_columns(list(job.sensitive), columns, what="sensitive attribute")
     check_columns(list(job.identifiers), columns, what="identifier")
+    every = list(dict.fromkeys([*columns, *engine.nested_columns]))
+    check_columns(list(job.insensitive), every, what="insensitive column")
     overlap = sorted(set(job.identifiers) & set(qis))
     if overlap:
         raise ParameterError(f"Column {overlap[0]!r} is both an identifier and a quasi-identifier.")
@@ -378,11 +388,20 @@ def _read_limits(
     return limits
 
 
-def _warn_identifiers(
-    problem: Problem, job: JobSpec, action: str, engine: Engine | None = None
-) -> None:
-    """A :class:`~anonlab.exceptions.PrivacyRiskWarning` per undeclared identifying column
-    (of the engine's data when the problem is a frequency set)."""
+#: The ways to declare a column, as the refusals and warnings of identifying columns say.
+_DECLARE = (
+    "under 'identifiers:' (dropped from the release), as a quasi-identifier (generalized) or "
+    "under 'insensitive:' (released as it is, knowingly)"
+)
+
+
+def _identifying(
+    problem: Problem, job: JobSpec, engine: Engine | None = None
+) -> list[tuple[str, str]]:
+    """The undeclared columns of the job's data that identify people, with their reasons
+    (:func:`~anonlab.diagnosis.risk.identifying_columns` of the engine's data when the
+    problem is a frequency set; each quasi-identifier's coarsest level is its highest
+    allowed one)."""
     declared = {
         *problem.quasi_identifiers,
         *job.sensitive,
@@ -390,13 +409,47 @@ def _warn_identifiers(
         *problem.sensitive,
         *problem.table.schema.limits,
     }
-    warn_identifying_columns(
+    threshold = IDENTIFYING_THRESHOLD
+    if job.identifying_threshold is not None:
+        threshold = job.identifying_threshold
+    return identifying_columns(
         get_engine("numpy", problem.table) if engine is None else engine,
         sorted(declared),
-        action=f"{action} Declare it under 'identifiers:' (never released) or as a "
-        "quasi-identifier.",
-        stacklevel=3,
+        threshold=threshold,
+        quasi_identifiers=problem.quasi_identifiers,
+        hierarchies=problem.hierarchies,
+        levels={q: hi for q, (_, hi) in problem.level_bounds.items()},
+        insensitive=job.insensitive,
     )
+
+
+def _refuse_identifiers(problem: Problem, job: JobSpec, engine: Engine | None = None) -> None:
+    """Refuse (:class:`~anonlab.exceptions.InputError`) a job that would release, as it
+    is, an undeclared column that identifies people; the message lists each with its
+    reason."""
+    found = _identifying(problem, job, engine)
+    if found:
+        lines = "".join(f"\n  {column!r}: {reason}" for column, reason in found)
+        what = "An undeclared column" if len(found) == 1 else f"{len(found)} undeclared columns"
+        raise InputError(
+            f"{what} would be released as {'it is' if len(found) == 1 else 'they are'} and "
+            f"may identify people:{lines}\nDeclare each {_DECLARE}. Nothing was written."
+        )
+
+
+def _warn_identifiers(
+    problem: Problem, job: JobSpec, action: str, engine: Engine | None = None
+) -> None:
+    """A :class:`~anonlab.exceptions.PrivacyRiskWarning` per undeclared identifying column
+    (of the engine's data when the problem is a frequency set)."""
+    for column, reason in _identifying(problem, job, engine):
+        warnings.warn(
+            PrivacyRiskWarning(
+                f"Column {column!r} may identify people ({reason}) and is not declared: "
+                f"{action} Declare it {_DECLARE}."
+            ),
+            stacklevel=3,
+        )
 
 
 def input_files(data: Any, job: JobSpec) -> tuple[Path, ...]:
@@ -422,7 +475,8 @@ def input_files(data: Any, job: JobSpec) -> tuple[Path, ...]:
 def validate_job(data: Any, job: JobLike) -> None:
     """Refuse a job on ``data`` for what :func:`anonymize` would refuse before its search,
     without searching: the job's keys, the columns and their roles, the hierarchies against
-    the data, the models' parameters, the metric and the algorithm's parameters. What only
+    the data, the models' parameters, the metric and the algorithm's parameters, and an
+    undeclared column that identifies people (:func:`_refuse_identifiers`). What only
     the data's classes tell (a model no generalization can satisfy, such as ``l`` above the
     distinct sensitive values) is found by the search, as ever.
 
@@ -440,7 +494,9 @@ def validate_job(data: Any, job: JobLike) -> None:
     spec = load_job(job)
     algorithm = build_anonymizer(spec.algorithm, spec.algorithm_params)
     _check_suppression(algorithm, spec)
-    algorithm.check(build_problem(data, spec))
+    problem = build_problem(data, spec)
+    algorithm.check(problem)
+    _refuse_identifiers(problem, spec)
 
 
 def choose_engine(data: Any, engine: str = "auto") -> str:
@@ -690,8 +746,10 @@ def anonymize(
     Raises
     ------
     InputError
-        Bad job or data (before any work), or no release satisfies the models within the
-        suppression limit.
+        Bad job or data (before any work), an undeclared column that identifies people
+        (:func:`~anonlab.diagnosis.risk.identifying_columns`: the message lists each with
+        its figures; declare it under ``identifiers:``, as a quasi-identifier or under
+        ``insensitive:``), or no release satisfies the models within the suppression limit.
     PrivacyCheckError
         The released table failed the independent re-check (never expected): nothing is
         returned or written.
@@ -737,7 +795,8 @@ def anonymize(
         finally:
             eng.close()
     problem = build_problem(data, spec)
-    _warn_identifiers(problem, spec, "it is released as it is.")
+    algorithm.check(problem)  # (a bad parameter is said first, as validate_job says it)
+    _refuse_identifiers(problem, spec)
     stage(progress, "searching")
     mask = spec.output.get("suppressed", "remove") == "mask"
     with single_threaded_blas():
@@ -778,7 +837,8 @@ def _anonymize_out_of_core(
     """:func:`anonymize` through an out-of-core engine: search and verify on the frequency
     set, then the engine streams the release and it is re-checked from the written file."""
     problem = build_problem(None, spec, engine=engine)
-    _warn_identifiers(problem, spec, "it is released as it is.", engine)
+    algorithm.check(problem)
+    _refuse_identifiers(problem, spec, engine)
     stage(progress, "searching")
     mask = spec.output.get("suppressed", "remove") == "mask"
     with single_threaded_blas():
@@ -881,7 +941,6 @@ def _anonymize_partitioned(
     union argument and refuses the models it does not cover.
     """
     whole = build_problem(None, spec, engine=engine, per_partition=True)
-    _warn_identifiers(whole, spec, "it is released as it is.", engine)
     check_union(whole.models, algorithm.name)
     k = max([m.min_class_size for m in whole.models] + [2])
     rows = DEFAULT_BLOCK_ROWS if block_rows is None else block_rows
@@ -890,6 +949,7 @@ def _anonymize_partitioned(
             f"The 'block_rows' option (--block-rows) must be at least the models' k = {k}: "
             f"each block is anonymized on its own. Got {rows} instead. Nothing was written."
         )
+    _refuse_identifiers(whole, spec, engine)
     table = whole.table
     order = sorted(whole.quasi_identifiers, key=lambda q: table.column(q).cardinality)
     columns = [c for c in table.names]

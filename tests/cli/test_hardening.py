@@ -335,11 +335,14 @@ def test_parquet_with_list_and_struct_columns(work):
         }
     )
     pq.write_table(table, work / "data.parquet")
-    # unused nested columns do not matter: carried through (Parquet) or as JSON text (CSV)
+    # unused nested columns do not matter: carried through (Parquet) or as JSON text (CSV);
+    # each differs in every row, so each is released knowingly
+    write_job(work / "nested.yaml", insensitive=["visits", "address", "weight"])
     for out in ("o.parquet", "o.csv"):
         res = run(
-            "anonymize", work / "data.parquet", "--job", work / "job.yaml", "--output", work / out
-        )
+            "anonymize", work / "data.parquet", "--job", work / "nested.yaml", "--output",
+            work / out,
+        )  # fmt: skip
         assert res.exit_code == 0, res.output
     back = pq.read_table(work / "o.parquet")
     assert back.column_names == [*COLS, "visits", "address", "weight"]
@@ -493,14 +496,21 @@ def with_ids(work: Path) -> Path:
     return work / "ids.csv"
 
 
-def test_identifying_columns_are_warned_about(work, with_ids):
+def test_identifying_columns_are_warned_about_and_stop_anonymize(work, with_ids):
     res = run("check", with_ids, "--job", work / "job.yaml")
     assert res.exit_code == 0, res.output
     text = " ".join(res.output.split())
-    assert "warning: Column 'PatientID' may identify people on its own" in text
+    assert (
+        "warning: Column 'PatientID' may identify people (it holds a different value in each "
+        "of the 12 records) and is not declared" in text
+    )
     assert "warning: Column 'record' may identify people" in text
     res = run("anonymize", with_ids, "--job", work / "job.yaml", "--output", work / "o.csv")
-    assert res.exit_code == 0 and "'record' may identify people" in res.output
+    assert res.exit_code == 2 and not (work / "o.csv").exists()
+    text = " ".join(res.output.split())
+    assert "error: 2 undeclared columns would be released as they are" in text
+    assert "'PatientID': it holds a different value in each of the 12 records" in text
+    assert "'record': it holds a different value" in text and "Nothing was written." in text
     res = run("diagnose", with_ids, "--qi", "age,sex", "--risk")
     assert res.exit_code == 0 and "'PatientID' may identify people" in res.output
     # declared: no warning, and never released
@@ -592,7 +602,11 @@ def test_memory_budget_override(monkeypatch):
         with pytest.raises(ParameterError, match="lattice of"):
             anonlab.anonymize(
                 anonlab.EncodedTable.from_rows(ROWS, COLS),
-                {"quasi_identifiers": ["age", "zip"], "models": [{"k_anonymity": {"k": 2}}]},
+                {
+                    "quasi_identifiers": ["age", "zip"],
+                    "identifiers": ["sex", "disease"],
+                    "models": [{"k_anonymity": {"k": 2}}],
+                },
             )
 
 

@@ -112,11 +112,13 @@ def _adult_job(qis, algorithm, **more):
     """UCI Adult (bundled) and a PrivacyFrost2 job on ``qis`` with its own hierarchies:
     5-anonymity, the loss metric, ``more`` added to the job."""
     import anonlab
+    from tests.support.identifying import ADULT_IDENTIFYING
 
     table = anonlab.load_adult()
     h = anonlab.adult_hierarchies(table)
     job = {
         "quasi_identifiers": {q: {"hierarchy": h[q]} for q in qis},
+        "identifiers": [*ADULT_IDENTIFYING, "hours-per-week"],  # (with few quasi-identifiers)
         "models": [{"k_anonymity": {"k": 5}}],
         "metric": "loss",
         "algorithm": {"name": "privacyfrost2", **algorithm},

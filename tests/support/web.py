@@ -8,12 +8,13 @@ import anonlab
 
 
 def adult_k5_job(table: anonlab.EncodedTable) -> dict[str, Any]:
-    """The job the app's form runs on Adult with k = 5, 5 % suppression and the loss metric."""
+    """The job the app's form runs on Adult with k = 5, 5 % suppression and the loss metric
+    (the other columns dropped, as the form drops them)."""
+    hierarchies = anonlab.adult_hierarchies(table)
     return {
-        "quasi_identifiers": {
-            q: {"hierarchy": h} for q, h in anonlab.adult_hierarchies(table).items()
-        },
+        "quasi_identifiers": {q: {"hierarchy": h} for q, h in hierarchies.items()},
         "sensitive": ["income"],
+        "identifiers": [c for c in table.names if c not in {*hierarchies, "income"}],
         "models": [{"k_anonymity": {"k": 5}}],
         "suppression": 0.05,
         "metric": "loss",

@@ -79,11 +79,20 @@ def _same_result(ra: Any, rb: Any) -> None:
     assert ra.search.evaluated == rb.search.evaluated
 
 
+#: The columns of Adult the test jobs release as they are, knowingly: the releases carry
+#: columns that are not generalized (fnlwgt alone makes 47 % of the records unique).
+RELEASED = [
+    "fnlwgt", "education-num", "relationship", "capital-gain", "capital-loss", "hours-per-week",
+    "native-country",
+]  # fmt: skip
+
+
 def _adult_job(**extra: Any) -> dict[str, Any]:
     job: dict[str, Any] = {
         "na_values": ["?"],
         "quasi_identifiers": {q: {"hierarchy": h} for q, h in HIER.items()},
         "sensitive": ["income"],
+        "insensitive": RELEASED,
         "models": [{"k_anonymity": {"k": 5}}],
         "suppression": 0.05,
         "metric": "loss",
@@ -138,7 +147,11 @@ def test_names_with_spaces_around_them_are_read_back_from_a_csv_release(tmp_path
             "metric": {"name": "entropy", "monotonic": False},
         },
         {"algorithm": {"name": "privacyfrost2", "score": "log"}},
-        {"output": {"suppressed": "mask"}, "identifiers": ["fnlwgt"]},
+        {
+            "output": {"suppressed": "mask"},
+            "identifiers": ["fnlwgt"],
+            "insensitive": [c for c in RELEASED if c != "fnlwgt"],
+        },
         {"metric": "discernibility", "suppression": 0.0, "models": [{"k_anonymity": {"k": 2}}]},
     ],
     ids=["incognito", "l-diversity-entropy", "privacyfrost2", "mask-identifier", "no-suppression"],
@@ -401,7 +414,11 @@ def test_nested_columns_are_copied_as_the_same_json_on_both_engines(tmp_path):
     from tests.support.nested import FIRST_ROW_JSON, nested_parquet
 
     path = nested_parquet(tmp_path / "nested.parquet")
-    job = {"quasi_identifiers": {"q": {}}, "models": [{"k_anonymity": {"k": 2}}]}
+    job = {
+        "quasi_identifiers": {"q": {}},
+        "insensitive": ["visits", "address", "tags"],  # ('address' is named like an identifier)
+        "models": [{"k_anonymity": {"k": 2}}],
+    }
     for suffix in (".csv", ".parquet"):
         ra, rb, a, b = _both(path, job, tmp_path, suffix)
         _same_result(ra, rb)
@@ -414,10 +431,10 @@ def test_nested_columns_are_never_attributes_and_identify_on_both_engines(
     tmp_path, monkeypatch, screen
 ):
     """A list, struct or map column is left out of a diagnosis's default attributes, is
-    refused as an attribute with one line naming its type, and is flagged as identifying
-    when each row holds its own value, on both engines (DuckDB took it as an attribute and
-    the numpy engine said it did not exist or never flagged it); also when the check first
-    screens a few records (``screen``)."""
+    refused as an attribute with one line naming its type, and is identifying (anonymize
+    stops) when each row holds its own value, on both engines (DuckDB took it as an
+    attribute and the numpy engine said it did not exist or never flagged it); also when the
+    check reads only a few records in memory (``screen``)."""
     from anonlab.diagnosis import risk
     from tests.support.nested import nested_roles, unique_nested_parquet
 
@@ -464,6 +481,7 @@ def test_timestamps_with_a_zone_have_one_label_on_every_engine_and_machine(tmp_p
     hierarchy.write_text("".join(f"{v};*\n" for v in expected[:2]))
     job = {
         "quasi_identifiers": {"when": {"hierarchy": str(hierarchy)}},
+        "insensitive": ["q", "utc", "naive", "clock"],  # (one value per instant of 'when')
         "models": [{"k_anonymity": {"k": 2}}],
         "metric": "loss",
     }
@@ -626,27 +644,48 @@ def test_a_nan_is_a_missing_value_for_drop_missing_on_duckdb(tmp_path):
 
 
 @pytest.mark.parametrize("engine", ["numpy", "duckdb"])
-def test_identifying_columns_are_screened_on_a_few_records_then_counted(
-    tmp_path, monkeypatch, engine
-):
-    """Above ``SCREEN_ROWS`` records, a column with a repeat among that many records is not
-    counted over the whole table; the others are, so a repeat past them still counts."""
+@pytest.mark.parametrize("screen", [None, 300])
+def test_identifying_columns_count_only_what_may_identify(tmp_path, monkeypatch, engine, screen):
+    """The check counts the values of every column but the quasi-identifiers in one scan,
+    groups only the columns with more values than the threshold of the records (never one
+    whose values all differ), reads the table in memory once when it is small
+    (``SCREEN_ROWS``) and otherwise its first records, to screen the dependencies, before
+    it counts what passes over the whole table."""
     from anonlab.diagnosis import risk
-    from tests.support.identifying import UNIQUE_UID, screened_parquet
+    from tests.support.identifying import PEOPLE_FOUND, people_table, write_csv
 
-    monkeypatch.setattr(risk, "SCREEN_ROWS", 4)
-    eng = anonlab.open_engine(screened_parquet(tmp_path / "t.parquet"), engine=engine)
-    calls: list[tuple[list[str], int | None]] = []
-    count = eng.distinct_counts
+    if screen is not None:  # (a dependency that errs on more of them cannot hold)
+        monkeypatch.setattr(risk, "SCREEN_ROWS", screen)
+        monkeypatch.setattr(risk, "DEPENDENCY_EXCEPTIONS", 3)
+    table = people_table()
+    eng = anonlab.open_engine(write_csv(tmp_path / "people.csv", table), engine=engine)
+    calls: list[tuple[str, Any]] = []
+    for name in ("distinct_counts", "class_sizes", "class_stats", "head"):
+        method = getattr(eng, name)
 
-    def spy(columns: Any, *, rows: int | None = None) -> dict[str, int]:
-        calls.append((list(columns), rows))
-        return count(columns, rows=rows)
+        def spy(columns: Any, *args: Any, _m: Any = method, _n: str = name, **kw: Any) -> Any:
+            calls.append((_n, list(columns)))
+            return _m(columns, *args, **kw)
 
-    monkeypatch.setattr(eng, "distinct_counts", spy)
-    found = risk.identifying_columns(eng, ["q"])
-    assert found == [UNIQUE_UID]
-    assert calls == [(["uid", "late", "early"], 4), (["uid", "late"], None)]
+        monkeypatch.setattr(eng, name, spy)
+    assert risk.identifying_columns(eng, quasi_identifiers=["age", "edu"]) == PEOPLE_FOUND
+    asked = [c for n, c in calls if n == "distinct_counts"]  # (not the quasi-identifiers)
+    assert asked == [["edu_num", "band", "hours", "gain", "weight", "wage"]]
+    if engine == "numpy":  # in memory already (its distinct counts group each column)
+        return
+    # before the pairs and dependencies: the columns with more values than 1 % of the
+    # records (gain, 100; weight, 207) are grouped on their own, the others never
+    first = calls[: next(i for i, c in enumerate(calls) if c[0] == "head")]
+    assert first[1:] == [("class_sizes", ["gain"]), ("class_sizes", ["weight"])]
+    loaded = ["edu_num", "band", "hours", "gain", "wage", "age", "edu"]
+    assert [c for c in calls if c[0] == "head"] == [("head", loaded)]
+    whole = [c for n, c in calls if n in ("class_stats", "class_sizes") and len(c) == 2]
+    if screen is None:  # all in memory
+        assert whole == []
+    else:  # only the dependencies the first 300 records let pass, and the pairs
+        assert [c for c in whole if "age" in c or "edu" in c] == [
+            ["edu_num", "edu"], ["band", "age"]
+        ]  # fmt: skip
 
 
 def test_distinct_counts_among_the_first_records_of_a_frequency_set():

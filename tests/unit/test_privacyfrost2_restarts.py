@@ -19,6 +19,7 @@ from anonlab.metrics import build_metric
 from anonlab.metrics.base import MetricContext
 from anonlab.models import build_model
 from tests.reference import test_privacyfrost2_paper as fig2
+from tests.support.identifying import ADULT_IDENTIFYING
 from tests.unit.test_privacyfrost2 import ROWS, make
 
 K2 = (("k_anonymity", {"k": 2}),)
@@ -157,6 +158,7 @@ def test_default_restarts_close_the_gap_on_adult(tmp_path):
         write_hierarchy(hierarchies[q], tmp_path / f"{q}.csv")
     spec = {
         "quasi_identifiers": {q: {"hierarchy": str(tmp_path / f"{q}.csv")} for q in qis},
+        "identifiers": ADULT_IDENTIFYING,
         "models": [{"k_anonymity": {"k": 10}}],
         "suppression": 0.0,
         "algorithm": "privacyfrost2",

@@ -43,6 +43,7 @@ def test_a_new_family_is_one_registered_class(everything):
         conformance_table(),
         {
             "quasi_identifiers": ["zip", "sex"],
+            "identifiers": ["age"],  # 30 % of the records unique on it
             "models": [{"k_anonymity": {"k": 2}}],
             "algorithm": {"name": "everything", "spare": 1},
         },

@@ -14,6 +14,7 @@ from anonlab.anonymization import build_problem, load_job
 from anonlab.diagnosis import profile_release, profile_table
 from anonlab.release import metric_context
 from anonlab.report.html import render
+from tests.support.identifying import ADULT_IDENTIFYING
 
 pytest.importorskip("matplotlib")
 
@@ -27,6 +28,7 @@ JOB = {
         "native-country": {},
     },
     "sensitive": ["income"],
+    "identifiers": ADULT_IDENTIFYING,
     "models": [{"k_anonymity": {"k": 5}}],
     "suppression": 0.02,
     "metric": "loss",
@@ -133,7 +135,12 @@ def test_profile_release_per_attribute_certainty_penalty_of_every_family(adult, 
     """NCP and GCP per attribute, on releases with cells on different levels and on cell
     covers (once an AttributeError and an AssertionError), add up to the loss."""
     table = adult.take(list(range(300)))
-    job = {**JOB, "metric": metric, "algorithm": algorithm, "identifiers": ["fnlwgt"]}
+    # 300 records: the other columns are released knowingly (fnlwgt is dropped)
+    others = [c for c in table.names if c not in {*JOB["quasi_identifiers"], "income", "fnlwgt"}]
+    job = {
+        **JOB, "metric": metric, "algorithm": algorithm, "identifiers": ["fnlwgt"],
+        "insensitive": others,
+    }  # fmt: skip
     job["models"] = [{"k_anonymity": {"k": 3}}]
     if algorithm in ("wong_nh", "murakami_uno"):  # a cover suppresses no row
         job["suppression"] = 0.0
@@ -214,7 +221,14 @@ def test_svg_ids_are_prefixed_per_figure():
 def test_a_non_homogeneous_release_shows_its_generalized_cells(adult):
     # its summary has no levels: the figure counts the cells each attribute generalizes
     table = adult.select([*QI, "income"]).take(list(range(300)))
-    job = {**JOB, "metric": "gcp", "suppression": 0.0, "algorithm": {"name": "wong_nh"}}
+    job = {
+        **JOB,
+        "metric": "gcp",
+        "suppression": 0.0,
+        "algorithm": {"name": "wong_nh"},
+        "identifiers": [],
+    }
+    job["insensitive"] = [q for q in QI if q not in JOB["quasi_identifiers"]]
     job["models"] = [{"k_anonymity": {"k": 3}}]
     data = api.report_data(table, quasi_identifiers=QI, job=job)
     wide = data.job.result.summary["generalized_cells"]

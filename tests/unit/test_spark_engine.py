@@ -321,7 +321,11 @@ def test_nested_columns_are_carried_and_copied_as_numpy_writes_them(spark, tmp_p
     assert sp.distinct_counts(["visits", "address", "tags"]) == {
         "visits": 4, "address": 4, "tags": 4,
     }  # fmt: skip
-    job = {"quasi_identifiers": {"q": {}}, "models": [{"k_anonymity": {"k": 2}}]}
+    job = {
+        "quasi_identifiers": {"q": {}},
+        "insensitive": ["visits", "address", "tags"],  # ('address' is named like an identifier)
+        "models": [{"k_anonymity": {"k": 2}}],
+    }
     for suffix in (".csv", ".parquet"):
         anonymize(path, job, output=tmp_path / f"spark{suffix}", engine="spark")
         anonymize(path, job, output=tmp_path / f"numpy{suffix}", engine="numpy")
@@ -340,7 +344,11 @@ def test_a_quoted_field_with_a_line_break_reads_as_numpy_reads_it(spark, tmp_pat
 
     src = tmp_path / "notes.csv"
     src.write_text('q,note\na,"one\ntwo"\na,plain\nb,"say ""hi"""\nb,plain\n', encoding="utf-8")
-    job = {"quasi_identifiers": {"q": {}}, "models": [{"k_anonymity": {"k": 2}}]}
+    job = {
+        "quasi_identifiers": {"q": {}},
+        "insensitive": ["note"],
+        "models": [{"k_anonymity": {"k": 2}}],
+    }
     anonymize(src, job, output=tmp_path / "spark.csv", engine="spark")
     anonymize(src, job, output=tmp_path / "numpy.csv", engine="numpy")
     assert _fields(tmp_path / "spark.csv") == _fields(tmp_path / "numpy.csv")
@@ -691,6 +699,7 @@ def test_suppressed_classes_removed_or_masked_as_numpy(spark, tmp_path, mask, su
     pq.write_table(pa.table({"q1": list(q1), "q2": list(q2), "n": pa.array(n, pa.int64())}), src)
     job = {
         "quasi_identifiers": {"q1": {}, "q2": {}},
+        "insensitive": ["n"],
         "models": [{"k_anonymity": {"k": 2}}],
         "suppression": 0.2,
         "metric": "loss",
@@ -731,19 +740,23 @@ def test_nested_columns_are_never_attributes_and_identify_as_on_numpy(
     assert nested_roles(path, "spark")[0] == ["q"]
 
 
-def test_identifying_columns_are_screened_then_counted_as_on_numpy(spark, tmp_path, monkeypatch):
-    """Spark counts among a few records (``rows``) for the identifying-column check's screen,
-    and the check finds what numpy finds: a repeat past the screened records still counts."""
+@pytest.mark.parametrize("screen", [None, 300])
+def test_identifying_columns_as_on_numpy(spark, tmp_path, monkeypatch, screen):
+    """Spark's counts and first records give the identifying-column check numpy's answer,
+    with the table in memory or only its first records (``screen``)."""
     from anonlab.diagnosis import risk
-    from tests.support.identifying import UNIQUE_UID, screened_parquet
+    from tests.support.identifying import PEOPLE_FOUND, people_table, write_csv
 
-    monkeypatch.setattr(risk, "SCREEN_ROWS", 4)
-    path = screened_parquet(tmp_path / "t.parquet")
+    if screen is not None:
+        monkeypatch.setattr(risk, "SCREEN_ROWS", screen)
+    path = write_csv(tmp_path / "people.csv", people_table())
     sp = open_engine(path, engine="spark")
-    head = sp.distinct_counts(["uid", "early"], rows=4)
-    assert head["uid"] == 4 and head["early"] < 4
-    assert risk.identifying_columns(sp, ["q"]) == [UNIQUE_UID]
-    assert risk.identifying_columns(open_engine(path), ["q"]) == [UNIQUE_UID]
+    assert risk.identifying_columns(sp, quasi_identifiers=["age", "edu"]) == PEOPLE_FOUND
+    first = sp.head(["age", "hours"], 5)
+    assert first.n_rows == 5 and first.names == ["age", "hours"]
+    assert risk.identifying_columns(open_engine(path), quasi_identifiers=["age", "edu"]) == (
+        PEOPLE_FOUND
+    )
 
 
 @pytest.mark.parametrize("name", ["latin-1", "latin1", "ISO-8859-1", "utf-16"])

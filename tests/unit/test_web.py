@@ -188,6 +188,7 @@ def test_bad_questions_and_jobs_are_one_line_and_write_nothing(client, root):
     # a job that fails in its search: one line on its page
     text = (
         "quasi_identifiers: {age: {}, sex: {}}\nmodels: [{k_anonymity: {k: 2}}]\n"
+        "identifiers: [fnlwgt, education-num, capital-gain, hours-per-week]\n"
         "algorithm: {name: privacyfrost2, partial_domain: true, "
         "presampling: {levels: 0, k: 100000}}"
     )
@@ -199,6 +200,27 @@ def test_bad_questions_and_jobs_are_one_line_and_write_nothing(client, root):
     assert not (root / "anonlab-output").exists() or not any((root / "anonlab-output").iterdir())
 
 
+def test_the_form_drops_the_other_columns_and_a_job_file_must_declare_them(client):
+    """A job from the form releases its quasi-identifiers and sensitive attributes only (the
+    page says so); a job file that would release an identifying column undeclared is refused
+    on the form, with the figures."""
+    where = open_adult(client)
+    assert "The other columns are dropped from the release" in client.get(f"{where}/job").text
+    form = {"qi": ["age", "sex"], "sensitive": ["income"], "k": "2", "suppression": "0"}
+    r = client.post(f"{where}/job", data=form, follow_redirects=False)
+    assert r.status_code == 303, errors(r.text)
+    page = wait(client, r.headers["location"])
+    assert 'data-status="done"' in page, errors(page)
+    release = client.get(r.headers["location"] + "/files/release").text
+    assert release.splitlines()[0] == "age,sex,income"
+    assert "identifiers:" in client.get(r.headers["location"] + "/files/job").text
+    text = "quasi_identifiers: {age: {}, sex: {}}\nmodels: [{k_anonymity: {k: 2}}]"
+    r = client.post(f"{where}/job", data={"yaml": text}, follow_redirects=False)
+    assert r.status_code == 400
+    assert errors(r.text)[0].startswith("error: 3 undeclared columns would be released")
+    assert "'fnlwgt': 47.9 % of the 30,162 records (14,439) are unique" in errors(r.text)[0]
+
+
 def test_a_job_written_in_the_page_runs_with_its_hierarchy_files_in_the_served_folder(
     client, root, monkeypatch, tmp_path_factory
 ):
@@ -208,7 +230,11 @@ def test_a_job_written_in_the_page_runs_with_its_hierarchy_files_in_the_served_f
     (root / "hier").mkdir()
     (root / "hier" / "sex.csv").write_text("Male;*\nFemale;*\n")
     where = open_adult(client)
-    text = "quasi_identifiers: {age: {}, sex: {hierarchy: hier/sex.csv}}\nmodels: [{k_anonymity: {k: 5}}]"
+    text = (
+        "quasi_identifiers: {age: {}, sex: {hierarchy: hier/sex.csv}}\n"
+        "identifiers: [fnlwgt, education-num, capital-gain, hours-per-week]\n"
+        "models: [{k_anonymity: {k: 5}}]"
+    )
     r = client.post(f"{where}/job", data={"yaml": text}, follow_redirects=False)
     assert r.status_code == 303, errors(r.text)
     page = wait(client, r.headers["location"])

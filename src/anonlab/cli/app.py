@@ -609,6 +609,7 @@ def anonymize(
     The job file (README, section "Anonymize a table") has these top-level keys:
     quasi_identifiers (column: {hierarchy: FILE | mask | intervals | dates, min_level,
     max_level, weight, priority}), sensitive, identifiers (dropped from the release),
+    insensitive (released as they are, knowingly), identifying_threshold (default 0.01),
     models (- k_anonymity: {k: 5}, ...), suppression, metric, algorithm ({name: ...,
     params}: optimal, incognito or privacyfrost2 (full-domain generalization); progressive
     or top_down ((alpha,k) local recoding); wong_nh or murakami_uno (non-homogeneous
@@ -616,9 +617,14 @@ def anonymize(
     section)), output ({suppressed: remove | mask}), and the CSV options separator, header,
     quote, encoding, na_values, strip, names.
 
+    A column of the table that is none of these is released as it is: the job is refused,
+    with the figures, when such a column identifies people (unique on more than
+    identifying_threshold of the records, alone or with another column; dependent on a
+    quasi-identifier; or named like an identifier) until the job declares it.
+
     The output format follows the suffix: .csv, .csv.gz or .parquet (a CSV release is
-    written with the job's separator); with --engine spark an output ending with / is a new
-    folder of Parquet part files (a dataset, written in parallel). The result is re-checked by the privacy models before it is written
+    written with the job's separator); with --engine spark an output ending with / is a new folder of Parquet part files (a dataset, written in
+    parallel). The result is re-checked by the privacy models before it is written
     (atomically); the input, the job file and its hierarchy files are never overwritten.
     """
     with _errors():

@@ -557,6 +557,29 @@ class Engine:
         del column, values
         return None  # pragma: no cover - every registered engine answers it
 
+    def head(self, columns: Sequence[str], rows: int) -> EncodedTable:
+        """Return about ``rows`` records of ``columns`` in memory: the first ones the engine
+        reads (every record when the table has no more), encoded as the engine's questions
+        see them.
+
+        A screen for questions about the whole table: what fails on any of its records
+        cannot hold on all of them (the identifying-column check looks here first for the
+        dependencies it then counts over the whole table).
+
+        Parameters
+        ----------
+        columns : sequence of str
+            Columns that may be attributes (not lists, maps or structs).
+        rows : int
+            How many records (a weighted row of a frequency set counts as its records;
+            the last one taken may stand for a few more).
+
+        Returns
+        -------
+        EncodedTable
+        """
+        raise NotImplementedError(f"The {self.name} engine cannot return its first records.")
+
     def close(self) -> None:
         """Release what the engine holds (connections, temporary files); default: nothing."""
 

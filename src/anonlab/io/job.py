@@ -11,6 +11,9 @@ minimise and which algorithm to use::
       born: {dates: {levels: [month, year]}}
       income: {intervals: {widths: [1000, 10000]}}
     sensitive: [occupation]
+    identifiers: [name, fnlwgt]         # dropped from the release
+    insensitive: [hours-per-week]       # released as it is, knowingly
+    identifying_threshold: 0.01         # see below
     models:
       - k_anonymity: {k: 5}
       - recursive_cl_diversity: {attribute: occupation, c: 4, l: 3}
@@ -18,6 +21,14 @@ minimise and which algorithm to use::
     metric: {name: entropy, monotonic: false}
     algorithm: optimal                  # or {name: privacyfrost2, score: log, ...}
     personalized: {limit_column: pleak, default_limit: 0.25}   # per-record leakage limits
+
+Every other column of the table is released as it is. ``anonymize`` refuses a job that would
+release, undeclared, a column that identifies people (unique on more than
+``identifying_threshold`` of the records, alone or with another column; dependent on a
+quasi-identifier; or named like an identifier: see
+:func:`anonlab.diagnosis.risk.identifying_columns`) until it is declared: under
+``identifiers`` (dropped), as a quasi-identifier (generalized) or under ``insensitive``
+(released as it is, knowingly).
 
 Paths are relative to the job file. A job given from Python as a mapping may also name a
 :class:`~anonlab.data.hierarchy.Hierarchy` already in memory (``{"hierarchy": h}``): it is used
@@ -59,6 +70,7 @@ _TOP_KEYS = {
     "output",
     "identifiers",
     "insensitive",
+    "identifying_threshold",
     "personalized",
 }
 _OUTPUT_KEYS = ("suppressed",)
@@ -127,13 +139,20 @@ class PersonalizedSpec:
 
 @dataclass
 class JobSpec:
-    """A parsed job file (see the module docstring)."""
+    """A parsed job file (see the module docstring).
+
+    ``insensitive`` are the columns released as they are knowingly; ``identifying_threshold``
+    the share of the records an undeclared column (or pair) may make unique (None: the
+    default of :func:`anonlab.diagnosis.risk.identifying_columns`).
+    """
 
     quasi_identifiers: list[QuasiIdentifierSpec]
     models: list[tuple[str, dict[str, Any]]]
     csv: CsvOptions = field(default_factory=CsvOptions)
     sensitive: list[str] = field(default_factory=list)
     identifiers: list[str] = field(default_factory=list)
+    insensitive: list[str] = field(default_factory=list)
+    identifying_threshold: float | None = None
     suppression: float = 0.0
     metric: tuple[str, dict[str, Any]] = ("loss", {})
     algorithm: str = "optimal"
@@ -255,12 +274,20 @@ def parse_job(data: Any, *, base_dir: Path | None = None, source: str | None = N
             f"'output.suppressed' must be 'remove' or 'mask'. Got {suppressed!r}{where}."
         )
     algorithm, algorithm_params = _parse_algorithm(data, where)
+    identifiers = _names(data.get("identifiers", []), "identifiers", where)
+    personalized = _parse_personalized(data.get("personalized"), where)
+    insensitive = _parse_insensitive(data, qis, sensitive, identifiers, personalized, where)
+    threshold = data.get("identifying_threshold")
+    if threshold is not None:
+        threshold = check_fraction(threshold, "identifying_threshold")
     return JobSpec(
         quasi_identifiers=qis,
         models=models,
         csv=csv,
         sensitive=sensitive,
-        identifiers=_names(data.get("identifiers", []), "identifiers", where),
+        identifiers=identifiers,
+        insensitive=insensitive,
+        identifying_threshold=threshold,
         suppression=suppression,
         metric=metric,
         algorithm=algorithm,
@@ -268,8 +295,35 @@ def parse_job(data: Any, *, base_dir: Path | None = None, source: str | None = N
         output=dict(output),
         base_dir=base,
         source=source,
-        personalized=_parse_personalized(data.get("personalized"), where),
+        personalized=personalized,
     )
+
+
+def _parse_insensitive(
+    data: dict[str, Any],
+    qis: list[QuasiIdentifierSpec],
+    sensitive: list[str],
+    identifiers: list[str],
+    personalized: PersonalizedSpec | None,
+    where: str,
+) -> list[str]:
+    """``insensitive: [column, ...]``: columns released as they are, knowingly; a column
+    has one role."""
+    insensitive = _names(data.get("insensitive", []), "insensitive", where)
+    roles = (
+        ("a quasi-identifier", [q.name for q in qis]),
+        ("a sensitive attribute", sensitive),
+        ("an identifier", identifiers),
+        ("the limit column of 'personalized'", [personalized.limit_column] if personalized else []),
+    )
+    for column in insensitive:
+        for role, names in roles:
+            if column in names:
+                raise InputError(
+                    f"Column {column!r} is declared insensitive (released as it is) and is "
+                    f"also {role}{where}; a column has one role."
+                )
+    return insensitive
 
 
 def _parse_personalized(raw: Any, where: str) -> PersonalizedSpec | None:

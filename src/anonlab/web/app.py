@@ -581,12 +581,17 @@ def _job(ws: Workspace, ds: Dataset, values: dict[str, Any]) -> tuple[Any, str, 
         models += [{"distinct_l_diversity": {"attribute": s, "l": l_div}} for s in sensitive]
     suppression = _number(values["suppression"], "the suppression limit", float)
 
+    # the other columns are dropped: anonymize refuses to release, undeclared, a column that
+    # identifies people, and the form has no other role for them (a job file has)
+    others = [c for c in [*ds.table.names, *ds.table.nested] if c not in {*qis, *sensitive}]
+
     def job(hierarchy: Callable[[str], Any]) -> dict[str, Any]:
         return {
             "quasi_identifiers": {
                 q: {"hierarchy": hierarchy(q)} if q in ds.hierarchies else {} for q in qis
             },
             "sensitive": sensitive,
+            "identifiers": others,
             "models": models,
             "suppression": 0.0 if suppression is None else suppression,
             "metric": values["metric"] or "loss",

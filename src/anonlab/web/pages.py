@@ -207,7 +207,9 @@ def job_form_page(
   <fieldset><legend>Quasi-identifiers</legend>{_checkboxes("qi", columns, qis)}
   <p class="note">Hierarchies: {escape(hier)}.</p></fieldset>
   <fieldset><legend>Sensitive attributes</legend>
-  {_checkboxes("sensitive", ds.table.names, sensitive)}</fieldset>
+  {_checkboxes("sensitive", ds.table.names, sensitive)}
+  <p class="note">The other columns are dropped from the release; a job file (below) can
+  release them (<code>insensitive: [column]</code>) where none identifies people.</p></fieldset>
   <fieldset><legend>Privacy models</legend>
     <label>k-anonymity, k = <input type="number" name="k" min="1" value="{escape(v.get("k", "5"))}">
     </label>

@@ -609,6 +609,19 @@ class DuckDBEngine(Engine):
         row = self._run(f"SELECT {parts} FROM {source}").fetchall()[0]
         return {c: int(v) for c, v in zip(cols, row)}
 
+    def head(self, columns: Sequence[str], rows: int) -> EncodedTable:
+        """Return ``rows`` records of ``columns`` (the first ones DuckDB reads, as
+        :meth:`distinct_counts` with ``rows`` counts among); see :meth:`Engine.head`."""
+        cols = list(dict.fromkeys(columns))
+        self.validate(cols, None)
+        names = ", ".join(f"{_q(c)} AS f{j}" for j, c in enumerate(cols)) or "1 AS one"
+        try:
+            res = self.con.sql(f"SELECT {names} FROM src LIMIT {int(rows)}").to_arrow_table()
+        except self._duckdb.Error as exc:
+            raise DataFormatError(f"Cannot read {self._label()}: {_summary(exc)}") from None
+        encoded = [encode_text(c, res.column(f"f{j}")) for j, c in enumerate(cols)]
+        return EncodedTable(tuple(encoded), source=self.source_name)
+
     def frequency_set(self, columns: Sequence[str]) -> EncodedTable:
         """Return the distinct combinations of ``columns`` with their counts (one
         ``GROUP BY``); see :meth:`Engine.frequency_set`."""

@@ -144,6 +144,17 @@ class NumpyEngine(Engine):
         value = col.categories[col.codes[rows[0]]]
         return int(rows[0]), None if value is None else str(value)
 
+    def head(self, columns: Sequence[str], rows: int) -> EncodedTable:
+        """Return the table's first ``rows`` records of ``columns`` (see :meth:`Engine.head`)."""
+        cols = list(columns)
+        self.validate(cols, None)
+        table = self.table.select(cols)
+        if rows >= self.n_rows:
+            return table
+        w = self.table.weights
+        end = int(rows) if w is None else int(np.searchsorted(np.cumsum(w), rows)) + 1
+        return table.take(np.arange(end))
+
     # ------------------------------------------------------------ generalized codes
     def generalized(
         self, column: str, level: int

@@ -1171,6 +1171,20 @@ class SparkEngine(Engine):
         found = dict(zip(counts.column("j").to_pylist(), counts.column("n").to_pylist()))
         return {c: int(found[j]) for j, c in enumerate(cols)}
 
+    def head(self, columns: Sequence[str], rows: int) -> EncodedTable:
+        """Return ``rows`` records of ``columns`` (Spark's ``limit``, as
+        :meth:`distinct_counts` with ``rows`` counts among); see :meth:`Engine.head`."""
+        F = self._F
+        cols = list(dict.fromkeys(columns))
+        self.validate(cols, None)
+        res = self._collect(
+            self._data.select(
+                *[F.col(self._internal[c]).alias(f"f{j}") for j, c in enumerate(cols)]
+            ).limit(int(rows))
+        )
+        encoded = [encode_text(c, res.column(f"f{j}")) for j, c in enumerate(cols)]
+        return EncodedTable(tuple(encoded), source=self._source_path)
+
     def frequency_set(self, columns: Sequence[str]) -> EncodedTable:
         """Return the distinct combinations of ``columns`` with their counts (one
         ``groupBy``); see :meth:`Engine.frequency_set`."""
