@@ -1487,6 +1487,9 @@ def _check_release(problem: Problem, spec: JobSpec, release: Any) -> CheckReport
     if table is not problem.table:
         problem = dataclasses.replace(problem, table=table)
     check_release_columns(problem, released)
+    # the release itself, by the rule anonymize applies (its values may not be the data's:
+    # the audit blames such cells), and its columns' dependencies on the quasi-identifiers'
+    # original values, which only the data shows
     declared = {
         *problem.quasi_identifiers,
         *spec.sensitive,
@@ -1494,7 +1497,18 @@ def _check_release(problem: Problem, spec: JobSpec, release: Any) -> CheckReport
         *problem.sensitive,
         *problem.table.schema.limits,
     }
-    found = identifying_columns(get_engine("numpy", released), sorted(declared))
+    threshold = spec.identifying_threshold
+    found = dict(
+        identifying_columns(
+            get_engine("numpy", released),
+            sorted(declared),
+            threshold=IDENTIFYING_THRESHOLD if threshold is None else threshold,
+            insensitive=spec.insensitive,
+        )
+    )
+    for column, reason in _identifying(problem, spec):
+        if column in released.names:
+            found.setdefault(column, reason)
     params = spec.algorithm_params
     audit = audit_release(
         problem,
@@ -1502,7 +1516,7 @@ def _check_release(problem: Problem, spec: JobSpec, release: Any) -> CheckReport
         graph=graph,
         mask_suppressed=spec.output.get("suppressed", "remove") == "mask",
         removed=algorithm.removed_rows(problem),
-        identifying=found,
+        identifying=list(found.items()),
         pseudo=tuple(params.get("pseudo_qids") or ()),
         plain=_plain,
     )
