@@ -366,3 +366,22 @@ def test_the_personalized_algorithm_meets_a_limit_exactly():
     )
     assert res.checks["personalized_leakage"]
     assert res.search.highest_pleak <= float(decimal_fraction(0.333333333))
+
+
+def test_classes_merged_across_blocks_are_generalized_again_or_refused():
+    """Out of core, groups of two blocks released with the same labels are one class: the
+    algorithm runs SA_Generalization on it again (as in memory); a class no raise can fix
+    is refused in one line."""
+    from anonlab.algorithms.personalized import Personalized
+
+    model = PersonalizedLeakage("disease", DISEASE).bind(column=None, default=0.4)
+    original = EncodedTable.from_columns({"d": ["flu", "flu", "cold", "hiv"]})["d"]
+    algorithm = Personalized()
+    one = np.zeros(4, dtype=np.int64)
+    assert not model.judge_records(one, original, original, np.full(4, 0.4)).ok.all()
+    again = algorithm.rejoin_classes(None, model, one, original, np.full(4, 0.4), np.arange(4))
+    assert model.judge_records(one, original, again, np.full(4, 0.4)).ok.all()
+    assert list(again.labels()) == ["flu", "respiratory", "cold", "hiv"]  # one flu raised
+    with pytest.raises(InputError, match=r"1 classes whose labels occur in several blocks") as e:
+        algorithm.rejoin_classes(None, model, one, original, np.full(4, 0.2), np.arange(4))
+    assert "--block-rows" in str(e.value) and "\n" not in str(e.value)
