@@ -279,3 +279,40 @@ def test_limits_of_one_over_n_are_always_met():
     res = anonymize(table, qi_job(None))
     pleak, _ = released_pleak(res, table)
     assert (pleak <= 1 / N_LEAVES).all()  # 1/7 exactly (correctly rounded)
+
+
+@SETTINGS
+@given(
+    data=st.data(),
+    terms=st.integers(1, 4),
+    big=st.booleans(),
+)
+def test_record_fractions_are_exact(data, terms, big):
+    """Values correctly rounded and compared with bounds read as written, exactly: with
+    small leaves (whole numbers below 2^53) and with leaves whose common multiple is not
+    (Python ints)."""
+    from anonlab.models.per_record import RecordFractions, decimal_fraction
+
+    top = 10**7 if big else 9
+    branches = data.draw(
+        st.lists(st.lists(st.integers(1, top), min_size=terms, max_size=terms), min_size=1,
+                 max_size=4)
+    )  # fmt: skip
+    n = data.draw(st.integers(1, 12))
+    branch = np.array(data.draw(st.lists(st.integers(0, len(branches) - 1), min_size=n,
+                                         max_size=n)))  # fmt: skip
+    sizes = np.array(data.draw(st.lists(st.integers(1, 40), min_size=n, max_size=n)))
+    counts = np.array(
+        [data.draw(st.lists(st.integers(0, int(s)), min_size=terms, max_size=terms)) for s in sizes]
+    )
+    fr = RecordFractions(counts, np.array(branches), branch, sizes)
+    want = [
+        sum(Fraction(int(c), int(b)) for c, b in zip(counts[i], branches[branch[i]]))
+        / int(sizes[i])
+        for i in range(n)
+    ]
+    assert fr.values().tolist() == [float(w) for w in want]
+    bounds = np.array(
+        [data.draw(st.sampled_from([float(w), 0.333333333, 0.25, 0.1, 1 / 3, 1.0])) for w in want]
+    )
+    assert fr.within(bounds).tolist() == [w <= decimal_fraction(b) for w, b in zip(want, bounds)]

@@ -90,24 +90,28 @@ def _simplest_between(low: Fraction, high: Fraction) -> Fraction:
 
 @dataclass(frozen=True)
 class RecordFractions:
-    """Per-record values held exactly: ``(sum_j counts[:, j] / leaves[:, j]) / sizes``.
+    """Per-record values held exactly: ``(sum_j counts[:, j] / leaves[branch, j]) / sizes``.
 
     Pleak (paper 004, Definition 8) is such a value: per level of the sensitive tree, the
     records of the class whose released value covers the record's own value (``counts``),
-    each adding ``1 / Nleaf`` (``leaves``), over the class's size.
+    each adding ``1 / Nleaf`` of the node of the record's branch at that level (a row of
+    ``leaves``: one per value of the attribute), over the class's size.
 
     Attributes
     ----------
     counts : ndarray of int64, shape (records, terms)
-    leaves : ndarray of int64, shape (records, terms)
+    leaves : ndarray of int64, shape (branches, terms)
         Positive.
+    branch : ndarray of int64, shape (records,)
+        The row of ``leaves`` of each record.
     sizes : ndarray of int64, shape (records,)
         Positive.
 
     Examples
     --------
     >>> import numpy as np
-    >>> third = RecordFractions(np.array([[1, 0]]), np.array([[1, 2]]), np.array([3]))
+    >>> third = RecordFractions(np.array([[1, 0]]), np.array([[1, 2]]), np.array([0]),
+    ...                         np.array([3]))
     >>> bool(third.values()[0] == 1 / 3), bool(third.within(np.array([0.333333333]))[0])
     (True, False)
     >>> bool(third.within(np.array([1 / 3]))[0])  # a third, met exactly
@@ -116,18 +120,24 @@ class RecordFractions:
 
     counts: npt.NDArray[np.int64]
     leaves: npt.NDArray[np.int64]
+    branch: npt.NDArray[np.int64]
     sizes: npt.NDArray[np.int64]
 
     @classmethod
     def shares(cls, counts: npt.ArrayLike, sizes: npt.ArrayLike) -> RecordFractions:
         """``counts / sizes`` (one term of one leaf)."""
         c = np.asarray(counts, dtype=np.int64).reshape(-1, 1)
-        return cls(c, np.ones_like(c), np.asarray(sizes, dtype=np.int64).reshape(-1))
+        one = np.ones((1, 1), dtype=np.int64)
+        return cls(c, one, np.zeros(c.shape[0], np.int64), np.asarray(sizes, np.int64).reshape(-1))
 
     @property
     def n(self) -> int:
         """Records."""
         return int(self.sizes.size)
+
+    def _commons(self) -> list[int]:
+        """Per branch, the least common multiple of its leaves (a loop over the branches)."""
+        return [math.lcm(*row) if row else 1 for row in self.leaves.tolist()]
 
     def exact(
         self, rows: npt.NDArray[np.integer] | None = None
@@ -135,61 +145,91 @@ class RecordFractions:
         """Numerators and denominators of ``rows`` (every record by default) as Python ints
         (object arrays: no overflow)."""
         pick = slice(None) if rows is None else np.asarray(rows)
+        commons = np.array(self._commons(), dtype=object)
+        factors = np.empty(self.leaves.shape, dtype=object)
+        for j in range(self.leaves.shape[1]):
+            factors[:, j] = commons // self.leaves[:, j].astype(object)
+        branch = self.branch[pick]
         counts = self.counts[pick].astype(object)
-        leaves = self.leaves[pick].astype(object)
-        common = np.ones(counts.shape[0], dtype=object)
+        num = np.zeros(branch.size, dtype=object)
         for j in range(counts.shape[1]):
-            common = np.lcm(common, leaves[:, j])
-        num = np.zeros(counts.shape[0], dtype=object)
-        for j in range(counts.shape[1]):
-            num = num + counts[:, j] * (common // leaves[:, j])
-        return num, common * self.sizes[pick].astype(object)
+            num = num + counts[:, j] * factors[branch, j]
+        return num, commons[branch] * self.sizes[pick].astype(object)
+
+    def _small(self) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+        """Which records have a numerator and a denominator below 2^53, and those (int64;
+        0 elsewhere)."""
+        commons = self._commons()
+        fits = np.array([c < _EXACT for c in commons], dtype=bool)
+        common = np.array([c if f else 0 for c, f in zip(commons, fits)], dtype=np.int64)
+        factors = common[:, None] // self.leaves
+        top = np.maximum(self.sizes, self.counts.sum(axis=1)).astype(np.float64)
+        small = fits[self.branch] & (common[self.branch].astype(np.float64) * top < _EXACT)
+        num = np.where(small, (self.counts * factors[self.branch]).sum(axis=1), 0)
+        den = np.where(small, common[self.branch] * self.sizes, 0)
+        return small, num.astype(np.int64), den.astype(np.int64)
 
     def values(self) -> npt.NDArray[np.float64]:
         """Each value correctly rounded to a float (equal fractions give equal floats, and a
         fraction equal to a float's decimal gives that float)."""
+        return self._values(*self._small())
+
+    def _values(
+        self, small: npt.NDArray[np.bool_], num: npt.NDArray[np.int64], den: npt.NDArray[np.int64]
+    ) -> npt.NDArray[np.float64]:
         out = np.empty(self.n, dtype=np.float64)
         if self.n == 0:
             return out
-        top = np.maximum(self.sizes, self.counts.sum(axis=1)).astype(np.float64)
-        bound = np.prod(self.leaves.astype(np.float64), axis=1) * top
-        small = np.flatnonzero(bound < _EXACT)  # whole numbers exact, quotient rounded once
-        if small.size:
-            leaves = self.leaves[small]
-            common = np.lcm.reduce(leaves, axis=1) if leaves.shape[1] else np.ones(small.size)
-            common = np.asarray(common, dtype=np.int64)
-            num = (self.counts[small] * (common[:, None] // leaves)).sum(axis=1)
-            out[small] = num.astype(np.float64) / (common * self.sizes[small]).astype(np.float64)
-        large = np.flatnonzero(bound >= _EXACT)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[:] = num.astype(np.float64) / den.astype(np.float64)  # exact operands
+        large = np.flatnonzero(~small)
         if large.size:  # Python ints: int / int is correctly rounded
-            num, den = self.exact(large)
-            out[large] = (num / den).astype(np.float64)
+            big_num, big_den = self.exact(large)
+            out[large] = (big_num / big_den).astype(np.float64)
         return out
 
-    def within(
-        self, bounds: npt.ArrayLike, values: npt.NDArray[np.float64] | None = None
-    ) -> npt.NDArray[np.bool_]:
-        """Per record, whether its value is at most its bound read as a decimal
+    def within(self, bounds: npt.ArrayLike) -> npt.NDArray[np.bool_]:
+        """Per record, whether its value is at most its bound read as written
         (:func:`decimal_fraction`), exactly.
 
         The floats decide where they differ (rounding keeps the order); where a value's
-        float equals its bound's, the fractions are compared as whole numbers. A NaN bound
-        holds nothing. ``values``: :meth:`values`, if already computed.
+        float equals its bound's, the fractions are compared as whole numbers (once per
+        distinct numerator, denominator and bound). A NaN bound holds nothing.
         """
+        return self.judge(bounds)[1]
+
+    def judge(self, bounds: npt.ArrayLike) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_]]:
+        """:meth:`values` and :meth:`within` at once."""
         limit = np.broadcast_to(np.asarray(bounds, dtype=np.float64), (self.n,))
-        value = self.values() if values is None else values
+        small, num, den = self._small()
+        value = self._values(small, num, den)
         ok: npt.NDArray[np.bool_] = value < limit
         tie = np.flatnonzero(value == limit)
-        if tie.size:
-            num, den = self.exact(tie)
-            p = np.empty(tie.size, dtype=object)
-            q = np.empty(tie.size, dtype=object)
-            for v in np.unique(limit[tie]).tolist():  # the distinct bounds, not the records
-                at = limit[tie] == v
+        if tie.size == 0:
+            return value, ok
+        some = tie[small[tie]]
+        if some.size:  # once per distinct (numerator, denominator, bound): a loop over few
+            keys = np.stack([num[some], den[some], np.arange(some.size)], axis=1)
+            keys[:, 2] = np.unique(limit[some], return_inverse=True)[1].reshape(-1)
+            uniq, first, inverse = np.unique(keys, axis=0, return_index=True, return_inverse=True)
+            bound = limit[some][first]
+            verdict = np.array(
+                [Fraction(int(a), int(b)) <= decimal_fraction(v)
+                 for (a, b, _), v in zip(uniq.tolist(), bound.tolist())],
+                dtype=bool,
+            )  # fmt: skip
+            ok[some] = verdict[inverse.reshape(-1)]
+        rest = tie[~small[tie]]
+        if rest.size:
+            big_num, big_den = self.exact(rest)
+            p = np.empty(rest.size, dtype=object)
+            q = np.empty(rest.size, dtype=object)
+            for v in np.unique(limit[rest]).tolist():  # the distinct bounds
+                at = limit[rest] == v
                 f = decimal_fraction(v)
                 p[at], q[at] = f.numerator, f.denominator
-            ok[tie] = (num * q <= p * den).astype(bool)
-        return ok
+            ok[rest] = (big_num * q <= p * big_den).astype(bool)
+        return value, ok
 
 
 @dataclass(frozen=True)
@@ -321,9 +361,7 @@ class RecordModel(PrivacyModel):
         """
         classes = np.asarray(row_class, dtype=np.int64)
         bounds = np.asarray(parameters, dtype=np.float64)
-        fractions = self.record_fractions(classes, original, released)
-        values = fractions.values()
-        ok = fractions.within(bounds, values)
+        values, ok = self.record_fractions(classes, original, released).judge(bounds)
         n_classes = int(classes.max()) + 1 if classes.size else 0
         failing = np.bincount(classes, weights=(~ok).astype(np.float64), minlength=n_classes)
         return RecordVerdict(values, bounds, ok, failing == 0)

@@ -233,12 +233,15 @@ def leakage_fractions(
     lv = np.asarray(levels, dtype=np.int64)
     height = tree.height
     counts = np.zeros((g.size, height + 1), dtype=np.int64)
-    leaves = np.ones((g.size, height + 1), dtype=np.int64)
+    # per value of the column, the leaves under the node of its branch at each level
+    leaves = np.stack(
+        [np.rint(tree.leaves[level][tree.ancestors[level]]) for level in range(height + 1)],
+        axis=1,
+    ).astype(np.int64)
     if g.size == 0:
-        return RecordFractions(counts, leaves, np.zeros(0, dtype=np.int64))
+        return RecordFractions(counts, leaves, c, np.zeros(0, dtype=np.int64))
     for level in range(height + 1):
         node = tree.ancestors[level, c]
-        leaves[:, level] = np.rint(tree.leaves[level][node]).astype(np.int64)
         at = lv == level
         if not at.any():
             continue
@@ -247,7 +250,7 @@ def leakage_fractions(
         wanted = g * width + node
         pos = np.minimum(np.searchsorted(keys, wanted), keys.size - 1)
         counts[:, level] = np.where(keys[pos] == wanted, mass[pos], 0)
-    return RecordFractions(counts, leaves, np.bincount(g)[g].astype(np.int64))
+    return RecordFractions(counts, leaves, c, np.bincount(g)[g].astype(np.int64))
 
 
 def privacy_leakage(

@@ -205,8 +205,12 @@ class _Cells:
     def pleak(self, cells: IntArray, counts: IntArray) -> RecordFractions:
         """Pleak (Definition 8) of the records of ``cells`` with ``counts`` records on their
         branch per level, exactly: ``sum_l counts[l] / Nleaf(l)`` over the class's size."""
-        leaves = np.rint(self.leaves[:, self.value[cells]].T).astype(np.int64)
-        return RecordFractions(counts, leaves, self.size[self.cls[cells]].astype(np.int64))
+        return RecordFractions(
+            counts,
+            np.rint(self.leaves.T).astype(np.int64),  # per value: its branch's leaves
+            self.value[cells],
+            self.size[self.cls[cells]].astype(np.int64),
+        )
 
     def over(self, cells: IntArray, counts: IntArray) -> BoolArray:
         """Whether the records of ``cells`` with ``counts`` on their branch are over their
