@@ -265,23 +265,22 @@ class _Cells:
         with np.errstate(divide="ignore", invalid="ignore"):
             want = np.where(drop > 0, np.ceil((mass - bound) / drop), available)
         count = np.clip(want, 1, available).astype(np.int64)
-        # the float estimate corrected exactly: the fewest that bring the target within
-        cut = drop > 0
-        for step in (-1, 1):
-            trial = np.clip(count + step, 1, available)
+        rows = np.arange(target.size)
+
+        def fits(raised: IntArray) -> BoolArray:
+            """Whether each target is within its limit once ``raised`` records moved up."""
             moved = branch.copy()
-            rows = np.arange(target.size)
-            moved[rows, level] -= trial
-            moved[rows, level + 1] += trial
-            fits = ~self.over(target, moved)
-            if step < 0:  # one fewer when that is already enough
-                count = np.where(cut & (trial < count) & fits, trial, count)
-            else:  # one more when the estimate falls short by one
-                now = branch.copy()
-                now[rows, level] -= count
-                now[rows, level + 1] += count
-                short = self.over(target, now)
-                count = np.where(cut & short & (trial > count) & fits, trial, count)
+            moved[rows, level] -= raised
+            moved[rows, level + 1] += raised
+            return ~self.over(target, moved)
+
+        # the float estimate corrected exactly: one fewer when that is already enough, one
+        # more when it falls short by one
+        cut = drop > 0
+        fewer = np.maximum(count - 1, 1)
+        count = np.where(cut & (fewer < count) & fits(fewer), fewer, count)
+        more = np.minimum(count + 1, available)
+        count = np.where(cut & (more > count) & ~fits(count) & fits(more), more, count)
         # the cells of each target's class on the same node at that level
         lv_of_class = np.full(self.size.size, -1, dtype=np.int64)
         lv_of_class[klass] = level
