@@ -299,6 +299,8 @@ class MurakamiUno(Anonymizer):
             )
         model = _model(problem, self.name, self.generalization, self.pseudo_qids)
         n = problem.n_rows
+        # a chunk: about CHUNK records (whole rings, or an even cut of a block); rings of a
+        # large k make larger ones, phase 2 runs on those up to MAX_CHUNK records
         chunk = min(n, MAX_CHUNK) if k * 2 > CHUNK else min(n, CHUNK + CHUNK // 2)
         size = CoverSize(
             n,
