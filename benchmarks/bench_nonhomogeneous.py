@@ -14,6 +14,13 @@ paper's own first phase, k - 1 minimum-weight perfect matchings) in the same pro
 * ``random``: 10 quasi-identifiers drawn from a normal distribution (sd 1.0 and 1.5, rounded
   to integers, numpy seed 2017), 100k rows (Tables 13-14) and 1 million rows (Tables 15-16).
   Tables 17-18 (10 million rows) are printed for reference only.
+* ``cup``: the paper's own first phase (``initial: matchings``) with hierarchy generalization
+  on the first 2,000, 4,000 and 8,000 rows of ARX's cup (``arx/cup.csv``, its 8 columns and
+  hierarchies, k = 5, one process), each run in a child process stopped after ``--timeout``
+  seconds (issue 51: scipy's LAPJVsp did not finish on fractional weights, and reading the
+  labels of cup's 100,000-leaf ZIP hierarchy took a minute). ``--baseline-src DIR`` times
+  another version's ``src`` folder in the same run (``git archive <commit> src | tar -x -C
+  DIR``).
 
 The GCP is the paper's Definition 2 (the share of hidden cells; ``generalization:
 concealing``), measured by the verification on the released labels. Times are the whole
@@ -23,6 +30,8 @@ anonymity graph, identical records contracted, the largest k by max-flow) is tim
 
     /work/main/.venv/bin/python benchmarks/bench_nonhomogeneous.py [--only census,sal,random]
         [--ks 3,4,5,6,7,8,9,10] [--matchings]
+    /work/main/.venv/bin/python benchmarks/bench_nonhomogeneous.py --only cup
+        [--cup-rows 2000,4000,8000] [--timeout 300] [--baseline-src DIR]
 
 Writes benchmarks/results/nonhomogeneous_<parts>.json (``nonhomogeneous_census.json``, ...).
 """
@@ -30,6 +39,9 @@ Writes benchmarks/results/nonhomogeneous_<parts>.json (``nonhomogeneous_census.j
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -328,6 +340,110 @@ def suite(
     return rows
 
 
+CUP_COLUMNS = ("ZIP", "AGE", "GENDER", "INCOME", "STATE", "RAMNTALL", "NGIFTALL", "MINRAMNT")
+
+
+def cup_child(rows: int, k: int) -> None:
+    """One timed ``murakami_uno`` run (matchings, hierarchy cells) on cup's first ``rows``
+    rows; prints its figures as JSON (the anonlab imported is the one on PYTHONPATH)."""
+    import anonlab
+
+    folder = common.shared_file("datasets", "arx", "cup.csv").parent
+    table = read_table(folder / "cup.csv", csv_options=CsvOptions(separator=";"))
+    table = EncodedTable.from_columns({c: table.column(c).labels()[:rows] for c in CUP_COLUMNS})
+    spec = {
+        "quasi_identifiers": {
+            c: {"hierarchy": str(folder / f"cup_hierarchy_{c}.csv")} for c in CUP_COLUMNS
+        },
+        "models": [{"k_anonymity": {"k": k}}],
+        "metric": "gcp",
+        "algorithm": {
+            "name": "murakami_uno",
+            "initial": "matchings",
+            "generalization": "hierarchy",
+            "n_jobs": 1,
+        },
+    }
+    start = time.perf_counter()
+    result = anonymize(table, spec)
+    seconds = time.perf_counter() - start
+    search = result.search.to_dict()
+    doc = {
+        "anonlab": str(Path(anonlab.__file__).parent),
+        "rows": rows,
+        "k": k,
+        "seconds": seconds,
+        "search_s": search["elapsed_s"],
+        "phase1_s": search["phase1_s"],
+        "phase2_s": search["phase2_s"],
+        "verify_and_measure_s": seconds - search["elapsed_s"],
+        "gcp": result.loss,
+        "fallback_chunks": search["fallback_chunks"],
+        "candidate_edges": search["candidate_edges"],
+        "peak_rss_mib": common.peak_rss_mib(),
+    }
+    print(json.dumps(doc))
+
+
+def cup_run(src: Path, rows: int, k: int, timeout: float) -> dict[str, Any]:
+    """:func:`cup_child` in a child process importing anonlab from ``src``, stopped after
+    ``timeout`` seconds."""
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    cmd = [sys.executable, __file__, "--cup-child", str(rows), "--cup-k", str(k)]
+    start = time.perf_counter()
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"rows": rows, "k": k, "timed_out": True, "seconds": None, "timeout_s": timeout}
+    if p.returncode != 0:
+        common.die(f"child failed ({p.returncode}): {' '.join(cmd)}\n{p.stderr}")
+    doc: dict[str, Any] = json.loads(p.stdout.strip().splitlines()[-1])
+    doc["timed_out"] = False
+    doc["process_wall_s"] = time.perf_counter() - start
+    return doc
+
+
+def cup_suite(
+    sizes: tuple[int, ...], k: int, timeout: float, baseline: Path | None
+) -> dict[str, Any]:
+    """The ``cup`` part: this version (and the baseline's ``src``) at each size."""
+    versions = {"this": common.PROJECT / "src"}
+    if baseline is not None:
+        versions = {"baseline": baseline, **versions}
+    out: dict[str, Any] = {
+        "data": "first rows of arx/cup.csv, its 8 columns and hierarchies",
+        "algorithm": "murakami_uno, initial: matchings, generalization: hierarchy, n_jobs 1",
+        "timeout_s": timeout,
+        "sources": {name: str(path) for name, path in versions.items()},
+    }
+    table_rows = []
+    for name, src in versions.items():
+        runs = []
+        for rows in sizes:
+            doc = cup_run(src, rows, k, timeout)
+            runs.append(doc)
+            shown = f"> {timeout:.0f}" if doc["timed_out"] else f"{doc['seconds']:.2f}"
+            print(f"  cup {name} {rows:,} rows: {shown} s", flush=True)
+            table_rows.append(
+                [
+                    name,
+                    rows,
+                    shown,
+                    "-" if doc["timed_out"] else f"{doc['phase1_s']:.2f}",
+                    "-" if doc["timed_out"] else f"{doc['verify_and_measure_s']:.2f}",
+                    "-" if doc["timed_out"] else f"{doc['gcp']:.4f}",
+                    "-" if doc["timed_out"] else doc["fallback_chunks"],
+                ]
+            )
+        out[name] = runs
+    print_table(
+        ["version", "rows", "s", "phase 1 s", "verify s", "GCP", "fallback chunks"],
+        table_rows,
+        title=f"cup, murakami_uno with matchings and hierarchy cells, k = {k}",
+    )
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -337,7 +453,15 @@ def main() -> None:
     ap.add_argument("--sal-ks", default=None, help="values of k of the sal part (default --ks)")
     ap.add_argument("--million-ks", default=None, help="values of k at 1 million random rows")
     ap.add_argument("--matchings", action="store_true", help="also the paper's first phase")
+    ap.add_argument("--cup-rows", default="2000,4000,8000", help="rows of the cup part")
+    ap.add_argument("--cup-k", type=int, default=5, help="k of the cup part")
+    ap.add_argument("--timeout", type=float, default=300.0, help="seconds per cup run")
+    ap.add_argument("--baseline-src", type=Path, default=None, help="another version's src")
+    ap.add_argument("--cup-child", type=int, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.cup_child is not None:
+        cup_child(args.cup_child, args.cup_k)
+        return
     parts = [p.strip() for p in args.only.split(",") if p.strip()]
     ks = tuple(int(k) for k in args.ks.split(","))
     sal_ks = tuple(int(k) for k in args.sal_ks.split(",")) if args.sal_ks else ks
@@ -388,6 +512,9 @@ def main() -> None:
                 False,
                 False,
             )
+    if "cup" in parts:
+        sizes = tuple(int(r) for r in args.cup_rows.split(","))
+        results["cup"] = cup_suite(sizes, args.cup_k, args.timeout, args.baseline_src)
     name = "nonhomogeneous_" + "_".join(parts)
     path = common.write_results(name, results)
     print(f"\nwrote {path}")

@@ -83,6 +83,7 @@ from anonlab.release.audit import check_columns as check_release_columns
 from anonlab.release.partitioned import (
     DEFAULT_BLOCK_ROWS,
     BlockRelease,
+    HeldBlocks,
     Partitioned,
     PartitionStats,
     block_ready,
@@ -936,9 +937,13 @@ def _anonymize_partitioned(
     before its labels are staged; a block that cannot be anonymized on its own (fewer rows
     than k, a sensitive share above alpha: paper 002's Lemma 1) is anonymized with the next.
     Each block may suppress its share of the job's limit (``floor(suppression * rows)``),
-    so the total stays within it. The union is then written in the source's order and
-    re-checked (:func:`_write_partitioned`); :mod:`anonlab.release.partitioned` gives the
-    union argument and refuses the models it does not cover.
+    so the total stays within it. With a per-record model the verified blocks are held in
+    files until every block is done (:class:`~anonlab.release.partitioned.HeldBlocks`): the
+    classes whose labels occur in several blocks are judged merged, and the algorithm
+    releases again the values of those that fail, as in memory, before any block is staged.
+    The union is then written in the source's order and re-checked
+    (:func:`_write_partitioned`); :mod:`anonlab.release.partitioned` gives the union argument
+    and refuses the models it does not cover.
     """
     whole = build_problem(None, spec, engine=engine, per_partition=True)
     check_union(whole.models, algorithm.name)
@@ -967,15 +972,28 @@ def _anonymize_partitioned(
         order_by={q: whole.hierarchies[q] for q in order},
         block_rows=rows,
     )
-    with single_threaded_blas():
-        for out, joined in _solved_blocks(algorithm, _ready_blocks(stream, whole, spec)):
-            merged += joined
-            stage(progress, f"block {len(blocks) + 1} of about {total} done ({out.n_rows:,} rows)")
-            engine.stage_labels(out.rows, out.labels, out.keep)
-            out.forget_rows()  # staged: only the block's figures stay in memory
-            blocks.append(out)
-            if progress is not None:
-                progress(1, total)
+    per_record = any(isinstance(m, RecordModel) for m in whole.models)
+    with tempfile.TemporaryDirectory(prefix="anonlab-blocks-") as folder:
+        held = HeldBlocks(whole, Path(folder)) if per_record else None
+        with single_threaded_blas():
+            for out, joined, problem in _solved_blocks(
+                algorithm, _ready_blocks(stream, whole, spec)
+            ):
+                merged += joined
+                stage(
+                    progress, f"block {len(blocks) + 1} of about {total} done ({out.n_rows:,} rows)"
+                )
+                if held is None:
+                    engine.stage_labels(out.rows, out.labels, out.keep)
+                else:  # staged once the classes spanning blocks are known
+                    held.hold(out, problem)
+                out.forget_rows()  # only the block's figures stay in memory
+                blocks.append(out)
+                if progress is not None:
+                    progress(1, total)
+        if held is not None:
+            stage(progress, "judging the classes that span blocks, merged")
+            held.stage(engine, algorithm)
     if not blocks:  # pragma: no cover - build_problem refuses an empty table
         raise DataFormatError("The table is empty: it has no rows. Nothing was written.")
     release, spanning = _write_partitioned(
@@ -994,6 +1012,8 @@ def _anonymize_partitioned(
         largest_block=max(sizes),
         merged_blocks=merged,
         spanning_classes=spanning,
+        rejoined_classes=0 if held is None else held.rejoined_classes,
+        rejoined_records=0 if held is None else held.rejoined_records,
         per_block=[
             {
                 "rows": b.n_rows,
@@ -1036,8 +1056,9 @@ _Ready = tuple[npt.NDArray[np.int64], Problem, int]
 
 def _solved_blocks(
     algorithm: Anonymizer, ready: Iterator[_Ready]
-) -> Iterator[tuple[BlockRelease, int]]:
-    """Each ready block anonymized and verified, in order, with the blocks it joined.
+) -> Iterator[tuple[BlockRelease, int, Problem]]:
+    """Each ready block anonymized and verified, in order, with the blocks it joined and its
+    problem.
 
     One block at a time: in processes (2 cores, Adult resampled to 1 M rows, blocks of
     100,000) the blocks' work overlapped little with the sort and the write, and the gain
@@ -1045,7 +1066,7 @@ def _solved_blocks(
     -> 5.3 s personalized); ``murakami_uno`` already runs its chunks in processes.
     """
     for rows, problem, joined in ready:
-        yield _solve_block(algorithm, problem, rows), joined
+        yield _solve_block(algorithm, problem, rows), joined, problem
 
 
 def _ready_blocks(

@@ -12,6 +12,8 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
@@ -33,6 +35,7 @@ from anonlab.models.personalized import (
     SensitiveTree,
     correlate_degree,
     leakage_collection,
+    leakage_fractions,
     leakage_lower_bound,
     privacy_leakage,
 )
@@ -104,7 +107,10 @@ def test_pleak_equals_definition_8(rows):
         return any(TREE.generalize([value], lv)[0] == node for lv in range(TREE.height + 1))
 
     want = pleak_by_definition(list(col.labels()), group, labels, leaves_of.__getitem__, covers)
-    np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(got, [float(w) for w in want])  # correctly rounded
+    exact = leakage_fractions(tree, group, col.codes, levels)
+    num, den = exact.exact()
+    assert [Fraction(int(a), int(b)) for a, b in zip(num, den)] == want
     # Definitions 6 and 7 agree with it: Pleak is the sum of DCorrelate over LC, over b
     for row in range(len(rows)):
         lc = leakage_collection(tree, group, col.codes, levels, row)
@@ -238,7 +244,11 @@ def test_every_output_meets_every_records_limit(rows):
     res = anonymize(table, qi_job(None))
     pleak, stats = released_pleak(res, table)
     limits = np.array([r[3] for r in rows])
-    assert (pleak <= limits + 1e-9).all()
+    released = EncodedTable.from_columns({"s": list(res.columns["s"])})["s"]
+    verdict = PersonalizedLeakage("s", TREE).judge_records(
+        stats.row_class, table["s"], released, limits
+    )
+    assert verdict.ok.all()  # exactly: Pleak a fraction, the limits as written
     assert (stats.sizes >= 2).all()
     assert res.search.records_over_limit == 0
     assert res.search.highest_pleak == pytest.approx(pleak.max())
@@ -268,4 +278,41 @@ def test_limits_of_one_over_n_are_always_met():
     table = qi_table(rows)
     res = anonymize(table, qi_job(None))
     pleak, _ = released_pleak(res, table)
-    assert (pleak <= 1 / N_LEAVES + 1e-9).all()
+    assert (pleak <= 1 / N_LEAVES).all()  # 1/7 exactly (correctly rounded)
+
+
+@SETTINGS
+@given(
+    data=st.data(),
+    terms=st.integers(1, 4),
+    big=st.booleans(),
+)
+def test_record_fractions_are_exact(data, terms, big):
+    """Values correctly rounded and compared with bounds read as written, exactly: with
+    small leaves (whole numbers below 2^53) and with leaves whose common multiple is not
+    (Python ints)."""
+    from anonlab.models.per_record import RecordFractions, decimal_fraction
+
+    top = 10**7 if big else 9
+    branches = data.draw(
+        st.lists(st.lists(st.integers(1, top), min_size=terms, max_size=terms), min_size=1,
+                 max_size=4)
+    )  # fmt: skip
+    n = data.draw(st.integers(1, 12))
+    branch = np.array(data.draw(st.lists(st.integers(0, len(branches) - 1), min_size=n,
+                                         max_size=n)))  # fmt: skip
+    sizes = np.array(data.draw(st.lists(st.integers(1, 40), min_size=n, max_size=n)))
+    counts = np.array(
+        [data.draw(st.lists(st.integers(0, int(s)), min_size=terms, max_size=terms)) for s in sizes]
+    )
+    fr = RecordFractions(counts, np.array(branches), branch, sizes)
+    want = [
+        sum(Fraction(int(c), int(b)) for c, b in zip(counts[i], branches[branch[i]]))
+        / int(sizes[i])
+        for i in range(n)
+    ]
+    assert fr.values().tolist() == [float(w) for w in want]
+    bounds = np.array(
+        [data.draw(st.sampled_from([float(w), 0.333333333, 0.25, 0.1, 1 / 3, 1.0])) for w in want]
+    )
+    assert fr.within(bounds).tolist() == [w <= decimal_fraction(b) for w, b in zip(want, bounds)]

@@ -3,9 +3,12 @@ over records, one decision or one raise at a time (Song et al. 2015, sections 4-
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 
 from anonlab.algorithms.personalized.clustering import QuasiIdentifierIndex
+from anonlab.models.per_record import decimal_fraction
 
 
 def pleak_by_definition(rows, group, released, n_leaves_of, covers):
@@ -13,17 +16,17 @@ def pleak_by_definition(rows, group, released, n_leaves_of, covers):
 
     ``rows``: the original sensitive values; ``released``: the released (generalized) values;
     ``covers(value, node)``: whether ``node`` is ``value`` or one of its ancestors;
-    ``n_leaves_of(node)``: leaves under ``node``.
+    ``n_leaves_of(node)``: leaves under ``node``. Returns a Fraction per record.
     """
     out = []
     for t in range(len(rows)):
         mates = [i for i in range(len(rows)) if group[i] == group[t]]
-        total = 0.0
+        total = Fraction(0)
         for i in mates:
             if covers(rows[t], released[i]):
-                total += 1.0 / n_leaves_of(released[i])
+                total += Fraction(1, n_leaves_of(released[i]))
         out.append(total / len(mates))
-    return np.array(out)
+    return out
 
 
 def clustering_by_definition(index: QuasiIdentifierIndex, block_need) -> np.ndarray:
@@ -74,18 +77,20 @@ def clustering_by_definition(index: QuasiIdentifierIndex, block_need) -> np.ndar
 
 
 def _mass(v, values, placed, ancestors, leaves):
-    total = 0.0
+    """``b * Pleak`` of value ``v``, exactly (a Fraction)."""
+    total = Fraction(0)
     for u in values:
         for lv in range(ancestors.shape[0]):
             if placed[u][lv] and ancestors[lv, u] == ancestors[lv, v]:
-                total += placed[u][lv] / leaves[lv, u]
+                total += Fraction(int(placed[u][lv]), int(round(leaves[lv, u])))
     return total
 
 
-def sa_one_at_a_time(row_class, codes, limits, rank, ancestors, leaves, tol=1e-9):
+def sa_one_at_a_time(row_class, codes, limits, rank, ancestors, leaves):
     """SA_Generalization raising one record at a time (the batching of anonlab's version
     must give the same levels): per class, records of one value together, in the order of
-    their first record, the walk repeated until none is over or the class is stuck."""
+    their first record, the walk repeated until none is over or the class is stuck; Pleak
+    and the limits (read as the numbers they were written as) compared as fractions."""
     levels = np.zeros(len(codes), dtype=np.int64)
     stuck = {}
     top = ancestors.shape[0] - 1
@@ -100,10 +105,8 @@ def sa_one_at_a_time(row_class, codes, limits, rank, ancestors, leaves, tol=1e-9
         limit = {}
         for v in values:
             placed[v][0] = int(np.sum(mine == v))
-            limit[v] = float(np.min(limits[members][mine == v]))
-        over = [
-            v for v in values if _mass(v, values, placed, ancestors, leaves) > b * (limit[v] + tol)
-        ]
+            limit[v] = decimal_fraction(float(np.min(limits[members][mine == v])))
+        over = [v for v in values if _mass(v, values, placed, ancestors, leaves) > b * limit[v]]
         cursor = 0
         stuck[int(c)] = False
         while over:
@@ -121,11 +124,7 @@ def sa_one_at_a_time(row_class, codes, limits, rank, ancestors, leaves, tol=1e-9
             if not raised:
                 stuck[int(c)] = True
                 break
-            over = [
-                u
-                for u in values
-                if _mass(u, values, placed, ancestors, leaves) > b * (limit[u] + tol)
-            ]
+            over = [u for u in values if _mass(u, values, placed, ancestors, leaves) > b * limit[u]]
         for v in values:
             rows = members[mine == v]
             rows = rows[np.argsort(rank[rows], kind="stable")]

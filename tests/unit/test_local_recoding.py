@@ -180,17 +180,42 @@ def test_distortion_ratio_beside_the_jobs_metric(algorithm):
     assert "rows per level of zip" in text
 
 
-def test_max_level_is_honoured_and_what_cannot_be_anonymized_is_suppressed():
-    spec = job(ak(values="hiv"), "progressive", suppression=1.0)
-    spec["quasi_identifiers"]["zip"]["max_level"] = 0
-    spec["quasi_identifiers"]["age"]["max_level"] = 1
-    res = anonymize(table(60, seed=1), spec)
-    levels = np.asarray(res.recoding.levels)
-    assert levels[:, 0].max() == 0 and levels[:, 1].max() <= 1
-    assert res.search.rows_left == res.suppressed_rows == 1  # a class that no level fixes
+@pytest.mark.parametrize("algorithm", ["progressive", "top_down", "optimal"])
+def test_max_level_is_honoured_without_suppression_when_the_top_classes_pass(algorithm):
+    """Every class at the highest levels allowed passes: each algorithm releases without
+    suppressing (issue 51: Progressive left a failing remainder, released from a top class
+    whose rest could no longer pass, and refused as if no release existed)."""
+    for seed in (0, 1):
+        spec = job(ak(values="hiv"), algorithm, suppression=0)
+        spec["quasi_identifiers"]["zip"]["max_level"] = 0
+        spec["quasi_identifiers"]["age"]["max_level"] = 1
+        res = anonymize(table(60, seed=seed), spec)
+        levels = res.recoding.levels
+        if algorithm == "optimal":  # one level per attribute
+            levels = np.array([[levels["zip"], levels["age"]]])
+        levels = np.asarray(levels)
+        assert levels[:, 0].max() == 0 and levels[:, 1].max() <= 1
+        assert res.suppressed_rows == 0 and all(res.checks.values())
+
+
+@pytest.mark.parametrize("algorithm", ["progressive", "top_down"])
+def test_what_fails_as_a_whole_at_the_highest_levels_is_suppressed_or_named(algorithm):
+    """Ages kept exact (max_level 0): six rows sit in top classes that fail as a whole (too
+    few rows, or two hiv of three); within the limit they are suppressed, beyond it the
+    message says so."""
+    spec = job(ak(values="hiv"), algorithm, suppression=0.1)
+    spec["quasi_identifiers"]["zip"]["max_level"] = 2
+    spec["quasi_identifiers"]["age"]["max_level"] = 0
+    res = anonymize(table(60, seed=4), spec)
+    assert 0 < res.suppressed_rows <= 6 and all(res.checks.values())
+    assert np.asarray(res.recoding.levels)[:, 1].max() == 0
     spec["suppression"] = 0
-    with pytest.raises(InputError, match="leaves 1 row in classes that fail the models"):
-        anonymize(table(60, seed=1), spec)
+    with pytest.raises(InputError) as err:
+        anonymize(table(60, seed=4), spec)
+    text = str(err.value)
+    assert "more than the suppression limit of 0 of 60 rows" in text
+    assert "At the highest levels allowed (max_level) 6 rows are in classes that fail" in text
+    assert "\n" not in text
 
 
 def test_registered_with_no_parameters():

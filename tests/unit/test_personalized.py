@@ -303,3 +303,85 @@ def test_release_info_left_counts_the_sensitive_attribute():
     got = release_info_left(t, {"x": [1, 1], "disease": [0, 1]}, {"x": X, "disease": DISEASE})
     x = 1 - (5 - 1) / 10
     np.testing.assert_allclose(got, [(x + 1) / 2, (x + 1 - 1 / 4) / 2])
+
+
+# ------------------------------------------------------- issue 51: exact comparisons
+THREE = Hierarchy(
+    [["a1", "A", "*"], ["a2", "A", "*"], ["a3", "A", "*"], ["b", "B", "*"]], attribute="disease"
+)
+
+
+def test_check_compares_each_record_with_its_limit_exactly():
+    """Three classes of three different diseases: every Pleak is 1/3, 3.3e-10 over a limit
+    written 0.333333333; a limit of 1/3 computed (0.3333333333333333) is met exactly."""
+    xs = ["1", "1", "1", "2", "2", "2", "3", "3", "3"]
+    diseases = ["flu", "cold", "hiv"] * 3
+    data = job()
+    data["quasi_identifiers"] = {"x": {}}
+    report = check(table(diseases, ["0.333333333"] * 9, xs), data).to_dict()["models"][1]
+    assert report["violating_records"] == list(range(9))
+    assert report["highest_pleak"] == 1 / 3
+    met = check(table(diseases, [repr(1 / 3)] * 9, xs), data).to_dict()["models"][1]
+    assert met["holds"] and met["violating_records"] == []
+    assert met["highest_pleak"] == met["average_pleak"] == 1 / 3
+
+
+def test_optimal_does_not_release_a_record_over_its_limit():
+    """The class rule of the full-domain search is exact too: no class of three different
+    diseases passes a limit of 0.333333333, and no table here has a larger share."""
+    xs = ["1", "1", "1", "2", "2", "2"]
+    data = job()
+    data["algorithm"] = "optimal"
+    with pytest.raises((InputError, PrivacyCheckError)):
+        anonymize(table(["flu", "cold", "hiv"] * 2, ["0.333333333"] * 6, xs), data)
+    res = anonymize(table(["flu", "cold", "hiv"] * 2, ["0.34"] * 6, xs), data)
+    assert res.checks["personalized_leakage"]
+
+
+def test_the_highest_pleak_of_a_limit_met_exactly_is_the_limit():
+    """Ten records of a1 released as A (3 leaves): each Pleak is 10 * (1/3) / 10 = 1/3, which
+    the sum of ten floats 1/3 over 10 made 0.33333333333333337."""
+    model = PersonalizedLeakage("disease", THREE).bind(column=None, default=1 / 3)
+    original = EncodedTable.from_columns({"d": ["a1"] * 10})["d"]
+    released = EncodedTable.from_columns({"d": ["A"] * 10})["d"]
+    verdict = model.judge_records(np.zeros(10, dtype=np.int64), original, released, [1 / 3] * 10)
+    assert verdict.ok.all() and verdict.highest == 1 / 3
+    assert verdict.report("pleak")["highest_pleak"] == 1 / 3
+    assert (model.record_values(np.zeros(10, dtype=np.int64), original, released) == 1 / 3).all()
+    over = model.judge_records(np.zeros(10, dtype=np.int64), original, released, [0.333333333] * 10)
+    assert not over.ok.any()
+
+
+def test_the_personalized_algorithm_meets_a_limit_exactly():
+    """Groups sized by Theorem 1 exactly (a limit of 0.333333333 needs 4 records, 1/3 needs
+    3), and every released record within its limit read as written."""
+    from anonlab.algorithms.personalized import group_needs
+    from anonlab.models.per_record import decimal_fraction
+
+    needs = group_needs(np.array([0.333333333, 1 / 3, 0.25, 0.2500001, 1.0]), 2, 100)
+    assert needs.tolist() == [4, 3, 4, 4, 2]
+    diseases = ["flu", "cold", "hiv", "cancer"] * 3
+    res = anonymize(
+        table(diseases, ["0.333333333"] * 12, [str(i % 10 + 1) for i in range(12)]), job()
+    )
+    assert res.checks["personalized_leakage"]
+    assert res.search.highest_pleak <= float(decimal_fraction(0.333333333))
+
+
+def test_classes_merged_across_blocks_are_generalized_again_or_refused():
+    """Out of core, groups of two blocks released with the same labels are one class: the
+    algorithm runs SA_Generalization on it again (as in memory); a class no raise can fix
+    is refused in one line."""
+    from anonlab.algorithms.personalized import Personalized
+
+    model = PersonalizedLeakage("disease", DISEASE).bind(column=None, default=0.4)
+    original = EncodedTable.from_columns({"d": ["flu", "flu", "cold", "hiv"]})["d"]
+    algorithm = Personalized()
+    one = np.zeros(4, dtype=np.int64)
+    assert not model.judge_records(one, original, original, np.full(4, 0.4)).ok.all()
+    again = algorithm.rejoin_classes(None, model, one, original, np.full(4, 0.4), np.arange(4))
+    assert model.judge_records(one, original, again, np.full(4, 0.4)).ok.all()
+    assert list(again.labels()) == ["flu", "respiratory", "cold", "hiv"]  # one flu raised
+    with pytest.raises(InputError, match=r"1 classes whose labels occur in several blocks") as e:
+        algorithm.rejoin_classes(None, model, one, original, np.full(4, 0.2), np.arange(4))
+    assert "--block-rows" in str(e.value) and "\n" not in str(e.value)

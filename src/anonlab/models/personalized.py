@@ -48,13 +48,14 @@ from anonlab.data.stats import ClassStats
 from anonlab.data.table import EncodedColumn
 from anonlab.exceptions import HierarchyError, InputError, ParameterError
 from anonlab.models._common import check_attribute, counts_of
-from anonlab.models.per_record import TOLERANCE, RecordModel
+from anonlab.models.per_record import RecordFractions, RecordModel
 
 __all__ = [
     "PersonalizedLeakage",
     "SensitiveTree",
     "correlate_degree",
     "leakage_collection",
+    "leakage_fractions",
     "leakage_lower_bound",
     "privacy_leakage",
 ]
@@ -185,10 +186,10 @@ def leakage_collection(
     return out
 
 
-def privacy_leakage(
+def leakage_fractions(
     tree: SensitiveTree, group: npt.ArrayLike, codes: npt.ArrayLike, levels: npt.ArrayLike
-) -> FloatArray:
-    """``Pleak(t*)`` of every record (Definition 8), vectorised.
+) -> RecordFractions:
+    """``Pleak(t*)`` of every record (Definition 8) as an exact fraction, vectorised.
 
     Parameters
     ----------
@@ -202,33 +203,68 @@ def privacy_leakage(
 
     Returns
     -------
-    ndarray of float
-        Per row, the sum over its group of the correlate degrees, over the group's size.
+    RecordFractions
+        Per row and level ``l``: the records of its group released at ``l`` on the ancestor
+        of its own value at ``l`` (``counts``), each adding ``1 / Nleaf`` of that node
+        (``leaves``); over the group's size.
 
     Notes
     -----
-    Per level ``l``, every record released at ``l`` adds ``1 / Nleaf`` to its (group, node);
-    every record then reads, at each level, the mass of (its group, the ancestor of its own
-    value): ``O(rows * levels * log rows)``.
+    Per level, the records released at it are counted per (group, node); every record then
+    reads, at each level, the count of (its group, the ancestor of its own value):
+    ``O(rows * levels * log rows)``.
+
+    Examples
+    --------
+    Paper 004's Table 3: three diseases in the first group, two pneumonias in the second.
+
+    >>> import numpy as np
+    >>> from anonlab import EncodedTable, Hierarchy
+    >>> tree = Hierarchy([["flu", "*"], ["hiv", "*"], ["cancer", "*"], ["pneumonia", "*"]])
+    >>> col = EncodedTable.from_columns(
+    ...     {"d": ["flu", "hiv", "cancer", "pneumonia", "pneumonia"]})["d"]
+    >>> fractions = leakage_fractions(
+    ...     SensitiveTree.of(tree, col), [0, 0, 0, 1, 1], col.codes, np.zeros(5, int))
+    >>> fractions.values().tolist() == [1 / 3, 1 / 3, 1 / 3, 1.0, 1.0]
+    True
     """
     g = np.asarray(group, dtype=np.int64)
     c = np.asarray(codes, dtype=np.int64)
     lv = np.asarray(levels, dtype=np.int64)
-    total = np.zeros(g.size, dtype=np.float64)
+    height = tree.height
+    counts = np.zeros((g.size, height + 1), dtype=np.int64)
+    # per value of the column, the leaves under the node of its branch at each level
+    leaves = np.stack(
+        [np.rint(tree.leaves[level][tree.ancestors[level]]) for level in range(height + 1)],
+        axis=1,
+    ).astype(np.int64)
     if g.size == 0:
-        return total
-    for level in np.unique(lv).tolist():
+        return RecordFractions(counts, leaves, c, np.zeros(0, dtype=np.int64))
+    for level in range(height + 1):
+        node = tree.ancestors[level, c]
         at = lv == level
+        if not at.any():
+            continue
         width = int(tree.ancestors[level].max()) + 1
-        node = tree.ancestors[level, c[at]]
-        keys, inverse = np.unique(g[at] * width + node, return_inverse=True)
-        mass = np.bincount(inverse.reshape(-1), weights=1.0 / tree.leaves[level][node])
-        wanted = g * width + tree.ancestors[level, c]
+        keys, mass = np.unique(g[at] * width + node[at], return_counts=True)
+        wanted = g * width + node
         pos = np.minimum(np.searchsorted(keys, wanted), keys.size - 1)
-        total += np.where(keys[pos] == wanted, mass[pos], 0.0)
-    sizes = np.bincount(g).astype(np.float64)
-    out: FloatArray = total / sizes[g]
-    return out
+        counts[:, level] = np.where(keys[pos] == wanted, mass[pos], 0)
+    return RecordFractions(counts, leaves, c, np.bincount(g)[g].astype(np.int64))
+
+
+def privacy_leakage(
+    tree: SensitiveTree, group: npt.ArrayLike, codes: npt.ArrayLike, levels: npt.ArrayLike
+) -> FloatArray:
+    """``Pleak(t*)`` of every record (Definition 8): :func:`leakage_fractions` correctly
+    rounded.
+
+    Returns
+    -------
+    ndarray of float
+        Per row, the sum over its group of the correlate degrees, over the group's size.
+    """
+    return leakage_fractions(tree, group, codes, levels).values()
 
 
 def leakage_lower_bound(
@@ -246,7 +282,9 @@ class PersonalizedLeakage(RecordModel):
     """Personalized privacy: every record's Pleak is at most its own limit.
 
     A record passes iff ``Pleak(t*) <= limit(t)`` (Definitions 6-8, see the module
-    docstring); a class passes iff every record in it does. The limits are a column of the
+    docstring), compared exactly: Pleak as a fraction, the limit as the decimal it is
+    written as (:func:`~anonlab.models.per_record.decimal_fraction`); a class passes iff
+    every record in it does. The limits are a column of the
     table or one default for every record (the job's ``personalized:`` key); the release
     layer and ``anonlab check`` judge each record against its own limit.
 
@@ -374,15 +412,15 @@ class PersonalizedLeakage(RecordModel):
             )
         return levels
 
-    def record_values(
+    def record_fractions(
         self,
         row_class: npt.NDArray[np.integer],
         original: EncodedColumn,
         released: EncodedColumn,
-    ) -> FloatArray:
-        """Pleak of each record of the release (Definition 8)."""
+    ) -> RecordFractions:
+        """Pleak of each record of the release (Definition 8), exactly."""
         levels = self.released_levels(original, released)
-        return privacy_leakage(self.tree(original), row_class, original.codes, levels)
+        return leakage_fractions(self.tree(original), row_class, original.codes, levels)
 
     def _limits_of(self, values: npt.NDArray[np.object_]) -> FloatArray:
         default = np.inf if self.default_limit is None else self.default_limit
@@ -405,9 +443,9 @@ class PersonalizedLeakage(RecordModel):
                 "'personalized: {limit_column: ...}' or '{default_limit: ...}'."
             )
         counts = counts_of(stats, self.attribute, self.name)
-        sizes = np.maximum(np.asarray(stats.sizes, dtype=np.float64), 1.0)
-        top = np.zeros(stats.n_classes, dtype=np.float64)
-        np.maximum.at(top, counts.rows, counts.data.astype(np.float64))
+        sizes = np.maximum(np.asarray(stats.sizes, dtype=np.int64), 1)
+        top = np.zeros(stats.n_classes, dtype=np.int64)
+        np.maximum.at(top, counts.rows, np.rint(counts.data).astype(np.int64))
         if self.limit_column is None:
             assert self.default_limit is not None
             lowest = np.full(stats.n_classes, self.default_limit)
@@ -415,7 +453,7 @@ class PersonalizedLeakage(RecordModel):
             limits = counts_of(stats, self.limit_column, self.name)
             lowest = np.full(stats.n_classes, np.inf)
             np.minimum.at(lowest, limits.rows, self._limits_of(limits.values)[limits.indices])
-        return np.asarray(top / sizes <= lowest + TOLERANCE, dtype=bool)
+        return RecordFractions.shares(top, sizes).within(lowest)
 
     def params(self) -> dict[str, Any]:
         """``{"attribute": ..., "hierarchy": ...}`` (and the limits' source when bound)."""

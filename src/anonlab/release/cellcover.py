@@ -760,7 +760,12 @@ def parse_cells(
     hidden = np.zeros(labels.size, dtype=np.int64)
     lengths = np.array([len(str(v)) for v in values.tolist() if v is not None], dtype=np.int64)
     width = int(lengths[0]) if lengths.size and int(lengths.min()) == int(lengths.max()) else -1
-    node_cover: dict[str, tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]]] | None = None
+    texts = [
+        str(lab)
+        for lab in labels.tolist()
+        if lab is not None and str(lab) not in text_of and str(lab) != HIDDEN
+    ]
+    node_cover = _hierarchy_nodes(hierarchy, original, texts) if texts else {}
     numbers: FloatArray | None = None
     for i, lab in enumerate(labels.tolist()):
         if lab is None:
@@ -775,12 +780,9 @@ def parse_cells(
             leaves[i] = domain
             hidden[i] = width if pseudo and width > 0 else 0
             continue
-        if node_cover is None:
-            node_cover = _hierarchy_nodes(hierarchy, original)
         hit = node_cover.get(text)
         if hit is not None:
-            cover[i] = hit[0]
-            leaves[i] = int(hit[1].sum())
+            cover[i], leaves[i] = hit
             continue
         m = _INTERVAL.match(text)
         if m is not None and _is_number(m.group(1)) and _is_number(m.group(2)):
@@ -842,27 +844,44 @@ def _first_row(column: EncodedColumn, code: int) -> int:
 
 
 def _hierarchy_nodes(
-    hierarchy: Hierarchy, original: EncodedColumn
-) -> dict[str, tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]]]:
-    """Each label above the values: the original values it covers and the leaves under it."""
+    hierarchy: Hierarchy, original: EncodedColumn, texts: Sequence[str]
+) -> dict[str, tuple[npt.NDArray[np.bool_], int]]:
+    """Each of ``texts`` that is a label above the values: the original values it covers
+    and the number of leaves under it (a text that labels nodes of several levels covers
+    the union of theirs; the single root also covers a null).
+
+    One pass per level over the values and the leaves (no loop over the labels).
+    """
+    want = {t: i for i, t in enumerate(texts)}
     mappings, labels = hierarchy.generalizations(original.categories)
     leaf_map, leaf_labels = hierarchy.generalizations(hierarchy.leaves)
-    out: dict[str, tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]]] = {}
+    n_val, n_leaves = original.categories.size, hierarchy.leaves.size
+    covers = np.zeros((len(texts), n_val), dtype=bool)
+    found = np.zeros(len(texts), dtype=bool)
+    under: list[IntArray] = []  # (label, leaf) pairs as label * n_leaves + leaf
     top = hierarchy.height
+
+    def wanted(level_labels: npt.NDArray[np.object_]) -> IntArray:
+        return np.array(
+            [-1 if v is None else want.get(str(v), -1) for v in level_labels.tolist()],
+            dtype=np.int64,
+        )
+
     for level in range(1, top + 1):
-        lab_of_code = labels[level][mappings[level]]
-        lab_of_leaf = leaf_labels[level][leaf_map[level]]
-        for lab in np.unique(np.asarray([v for v in lab_of_leaf if v is not None], dtype=object)):
-            covers = np.asarray(lab_of_code == lab, dtype=bool)
-            under = np.asarray(lab_of_leaf == lab, dtype=bool)
-            if level == top and original.null_code is not None and leaf_labels[level].size == 1:
-                covers[original.null_code] = True  # a null joins the single root
-            prev = out.get(str(lab))
-            if prev is not None:
-                covers = covers | prev[0]
-                under = under | prev[1]
-            out[str(lab)] = (covers, under)
-    return out
+        leaf_w = wanted(leaf_labels[level])[leaf_map[level]]
+        hit = np.flatnonzero(leaf_w >= 0)
+        found[leaf_w[hit]] = True  # a label above the values: some leaf is under it
+        under.append(leaf_w[hit] * n_leaves + hit)
+        code_w = wanted(labels[level])[mappings[level]]
+        ok = np.flatnonzero(code_w >= 0)
+        ok = ok[found[code_w[ok]]]
+        covers[code_w[ok], ok] = True
+        if level == top and original.null_code is not None and leaf_labels[level].size == 1:
+            root = leaf_w[hit[:1]]
+            covers[root, original.null_code] = True  # a null joins the single root
+    pairs = np.unique(np.concatenate(under)) if under else np.zeros(0, np.int64)
+    count = np.bincount(pairs // max(n_leaves, 1), minlength=len(texts))
+    return {t: (covers[i], int(count[i])) for t, i in want.items() if found[i]}
 
 
 def cell_loss(

@@ -44,9 +44,15 @@ too -- the EMD is convex in the class distribution -- but a block cannot judge a
 
 Per-record models (personalized privacy, paper 004) are not preserved by merging classes:
 a record's Pleak counts every record of its class, and the other block's part of a merged
-class may hold many records whose released values cover its value. Classes that span blocks
-are therefore judged again, record by record, by the model itself
-(:func:`spanning_verdict`) before anything is written.
+class may hold many records whose released values cover its value (with limits per record,
+a part whose own records met their limits can push another part's records over theirs).
+The verified blocks are therefore held (:class:`HeldBlocks`) until every block is done; the
+classes whose labels occur in several blocks are then judged merged, record by record, by
+the model itself, and an algorithm that can (:class:`RejoinsClasses`) generalizes again the
+released values of the merged classes that fail, as it would have in memory, where classes
+with equal labels are one class from the start. Only then are the blocks staged; the written
+release is judged again, the classes spanning blocks record by record
+(:func:`spanning_verdict`), before anything is written.
 
 The loss of the union is measured exactly (:func:`union_loss`): the released cells of every
 block counted per (label, level, original value) and merged by their text, the classes of
@@ -65,19 +71,23 @@ References
 
 from __future__ import annotations
 
+import pickle
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from pathlib import Path
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
-from anonlab._typing import IntArray
+from anonlab._typing import FloatArray, IntArray
 from anonlab.data.labels import factorize
 from anonlab.data.stats import ClassStats
 from anonlab.data.table import EncodedColumn, EncodedTable
 from anonlab.engines import get_engine
-from anonlab.exceptions import ParameterError
+from anonlab.engines.base import Engine
+from anonlab.exceptions import ParameterError, PrivacyCheckError
 from anonlab.metrics.base import CellCounts, MetricContext, ReleaseCells
 from anonlab.models.base import PrivacyModel
 from anonlab.models.per_record import RecordModel, RecordVerdict
@@ -91,8 +101,10 @@ from anonlab.release.verify import Release, Verification, verify
 __all__ = [
     "BlockRelease",
     "DEFAULT_BLOCK_ROWS",
+    "HeldBlocks",
     "PartitionStats",
     "Partitioned",
+    "RejoinsClasses",
     "UNION_SAFE",
     "block_ready",
     "check_union",
@@ -428,6 +440,216 @@ def spanning_verdict(
     return model.judge_records(np.asarray(row_class, np.int64), original, released, limits)
 
 
+@runtime_checkable
+class RejoinsClasses(Protocol):
+    """An algorithm that can release again the values a per-record model judges, for rows
+    whose classes merged across blocks (``personalized``: SA_Generalization on the merged
+    classes)."""
+
+    def rejoin_classes(
+        self,
+        problem: Problem,
+        model: RecordModel,
+        row_class: IntArray,
+        original: EncodedColumn,
+        limits: FloatArray,
+        rank: IntArray,
+    ) -> EncodedColumn:
+        """The released column of ``model.attribute`` for these rows, every record of every
+        class within its limit, the quasi-identifiers as they are.
+
+        Parameters
+        ----------
+        problem : Problem
+            The whole table's problem (its models).
+        model : RecordModel
+            The per-record model the merged classes fail.
+        row_class : ndarray of int64
+            The merged class of each row.
+        original : EncodedColumn
+            The rows' values of ``model.attribute``, as in the table.
+        limits : ndarray of float
+            Each row's own limit.
+        rank : ndarray of int64
+            The order in which the algorithm walks the rows.
+
+        Raises
+        ------
+        InputError
+            A merged class that no generalization of those values brings within.
+        """
+        ...  # pragma: no cover - a protocol
+
+
+@dataclass
+class _Held:
+    """One held block's file and the label tuples of its classes."""
+
+    path: Path
+    keys: list[tuple[Any, ...]]
+
+
+class HeldBlocks:
+    """Verified blocks of a per-record release, held in files until every block is done.
+
+    Each block's released labels, its rows' values of the per-record models' attributes and
+    their limits are written to a file of ``folder``; the label tuple of each of its classes
+    (its kept rows) stays in memory. :meth:`stage` finds the classes whose labels occur in
+    several blocks, judges them merged, has the algorithm release again the values of those
+    that fail (:class:`RejoinsClasses`) and stages every block (with those values) for the
+    engine to write.
+
+    Parameters
+    ----------
+    problem : Problem
+        The whole table's problem.
+    folder : Path
+        An empty folder the caller removes afterwards.
+    """
+
+    def __init__(self, problem: Problem, folder: Path) -> None:
+        self.problem = problem
+        self.folder = folder
+        self.models = [m for m in problem.models if isinstance(m, RecordModel)]
+        self.blocks: list[_Held] = []
+        self.rejoined_classes = 0
+        self.rejoined_records = 0
+
+    def hold(self, block: BlockRelease, problem: Problem) -> None:
+        """Write ``block`` (verified, of the block problem ``problem``) to a file."""
+        qis = self.problem.quasi_identifiers
+        kept = np.flatnonzero(block.keep)
+        cols = [block.labels[q] for q in qis]
+        codes = np.stack([c.codes[kept] for c in cols], axis=1) if qis else np.zeros((0, 0))
+        uniq, inverse = np.unique(codes, axis=0, return_inverse=True)
+        keys = [  # one per class, not per row
+            tuple(cols[j].categories[u[j]] for j in range(len(cols))) for u in uniq.tolist()
+        ]
+        row_key = np.full(block.rows.size, -1, dtype=np.int64)
+        row_key[kept] = inverse.reshape(-1)
+        data = {
+            "rows": block.rows,
+            "keep": block.keep,
+            "labels": block.labels,
+            "row_key": row_key,
+            "original": {m.attribute: problem.table[m.attribute] for m in self.models},
+            "limits": {m.record_parameter: problem.record_parameters[m.record_parameter]
+                       for m in self.models},
+        }  # fmt: skip
+        path = self.folder / f"block_{len(self.blocks):06d}.pickle"
+        with open(path, "wb") as fh:
+            pickle.dump(data, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        self.blocks.append(_Held(path, keys))
+
+    def _load(self, held: _Held) -> dict[str, Any]:
+        with open(held.path, "rb") as fh:
+            data: dict[str, Any] = pickle.load(fh)
+        return data
+
+    def stage(self, engine: Engine, algorithm: object) -> None:
+        """Judge the merged classes, release again those that fail, stage every block.
+
+        Raises
+        ------
+        PrivacyCheckError
+            A merged class fails and the algorithm cannot release it again
+            (:func:`_check_spanning` would refuse the written release).
+        """
+        seen = Counter(k for held in self.blocks for k in set(held.keys))
+        spanning = {k: i for i, k in enumerate(k for k, n in seen.items() if n > 1)}
+        changed: dict[tuple[int, str], tuple[IntArray, npt.NDArray[np.object_]]] = {}
+        if spanning:
+            for m in self.models:
+                changed.update(self._rejoin(m, spanning, algorithm))
+        for b, held in enumerate(self.blocks):
+            data = self._load(held)
+            labels = dict(data["labels"])
+            for (block, name), (at, texts) in changed.items():
+                if block == b:
+                    labels[name] = _with_texts(labels[name], at, texts)
+            engine.stage_labels(data["rows"], labels, data["keep"])
+
+    def _rejoin(
+        self, model: RecordModel, spanning: Mapping[tuple[Any, ...], int], algorithm: object
+    ) -> dict[tuple[int, str], tuple[IntArray, npt.NDArray[np.object_]]]:
+        """The merged classes judged by ``model``; those that fail released again by the
+        algorithm: per (block, column), the rows changed and their new labels."""
+        name = model.attribute
+        parts: list[tuple[int, IntArray, IntArray]] = []  # (block, rows in it, merged class)
+        codes, released, limits, rank = [], [], [], []
+        categories = None
+        for b, held in enumerate(self.blocks):
+            ids = np.array([spanning.get(k, -1) for k in held.keys], dtype=np.int64)
+            data = self._load(held)
+            row_key = data["row_key"]
+            at = np.flatnonzero(row_key >= 0)
+            at = at[ids[row_key[at]] >= 0]
+            if at.size == 0:
+                continue
+            original: EncodedColumn = data["original"][name]
+            categories = original.categories if categories is None else categories
+            parts.append((b, at, ids[row_key[at]]))
+            codes.append(original.codes[at])
+            col: EncodedColumn = data["labels"][name]
+            released.append(col.categories[col.codes[at]])
+            limits.append(np.asarray(data["limits"][model.record_parameter])[at])
+            rank.append(np.asarray(data["rows"])[at])
+        if categories is None:
+            return {}
+        row_class = np.concatenate([p[2] for p in parts])
+        original_all = EncodedColumn(name, np.concatenate(codes), categories)
+        texts = np.concatenate(released)
+        bounds = np.concatenate(limits)
+        verdict = model.judge_records(row_class, original_all, _text_column(name, texts), bounds)
+        if bool(verdict.ok.all()) or not isinstance(algorithm, RejoinsClasses):
+            return {}  # (the written release's re-check refuses what still fails)
+        failing = np.flatnonzero(~verdict.class_ok)
+        redo = np.flatnonzero(np.isin(row_class, failing))
+        _, dense = np.unique(row_class[redo], return_inverse=True)
+        again = algorithm.rejoin_classes(
+            self.problem,
+            model,
+            dense.reshape(-1).astype(np.int64),
+            EncodedColumn(name, original_all.codes[redo], categories),
+            bounds[redo],
+            np.concatenate(rank)[redo],
+        )
+        new_texts = texts.copy()
+        new_texts[redo] = again.categories[again.codes]
+        check = model.judge_records(row_class, original_all, _text_column(name, new_texts), bounds)
+        if not bool(check.ok.all()):  # pragma: no cover - rejoin_classes raises first
+            raise PrivacyCheckError(
+                f"{int(np.unique(row_class[~check.ok]).size)} classes whose labels occur in "
+                "several blocks hold records over their limit once merged, even released "
+                "again. Nothing was released."
+            )
+        self.rejoined_classes += int(failing.size)
+        self.rejoined_records += int(np.count_nonzero(new_texts[redo] != texts[redo]))
+        out: dict[tuple[int, str], tuple[IntArray, npt.NDArray[np.object_]]] = {}
+        start = 0
+        for b, at, _ in parts:
+            stop = start + at.size
+            mine = (redo >= start) & (redo < stop)
+            if mine.any():
+                out[(b, name)] = (at[redo[mine] - start], new_texts[redo[mine]])
+            start = stop
+        return out
+
+
+def _text_column(name: str, texts: npt.NDArray[np.object_]) -> EncodedColumn:
+    """A column of these labels (a null stays a null)."""
+    return EncodedTable.from_columns({name: texts})[name]
+
+
+def _with_texts(
+    col: EncodedColumn, rows: IntArray, texts: npt.NDArray[np.object_]
+) -> EncodedColumn:
+    """``col`` with the labels of ``rows`` replaced by ``texts``."""
+    labels = col.categories[col.codes].copy()
+    labels[rows] = texts
+    return _text_column(col.name, labels)
+
+
 # --------------------------------------------------------------------------- result shapes
 @dataclass
 class Partitioned(Recoding):
@@ -519,6 +741,9 @@ class PartitionStats(SearchStats):
         block too small).
     spanning_classes : int
         Released classes whose labels occur in several blocks (merged in the release).
+    rejoined_classes, rejoined_records : int
+        Of those, the classes a per-record model failed merged, whose values the algorithm
+        released again, and the records whose released value changed.
     per_block : list of dict
         Per block: rows, seconds, rows suppressed, the algorithm's own figures (JSON only).
     """
@@ -529,6 +754,8 @@ class PartitionStats(SearchStats):
     largest_block: int = stat("largest block", 0)
     merged_blocks: int = stat("blocks merged with the next", 0)
     spanning_classes: int = stat("classes spanning blocks", 0)
+    rejoined_classes: int = stat("spanning classes released again merged", 0)
+    rejoined_records: int = stat("records released again in merged classes", 0)
     per_block: list[dict[str, Any]] = field(default_factory=list)
 
 

@@ -449,16 +449,33 @@ class LocalProblem:
         if left > limit:
             raise InputError(
                 f"{owner} leaves {left:,} row{'' if left == 1 else 's'} in classes that fail "
-                "the models even at the "
-                f"highest levels allowed, more than the suppression limit of {limit:,} of "
-                f"{n:,} rows. Raise 'suppression', allow higher levels (max_level) or relax "
-                "the models. Nothing was written."
+                f"the models, more than the suppression limit of {limit:,} of {n:,} rows. "
+                f"{self._top_failures(rows)} Raise 'suppression', allow higher levels "
+                "(max_level) or relax the models. Nothing was written."
             )
         total = int(self.heights.sum())
         if total == 0:
             return left, 0.0
         kept = float(levels[~bad].sum())
         return left, (kept + left * total) / (n * total)
+
+    def _top_failures(self, rows: IntArray) -> str:
+        """What the highest levels allowed say of a release that suppresses too much: how
+        many rows sit in classes that fail there as a whole (no release within the levels
+        keeps them all), or that every class there passes (a release exists)."""
+        gid, ng = self.classes(self.high, rows)
+        sizes, ok = self.requirement.judge(gid, ng, rows)
+        whole = int(sizes[~ok].sum())
+        if whole == 0:
+            return (
+                "Every class at the highest levels allowed satisfies the models, so a release "
+                "without suppression exists: 'top_down' or 'optimal' finds one."
+            )
+        return (
+            f"At the highest levels allowed (max_level) {whole:,} "
+            f"{'row is' if whole == 1 else 'rows are'} in classes that fail the models as a "
+            "whole, so no release within these levels keeps all of them."
+        )
 
 
 def describe(req: Requirement) -> str:

@@ -26,7 +26,12 @@ Readings where the paper leaves a choice (each also commented where it is made):
   form a class. anonlab keeps what stays *solvable* (at least ``k`` rows, protected share at
   most alpha): when a removal would leave less, the stubs of passing classes leave with their
   trunks (the whole class passes), and if that is not enough rows of the classes just removed
-  come back, the fewest that restore it (:func:`~._donate.give_back`);
+  come back, the fewest that restore it (:func:`~._donate.give_back`). What stays is released
+  at the highest levels allowed, one class per class of the table there: one with hierarchies
+  ending in a root, several under ``max_level`` bounds. So solvability is kept per such *top
+  class*, each as solvable as it was (Lemma 1's share, or passing as one class where
+  Definition 5's ceiling allows more); rows are left to suppression only in top classes that
+  fail as a whole;
 * the general and multi-attribute models (section 6) have no trunks ("we cannot apply (2)");
   their further removal bound is the minimum of Lemma 5 over every value of every attribute;
   plain k-anonymity is the model without alpha (every passing class may leave).
@@ -206,35 +211,64 @@ def _further(sizes: IntArray, ok: BoolArray, q_max: int, n_rest: int, k: int) ->
     return take
 
 
-def _solvable(req: Requirement, rows: IntArray) -> bool:
-    """Whether ``rows`` can still be anonymized: at least ``k`` of them, each bounded share
-    at most alpha (then they pass as one class at the top, Lemma 1)."""
-    tops = req.tops(np.zeros(rows.size, dtype=np.int64), 1, rows)
-    return bool(req.feasible(np.array([rows.size]), tops)[0])
+@dataclass(frozen=True)
+class _Tops:
+    """The classes of the table at the highest levels allowed (one, the root, without
+    ``max_level`` bounds): what stays in processing is released in them at the end."""
+
+    of_row: IntArray
+    n: int
+
+    def state(self, req: Requirement, rows: IntArray) -> IntArray:
+        """Per top class, how solvable its ``rows`` are: 2 when none or when they satisfy
+        Lemma 1 (at least ``k``, each bounded share at most alpha: they pass as one class
+        whatever is released before), 1 when they pass as one class at the highest levels
+        only (Definition 5's ceiling allows more than alpha), 0 when they fail."""
+        top = self.of_row[rows]
+        sizes = np.bincount(top, minlength=self.n).astype(np.int64)
+        counts = req.tops(top, self.n, rows)
+        out = np.where(req.passes(sizes, counts), 1, 0)
+        out[req.feasible(sizes, counts) | (sizes == 0)] = 2
+        return out.astype(np.int64)
 
 
 def _keep_solvable(
-    req: Requirement, left: IntArray, removed: IntArray, classes: IntArray, n_classes: int
+    req: Requirement,
+    before: IntArray,
+    broken: BoolArray,
+    tops: _Tops,
+    left: IntArray,
+    removed: IntArray,
+    classes: IntArray,
+    n_classes: int,
 ) -> BoolArray:
-    """Which removed rows to give back so that the rows left stay solvable: at least ``k``
-    rows and Lemma 1's share (:func:`~._donate.give_back`, the removed rows' classes as the
-    groups); the later rows go back first, as stubs do (Table 9)."""
+    """Which removed rows to give back so that each ``broken`` top class is again as
+    solvable as it was (``before``, :meth:`_Tops.state`): Lemma 1's share, or passing as
+    one class (:func:`~._donate.give_back`, one segment per top class, the removed rows'
+    classes as the groups); the later rows go back first, as stubs do (Table 9)."""
     groups, n_groups = group_rows([classes], [n_classes])
+    group_top = np.zeros(n_groups, dtype=np.int64)
+    group_top[groups] = tops.of_row[removed]  # a class lies within one top class
 
     def later_first(at: IntArray) -> tuple[IntArray]:
         return (-removed[at],)
 
-    given, _ = give_back(
-        req,
-        np.ones(1, dtype=bool),
-        left,
-        np.zeros(left.size, dtype=np.int64),
-        removed,
-        groups,
-        np.zeros(n_groups, dtype=np.int64),
-        later_first,
-        feasible=True,
-    )
+    given = np.zeros(removed.size, dtype=bool)
+    for level in (2, 1):
+        need = broken & (before == level)
+        if need.any():
+            more, _ = give_back(
+                req,
+                need,
+                left,
+                tops.of_row[left],
+                removed,
+                groups,
+                group_top,
+                later_first,
+                feasible=level == 2,
+            )
+            given |= more
     return given
 
 
@@ -263,6 +297,8 @@ def progressive(lp: LocalProblem, progress: Progress | None = None) -> Progressi
     out = ProgressiveResult.start(lp.n_rows, lp.m)
     cur = lp.low.copy()
     active = np.arange(lp.n_rows, dtype=np.int64)  # D, in table order
+    # what stays is released at the highest levels allowed: one class per top class there
+    tops = _Tops(*lp.classes(lp.high, active))
     total = lp.lemma6_bound() + 1
     names = lp.problem.quasi_identifiers
     while active.size:
@@ -271,6 +307,9 @@ def progressive(lp: LocalProblem, progress: Progress | None = None) -> Progressi
             progress(1, total)
         gid, ng = lp.classes(cur, active)
         sizes, ok = req.judge(gid, ng, active)
+        # how solvable the rows in processing of each top class are (under max_level bounds
+        # a top class may fail as a whole: its failing rows are left to suppression)
+        before = tops.state(req, active)
         rnd: dict[str, Any] = {
             "levels": dict(zip(names, cur.tolist())),
             "rows": int(active.size),
@@ -297,18 +336,20 @@ def progressive(lp: LocalProblem, progress: Progress | None = None) -> Progressi
         removed[rest[further]] = True
         left = active[~removed]
         back = absorbed = 0
-        if left.size and not _solvable(req, left):
-            # what stays could not be anonymized any more (fewer than k rows, or a share above
-            # alpha): the stubs of passing classes leave with their trunks (the whole class
-            # passes), then rows of the classes just removed come back, the fewest that make
-            # it solvable again
-            stub = ~removed & ok[gid]
+        broken = tops.state(req, left) < before
+        if broken.any():
+            # what stays in a top class could not be anonymized any more (fewer than k rows,
+            # or a share above alpha): the stubs of its passing classes leave with their
+            # trunks (the whole class passes), then rows of its classes just removed come
+            # back, the fewest that make it solvable again
+            stub = ~removed & ok[gid] & broken[tops.of_row[active]]
             absorbed = int(np.count_nonzero(stub))
             removed |= stub
             left = active[~removed]
-            if left.size and not _solvable(req, left):
+            broken = tops.state(req, left) < before
+            if broken.any():
                 idx = np.flatnonzero(removed)
-                given = _keep_solvable(req, left, active[idx], gid[idx], ng)
+                given = _keep_solvable(req, before, broken, tops, left, active[idx], gid[idx], ng)
                 removed[idx[given]] = False
                 back = int(np.count_nonzero(given))
                 left = active[~removed]

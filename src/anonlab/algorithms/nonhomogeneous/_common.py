@@ -6,17 +6,27 @@ import multiprocessing
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
+from anonlab._resources import format_bytes, memory_budget
 from anonlab._typing import IntArray
 from anonlab.exceptions import ParameterError
 from anonlab.release.anonymity_graph import cover_problem
 from anonlab.release.problem import Problem
 
-__all__ = ["chunks_of_rings", "problem_k", "run_tasks", "sorted_order"]
+__all__ = [
+    "CoverSize",
+    "check_cover_memory",
+    "chunks_of_rings",
+    "problem_k",
+    "run_tasks",
+    "sorted_order",
+    "workers_of",
+]
 
 _T = TypeVar("_T")
 
@@ -30,6 +40,100 @@ def problem_k(problem: Problem, owner: str) -> int:
             "record already covers itself and nothing needs generalizing."
         )
     return k
+
+
+@dataclass(frozen=True)
+class CoverSize:
+    """What a non-homogeneous search will hold, to estimate its memory before any work.
+
+    Attributes
+    ----------
+    rows : int
+        Records of the table (or block).
+    k : int
+    width : int
+        Features of a released record's state (one per site; ``CoverCosts.width``).
+    chunk_rows : int
+        Records of the largest chunk of phases 1-2 (0: no such phases, ``wong_nh``).
+    candidates : int
+        Candidate edges per released record besides its ring (phase 1 and 2).
+    additions : int
+        Edges per released record that may enter it in phase 2 (0: no phase 2).
+    workers : int
+        Chunks solved at once (worker processes).
+
+    Examples
+    --------
+    >>> size = CoverSize(5_000, 5_000, 6, chunk_rows=5_000, candidates=48, additions=8)
+    >>> round(size.bytes() / 1e9, 1)  # gigabytes (k = n = 5,000 on 6 columns held 6 GB)
+    7.6
+    """
+
+    rows: int
+    k: int
+    width: int
+    chunk_rows: int = 0
+    candidates: int = 0
+    additions: int = 0
+    workers: int = 1
+
+    def whole_bytes(self) -> int:
+        """The covers of every record (``rows x k``) and what building, measuring and
+        verifying them holds at once: about six ``rows x k`` integer arrays (the ring
+        windows, the verification's sorted copy and its edges) and the states of the
+        ``rows x k`` covered records (``width`` features each)."""
+        cells = self.rows * self.k
+        return cells * (6 * 8 + 2 * 4 * self.width)
+
+    def chunk_bytes(self) -> int:
+        """One chunk's phases 1-2: its candidate edges (the ring's ``k`` per record and the
+        nearest ``candidates``; at most every pair) with their states; phase 2's covered
+        states with the prefix and suffix maxima (four ``chunk x k x width`` arrays) and
+        its arcs (``additions x k`` per record, a dozen numbers each)."""
+        c, k, w = self.chunk_rows, self.k, self.width
+        if c == 0:
+            return 0
+        edges = min(c * c, c * (k + self.candidates))
+        total = edges * (5 * 8 + 2 * 4 * w)
+        if self.additions:
+            free = min(max(edges - c * k, 0), self.additions * c)
+            arcs = free * k
+            total += c * k * (4 * 4 * w + 3 * 8) + arcs * (10 * 8 + 3 * 4 * w)
+        return total
+
+    def bytes(self) -> int:
+        """The estimate: the whole table's covers and the chunks solved at once."""
+        return self.whole_bytes() + max(self.workers, 1) * self.chunk_bytes()
+
+
+def check_cover_memory(size: CoverSize, owner: str) -> int:
+    """Refuse, before any work, a search whose estimate (:meth:`CoverSize.bytes`) is above
+    :func:`anonlab._resources.memory_budget`; return the estimate.
+
+    Raises
+    ------
+    ParameterError
+        With the estimate, the budget and the ways out.
+
+    Examples
+    --------
+    >>> check_cover_memory(CoverSize(1_000, 5, 8), "wong_nh")  # bytes
+    560000
+    """
+    need = size.bytes()
+    budget = memory_budget()
+    if need > budget:
+        fewer = " or fewer worker processes ('n_jobs')" if size.workers > 1 else ""
+        raise ParameterError(
+            f"Algorithm {owner!r} with k = {size.k:,} on {size.rows:,} records holds "
+            f"{size.rows * size.k:,} covered records ({size.rows:,} x k) and their states: "
+            f"about {format_bytes(need)} of memory, more than this machine can spare "
+            f"({format_bytes(budget)}). Use a smaller k (with k close to the number of "
+            f"records nearly every cell is hidden), blocks out of core (--engine duckdb "
+            f"--block-rows){fewer}, or raise the budget with the environment variable "
+            "ANONLAB_MEMORY_BUDGET (e.g. 32G). Nothing was written."
+        )
+    return need
 
 
 def sorted_order(codes: npt.NDArray[np.integer]) -> IntArray:
@@ -79,6 +183,19 @@ def _context() -> Any:
     return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
 
 
+def workers_of(n_jobs: int | None, tasks: int) -> int:
+    """The worker processes :func:`run_tasks` starts for ``tasks`` tasks (``n_jobs`` None:
+    every core).
+
+    Examples
+    --------
+    >>> workers_of(4, 2), workers_of(1, 9)
+    (2, 1)
+    """
+    workers = (os.cpu_count() or 1) if n_jobs is None else n_jobs
+    return max(1, min(workers, tasks))
+
+
 def run_tasks(
     func: Callable[..., _T], tasks: Sequence[tuple[Any, ...]], n_jobs: int | None
 ) -> list[_T]:
@@ -87,8 +204,7 @@ def run_tasks(
     The results come back in the order of ``tasks`` and do not depend on the number of
     processes. ``n_jobs`` None uses every core.
     """
-    workers = (os.cpu_count() or 1) if n_jobs is None else n_jobs
-    workers = max(1, min(workers, len(tasks)))
+    workers = workers_of(n_jobs, len(tasks))
     if workers == 1:
         return [func(*task) for task in tasks]
     sizes = [getattr(t[0], "codes", np.zeros(0)).shape[0] for t in tasks]

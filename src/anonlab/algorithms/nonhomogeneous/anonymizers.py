@@ -13,10 +13,13 @@ from anonlab._progress import Progress
 from anonlab._typing import IntArray
 from anonlab.algorithms.base import Anonymizer, Param, register
 from anonlab.algorithms.nonhomogeneous._common import (
+    CoverSize,
+    check_cover_memory,
     chunks_of_rings,
     problem_k,
     run_tasks,
     sorted_order,
+    workers_of,
 )
 from anonlab.algorithms.nonhomogeneous.candidates import lower_bound
 from anonlab.algorithms.nonhomogeneous.rings import pattern_rings, wong_rings
@@ -118,8 +121,9 @@ class WongNH(Anonymizer):
         self.pseudo_qids = [] if pseudo_qids is None else pseudo_qids
 
     def _check_problem(self, problem: Problem) -> None:
-        problem_k(problem, self.name)
-        _model(problem, self.name, self.generalization, self.pseudo_qids)
+        k = problem_k(problem, self.name)
+        model = _model(problem, self.name, self.generalization, self.pseudo_qids)
+        check_cover_memory(CoverSize(problem.n_rows, k, model.width), self.name)
 
     def accepts_partitions(self) -> bool:
         """True: out of core, each block of the sorted table gets its own cover."""
@@ -303,7 +307,21 @@ class MurakamiUno(Anonymizer):
                 f"The 'block_size' parameter of {self.name} must be an int >= 2k = {2 * k}. "
                 f"Got {self.block_size} instead."
             )
-        _model(problem, self.name, self.generalization, self.pseudo_qids)
+        model = _model(problem, self.name, self.generalization, self.pseudo_qids)
+        n = problem.n_rows
+        # a chunk: about CHUNK records (whole rings, or an even cut of a block); rings of a
+        # large k make larger ones, phase 2 runs on those up to MAX_CHUNK records
+        chunk = min(n, MAX_CHUNK) if k * 2 > CHUNK else min(n, CHUNK + CHUNK // 2)
+        size = CoverSize(
+            n,
+            k,
+            model.width,
+            chunk_rows=chunk,
+            candidates=self.candidates,
+            additions=self.additions if self.phase2_rounds else 0,
+            workers=workers_of(self.n_jobs, -(-n // CHUNK)),
+        )
+        check_cover_memory(size, self.name)
 
     def _fit(self, problem: Problem, progress: Progress | None) -> None:
         k = problem_k(problem, self.name)

@@ -50,6 +50,7 @@ import numpy.typing as npt
 
 from anonlab._typing import BoolArray, FloatArray, IntArray
 from anonlab.metrics.info_left import info_left_by_level
+from anonlab.models.per_record import decimal_fraction
 from anonlab.release.problem import Problem
 
 __all__ = ["QuasiIdentifierIndex", "RangeMax", "adaptive_clustering", "group_needs"]
@@ -222,11 +223,14 @@ class QuasiIdentifierIndex:
 
 
 def group_needs(limits: FloatArray, k: int, n_rows: int) -> IntArray:
-    """The group size each record requires: ``max(k, ceil(1 / limit))`` (Theorem 1), at most
-    the table's rows."""
-    inverse = 1.0 / np.asarray(limits, dtype=np.float64)
-    rounded = np.rint(inverse)
-    need = np.where(np.abs(inverse - rounded) <= 1e-9 * inverse, rounded, np.ceil(inverse))
+    """The group size each record requires: ``max(k, ceil(1 / limit))`` (Theorem 1: the
+    smallest ``b`` with ``1/b <= limit``, the limit read as the decimal it is written as,
+    exactly), at most the table's rows."""
+    lim = np.asarray(limits, dtype=np.float64)
+    need = np.where(lim == np.inf, 1.0, float(max(n_rows, 1)))  # no limit; none possible
+    for value in np.unique(lim[(lim > 0) & np.isfinite(lim)]).tolist():  # distinct limits
+        f = decimal_fraction(value)
+        need[lim == value] = float(-(-f.denominator // f.numerator))
     out: IntArray = np.clip(np.maximum(need, k), 1, max(n_rows, 1)).astype(np.int64)
     return out
 

@@ -33,12 +33,9 @@ import numpy.typing as npt
 from anonlab._typing import BoolArray, FloatArray, IntArray
 from anonlab.data.hierarchy import Hierarchy
 from anonlab.metrics.info_left import info_left_by_level
+from anonlab.models.per_record import RecordFractions
 
 __all__ = ["SensitiveOutcome", "sa_generalization"]
-
-
-#: The slack of a record's Pleak against its limit (as the model's).
-_TOL = 1e-9
 
 
 @dataclass
@@ -119,7 +116,8 @@ def sa_generalization(
     cell_class = cell_key // width
     # only the classes with a record over its limit while every value is a leaf need work
     work = np.zeros(classes.size, dtype=bool)
-    work[cell_class[count > sizes[cell_class] * (lowest + _TOL)]] = True
+    leaf_pleak = RecordFractions.shares(count, sizes[cell_class].astype(np.int64))
+    work[cell_class[~leaf_pleak.within(lowest)]] = True  # exactly, as the model judges
     order = np.lexsort((first, cell_class))
     order = order[work[cell_class[order]]]
     renumber = np.full(cell_key.size, -1, dtype=np.int64)
@@ -195,19 +193,36 @@ class _Cells:
         return cls(cell_class, cell_value, placed, limit, size, ancestors, leaves, key, n_keys,
                    np.ones(size.size, dtype=bool), first.astype(np.int64))  # fmt: skip
 
-    def pleak_mass(self) -> FloatArray:
-        """Per cell, ``b * Pleak`` of its records: the sum of ``1 / Nleaf`` over the records
-        of its class whose released value covers its value."""
-        total = np.zeros(self.cls.size, dtype=np.float64)
+    def branch_counts(self) -> IntArray:
+        """Per cell and level, the records of its class on the node of its value's branch at
+        that level (shape ``(cells, levels)``)."""
+        out = np.zeros(self.placed.shape, dtype=np.int64)
         for lv in range(self.placed.shape[1]):
-            mass = np.bincount(self.key[lv], weights=self.placed[:, lv], minlength=self.n_keys[lv])
-            total += mass[self.key[lv]] / self.leaves[lv, self.value]
-        return total
+            on = np.bincount(self.key[lv], weights=self.placed[:, lv], minlength=self.n_keys[lv])
+            out[:, lv] = np.rint(on[self.key[lv]]).astype(np.int64)
+        return out
+
+    def pleak(self, cells: IntArray, counts: IntArray) -> RecordFractions:
+        """Pleak (Definition 8) of the records of ``cells`` with ``counts`` records on their
+        branch per level, exactly: ``sum_l counts[l] / Nleaf(l)`` over the class's size."""
+        return RecordFractions(
+            counts,
+            np.rint(self.leaves.T).astype(np.int64),  # per value: its branch's leaves
+            self.value[cells],
+            self.size[self.cls[cells]].astype(np.int64),
+        )
+
+    def over(self, cells: IntArray, counts: IntArray) -> BoolArray:
+        """Whether the records of ``cells`` with ``counts`` on their branch are over their
+        limit (exactly, as the model judges)."""
+        out: BoolArray = ~self.pleak(cells, counts).within(self.limit[cells])
+        return out
 
     def live(self) -> tuple[IntArray, IntArray] | None:
         """The cell each class over its limit works on next (the first over its limit from
         the class's cursor on, cyclically) and that class; None when no class is over."""
-        over = self.pleak_mass() > self.size[self.cls] * (self.limit + _TOL)
+        every = np.arange(self.cls.size, dtype=np.int64)
+        over = self.over(every, self.branch_counts())
         over &= self.alive[self.cls]
         cells = np.flatnonzero(over)
         if cells.size == 0:
@@ -244,14 +259,28 @@ class _Cells:
         c = self.leaves[level + 1, v]
         drop = 1.0 / a - 1.0 / c
         klass = self.cls[target]
-        mass = self.pleak_mass()[target]
-        bound = self.size[klass] * (self.limit[target] + _TOL)
+        branch = self.branch_counts()[target]
+        mass = (branch / self.leaves[:, v].T).sum(axis=1)
+        bound = self.size[klass] * self.limit[target]
         with np.errstate(divide="ignore", invalid="ignore"):
             want = np.where(drop > 0, np.ceil((mass - bound) / drop), available)
         count = np.clip(want, 1, available).astype(np.int64)
-        # one fewer when that is already enough (the division rounds up past an integer)
-        fewer = (count > 1) & (drop > 0) & (mass - (count - 1) * drop <= bound)
-        count -= fewer.astype(np.int64)
+        rows = np.arange(target.size)
+
+        def fits(raised: IntArray) -> BoolArray:
+            """Whether each target is within its limit once ``raised`` records moved up."""
+            moved = branch.copy()
+            moved[rows, level] -= raised
+            moved[rows, level + 1] += raised
+            return ~self.over(target, moved)
+
+        # the float estimate corrected exactly: one fewer when that is already enough, one
+        # more when it falls short by one
+        cut = drop > 0
+        fewer = np.maximum(count - 1, 1)
+        count = np.where(cut & (fewer < count) & fits(fewer), fewer, count)
+        more = np.minimum(count + 1, available)
+        count = np.where(cut & (more > count) & ~fits(count) & fits(more), more, count)
         # the cells of each target's class on the same node at that level
         lv_of_class = np.full(self.size.size, -1, dtype=np.int64)
         lv_of_class[klass] = level
