@@ -973,7 +973,7 @@ def _anonymize_partitioned(
         block_rows=rows,
     )
     per_record = any(isinstance(m, RecordModel) for m in whole.models)
-    with tempfile.TemporaryDirectory(prefix="anonlab-blocks-") as folder:
+    with temporary_folder("anonlab-blocks") as folder:  # (0700, removed by a next run if killed)
         held = HeldBlocks(whole, Path(folder)) if per_record else None
         with single_threaded_blas():
             for out, joined, problem in _solved_blocks(

@@ -50,6 +50,8 @@ def _job(folder: Path, name: str, algorithm: str) -> Path:
     lines = ['separator: ","', 'na_values: ["?"]', "quasi_identifiers:"]
     lines += [f"  {q}: {{hierarchy: {HIERARCHIES / f'adult_{q}.csv'}}}" for q in QIS]
     lines.append("sensitive: [income]")
+    # the columns that would identify people (anonymize refuses to release them undeclared)
+    lines.append("identifiers: [fnlwgt, education-num, capital-gain, capital-loss, hours-per-week]")
     if algorithm == "progressive":  # (alpha,k) local recoding, block by block
         lines += [
             "models:",

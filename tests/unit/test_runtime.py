@@ -168,6 +168,8 @@ def _job(algorithm: str, **more) -> dict:
             "age": {"hierarchy": str(EXAMPLES / "hierarchies" / "adult_age.csv")},
             "sex": {"hierarchy": str(EXAMPLES / "hierarchies" / "adult_sex.csv")},
         },
+        # the columns that would identify people on Adult (anonymize refuses them undeclared)
+        "identifiers": ["fnlwgt", "capital-gain", "hours-per-week"],
         "models": [{"k_anonymity": {"k": 5}}],
         "algorithm": algorithm,
         **more,

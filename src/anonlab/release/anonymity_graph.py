@@ -144,7 +144,7 @@ class ReleaseCells:
                 row = int(np.flatnonzero(~own[:, j])[0])
                 out, col = released[q], problem.table[q]
                 raise InputError(
-                    f"Row {row}, column {q!r}: the released value {out.categories[out.codes[row]]!r} "
+                    f"Row {row + 1}, column {q!r}: the released value {out.categories[out.codes[row]]!r} "
                     f"does not cover the original value {col.categories[col.codes[row]]!r}; "
                     "each released record must generalize its own."
                 )

@@ -355,7 +355,7 @@ def check_sections(report: Any) -> list[Section]:
         )
         if "violating_records" in m:  # a per-record model: who is over their own limit
             bad = m["violating_records"]
-            shown = ", ".join(map(str, bad[:20])) + (", ..." if len(bad) > 20 else "")
+            shown = ", ".join(str(r + 1) for r in bad[:20]) + (", ..." if len(bad) > 20 else "")
             measures = [k[len("highest_") :] for k in m if k.startswith("highest_")]
             figures = "; ".join(
                 f"highest {x} {m['highest_' + x]:.4g}, average {m['average_' + x]:.4g}"
@@ -363,7 +363,7 @@ def check_sections(report: Any) -> list[Section]:
             )
             notes.append(
                 f"{m['model']}: {len(bad):,} records over their limit"
-                + (f" (rows {shown}, counted from 0)" if bad else "")
+                + (f" (rows {shown}, counted from 1)" if bad else "")
                 + (f"; {figures}" if figures else "")
             )
     for m in report.models:

@@ -552,8 +552,8 @@ def _held(data: Any, sensitive: list[str]) -> list[str]:
     released = set(figures.result.columns)
     reasons = [
         f"The release keeps the column {c['column']!r}, which may identify people on its own "
-        f"({c['reason']}). Declare it under 'identifiers:' in a YAML job (never released) or "
-        "make it a quasi-identifier."
+        f"({c['reason']}): the job releases it as it is (insensitive). Confirm to release it, "
+        "or declare it under 'identifiers:' (never released) or make it a quasi-identifier."
         for c in data.risk.identifying_columns
         if c["column"] in released and c["column"] not in sensitive
     ]
