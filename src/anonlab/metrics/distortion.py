@@ -44,7 +44,7 @@ __all__ = ["DistortionRatio"]
 
 
 class DistortionRatio(Metric):
-    """Distortion ratio of paper 002 (see the module docstring for the formula).
+    """Distortion ratio of Wong et al. 2009 (see the module docstring for the formula).
 
     ``ratio = sum_i w_i (U t_i + S H_i) / (N sum_i w_i H_i)`` in ``[0, 1]``; a suppressed
     record counts as fully generalized. Non-monotonic with suppression (a generalization can

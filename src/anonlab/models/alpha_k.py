@@ -1,4 +1,4 @@
-"""(alpha,k)-anonymity: simple, general and multi-attribute (Wong, Li, Fu, Wang; paper 002).
+"""(alpha,k)-anonymity: simple, general and multi-attribute (Wong, Li, Fu & Wang 2009).
 
 Reading of the paper (R. C.-W. Wong, J. Li, A. W.-C. Fu, K. Wang, "(alpha, k)-anonymous data
 publishing", J. Intell. Inf. Syst., 2009):
@@ -109,7 +109,7 @@ class AlphaKAnonymity(PrivacyModel):
     Notes
     -----
     *Monotonicity under generalization.* General, multi-attribute and simple with
-    ``refined=False``: yes (paper 002, Lemma 2: each bound is a linear constraint on the
+    ``refined=False``: yes (Wong et al. 2009, Lemma 2: each bound is a linear constraint on the
     class distribution, and the size bound is preserved by unions). Simple refined
     (Definition 5): **no**; see the module docstring for the counterexample.
     *Under suppression:* no for every variant (a passing class merged with a failing one
@@ -241,7 +241,7 @@ class AlphaKAnonymity(PrivacyModel):
         rows passes the alpha bound iff its count is at most ``max_count(n)``: with the
         ceiling ``ceil(alpha n)`` (Definition 5, simple refined), otherwise the largest
         ``c`` with ``c / n <= alpha`` compared in floating point exactly as :meth:`class_ok`
-        compares (Definitions 4 and 10-14). Search code sizes classes with it (paper 002's
+        compares (Definitions 4 and 10-14). Search code sizes classes with it (Wong et al. 2009's
         trunks, Definition 8) without re-deriving the model's arithmetic.
 
         Parameters

@@ -125,7 +125,7 @@ class DistinctLDiversity(SensitiveModel):
     .. [1] A. Machanavajjhala, J. Gehrke, D. Kifer, M. Venkitasubramaniam, "l-diversity:
        privacy beyond k-anonymity", ICDE 2006 / TKDD 2007, Section 4.1 (distinct
        l-diversity as the simplest instantiation).
-    .. [2] ARX ``criteria/DistinctLDiversity`` (anonlab docs/metrics-reference.md, section 2).
+    .. [2] ARX ``criteria/DistinctLDiversity`` (docs/metrics-reference.md, section 2).
     """
 
     name = "distinct_l_diversity"
@@ -309,7 +309,7 @@ class RecursiveCLDiversity(SensitiveModel):
     ----------
     .. [1] A. Machanavajjhala et al., "l-diversity: privacy beyond k-anonymity", ICDE 2006,
        Definition 4.3 (recursive (c,l)-diversity).
-    .. [2] ARX ``criteria/RecursiveCLDiversity`` (anonlab docs/metrics-reference.md,
+    .. [2] ARX ``criteria/RecursiveCLDiversity`` (docs/metrics-reference.md,
        section 2).
     """
 

@@ -71,7 +71,7 @@ class BasicBetaLikeness(SensitiveModel):
     ----------
     .. [1] J. Cao, P. Karras, "Publishing microdata with a robust privacy guarantee",
        PVLDB 5(11), 2012, Definition 2 (basic beta-likeness).
-    .. [2] ARX ``criteria/BasicBLikeness`` (anonlab docs/metrics-reference.md, section 2).
+    .. [2] ARX ``criteria/BasicBLikeness`` (docs/metrics-reference.md, section 2).
     """
 
     name = "basic_beta_likeness"
@@ -137,7 +137,7 @@ class EnhancedBetaLikeness(SensitiveModel):
     ----------
     .. [1] J. Cao, P. Karras, "Publishing microdata with a robust privacy guarantee",
        PVLDB 5(11), 2012, Definition 3 (enhanced beta-likeness).
-    .. [2] ARX ``criteria/EnhancedBLikeness`` (anonlab docs/metrics-reference.md, section 2).
+    .. [2] ARX ``criteria/EnhancedBLikeness`` (docs/metrics-reference.md, section 2).
     """
 
     name = "enhanced_beta_likeness"
@@ -213,7 +213,7 @@ class DeltaDisclosure(SensitiveModel):
     ----------
     .. [1] J. Brickell, V. Shmatikov, "The cost of privacy: destruction of data-mining
        utility in anonymized data publishing", KDD 2008, Definition 4 (delta-disclosure).
-    .. [2] ARX ``criteria/DDisclosurePrivacy`` (anonlab docs/metrics-reference.md,
+    .. [2] ARX ``criteria/DDisclosurePrivacy`` (docs/metrics-reference.md,
        section 2).
     """
 

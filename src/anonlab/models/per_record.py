@@ -92,7 +92,7 @@ def _simplest_between(low: Fraction, high: Fraction) -> Fraction:
 class RecordFractions:
     """Per-record values held exactly: ``(sum_j counts[:, j] / leaves[branch, j]) / sizes``.
 
-    Pleak (paper 004, Definition 8) is such a value: per level of the sensitive tree, the
+    Pleak (Song et al. 2015, Definition 8) is such a value: per level of the sensitive tree, the
     records of the class whose released value covers the record's own value (``counts``),
     each adding ``1 / Nleaf`` of the node of the record's branch at that level (a row of
     ``leaves``: one per value of the attribute), over the class's size.

@@ -114,7 +114,7 @@ class EqualTCloseness(_TCloseness):
     ----------
     .. [1] N. Li, T. Li, S. Venkatasubramanian, "t-closeness: privacy beyond k-anonymity
        and l-diversity", ICDE 2007, Section 4.2 (EMD with equal ground distance).
-    .. [2] ARX ``criteria/EqualDistanceTCloseness`` (anonlab docs/metrics-reference.md,
+    .. [2] ARX ``criteria/EqualDistanceTCloseness`` (docs/metrics-reference.md,
        section 2).
     """
 
@@ -199,7 +199,7 @@ class OrderedTCloseness(_TCloseness):
     ----------
     .. [1] N. Li, T. Li, S. Venkatasubramanian, "t-closeness: privacy beyond k-anonymity
        and l-diversity", ICDE 2007, Section 4.2 (EMD with ordered distance).
-    .. [2] ARX ``criteria/OrderedDistanceTCloseness`` (anonlab docs/metrics-reference.md,
+    .. [2] ARX ``criteria/OrderedDistanceTCloseness`` (docs/metrics-reference.md,
        section 2).
     """
 

@@ -4,7 +4,7 @@ A Flash-class search (Kohlmayer, Prasser, Eckert, Kemper & Kuhn, *Flash: efficie
 optimal k-anonymity*, 2012, the search of ARX) over the generalization lattice, in two phases:
 
 1. **Anonymity by predictive tagging.** When anonymity is monotonic (every model monotonic
-   under generalization, and under suppression if a suppression limit is set; paper 002,
+   under generalization, and under suppression if a suppression limit is set; Wong et al. 2009,
    Lemma 2), nodes are classified with few checks: from each untagged node, in order of total
    height, a path is walked upwards through untagged nodes and binary-searched; an anonymous
    node tags all its generalizations anonymous, a non-anonymous one all its specializations

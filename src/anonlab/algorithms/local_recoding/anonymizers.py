@@ -140,7 +140,7 @@ class _LocalRecoding(Anonymizer):
 
 @register
 class Progressive(_LocalRecoding):
-    """Progressive local recoding for (alpha,k)-anonymity (paper 002, Algorithm 1).
+    """Progressive local recoding for (alpha,k)-anonymity (Wong et al. 2009, Algorithm 1).
 
     Generalizes the rows still in processing one attribute one level at a time (the highest
     entropy first) and releases, at each level, the precisely alpha-deassociated trunks of
@@ -173,7 +173,7 @@ class Progressive(_LocalRecoding):
 
 @register
 class TopDown(_LocalRecoding):
-    """Top-down local recoding for (alpha,k)-anonymity (paper 002, Algorithm 2).
+    """Top-down local recoding for (alpha,k)-anonymity (Wong et al. 2009, Algorithm 2).
 
     Starts from the fully generalized table and specializes nodes one attribute one level at
     a time (Criterion 1: the most rows specialized; Criterion 2: the fewest branches),
