@@ -135,8 +135,8 @@ def column_names(path: str | os.PathLike[str], csv_options: CsvOptions | None = 
 
 
 #: Bytes the in-memory (numpy) engine needs per cell of a table while ``anonymize`` reads,
-#: encodes, searches and writes it (Adult-like data, 10 million rows of 15 columns from
-#: Parquet: a peak of 3.2 GiB, 23 bytes a cell; benchmarks/bench_scale.py).
+#: encodes, searches and writes it (Adult-like data; the peak it rounds up is in
+#: benchmarks/README.md, "Measurements behind choices in the code").
 MEMORY_PER_CELL = 24
 #: Bytes in memory per byte of a CSV file on disk (text ~8 bytes per cell), and of gzip.
 MEMORY_PER_CSV_BYTE = 3

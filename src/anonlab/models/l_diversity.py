@@ -37,7 +37,8 @@ ENTROPY_TOLERANCE = 1e-10
 
 def _distinct(c: Counts) -> npt.NDArray[np.int64]:
     present = (c.f > 0).astype(np.int64)
-    return np.asarray(np.einsum("ij->i", present), dtype=np.int64)  # faster than count_nonzero
+    # einsum rather than count_nonzero: benchmarks/README.md, "Measurements behind choices ..."
+    return np.asarray(np.einsum("ij->i", present), dtype=np.int64)
 
 
 def _entropy(c: Counts) -> npt.NDArray[np.float64]:
@@ -54,7 +55,7 @@ def distinct_l_rule(
     """:meth:`DistinctLDiversity.class_ok` of one class (a
     :class:`~anonlab.models.base.ClassRule`): at least ``l`` values have a count, with
     ``params = (l,)``."""
-    distinct = 0  # (a loop: numba's np.count_nonzero is several times slower)
+    distinct = 0  # a loop rather than numba's np.count_nonzero (benchmarks/README.md)
     for v in range(counts.size):
         if counts[v] > 0:
             distinct += 1

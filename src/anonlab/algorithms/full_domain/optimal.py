@@ -406,9 +406,9 @@ def _raises_bounds(metric: Metric) -> bool:
     """Whether the metric's node bounds are coarse and raised from the classes the search
     computes (:meth:`~anonlab.metrics.base.Metric.successor_bound`: discernibility, AECS).
     For these the search follows the raised bounds: its paths step to the successor with the
-    smallest bound (measured on their 36 ARX reference jobs: 13 % fewer nodes than the most
-    room first, and none more than ARX checks) and its first solution is the best met on a
-    walk down from the top (:func:`_incumbent`)."""
+    smallest bound (rather than the most room first: benchmarks/README.md, "Measurements
+    behind choices in the code") and its first solution is the best met on a walk down from
+    the top (:func:`_incumbent`)."""
     return type(metric).successor_bound is not Metric.successor_bound
 
 

@@ -212,9 +212,8 @@ class MurakamiUno(Anonymizer):
       over candidate edges found by multi-sorting within Hamming distance ``max_distance``,
       each weighing what its released record newly hides;
     * ``initial="pattern_rings"`` (default; anonlab's, not in the paper): rings of records
-      that agree outside a hidden set, the cheapest hidden sets first. On CENSUS it is
-      faster and lower than the matchings, and below the paper's two-phase GCP
-      (benchmarks/README.md).
+      that agree outside a hidden set, the cheapest hidden sets first (how it compares with
+      the matchings and the paper's two-phase GCP: benchmarks/README.md).
 
     The lower bound of equations (7)-(9) and LB_Gap (equation (11)) are reported beside the
     GCP. Every release is verified on its anonymity graph before it is returned.
