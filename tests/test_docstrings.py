@@ -1,0 +1,124 @@
+"""Docstrings state contracts with examples that run (issue 52, item 6).
+
+* Every public class and function (the names in the ``__all__`` of the packages users import)
+  has a numpydoc ``Examples`` section.
+* Every example in the package runs: the doctests of all of anonlab's modules run here, each
+  module as its own test; a module whose optional dependency is missing is skipped.
+"""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import inspect
+import pkgutil
+from types import ModuleType
+
+import pytest
+
+import anonlab
+
+#: The packages whose ``__all__`` is the public API.
+PUBLIC_PACKAGES = (
+    "anonlab",
+    "anonlab.api",
+    "anonlab.data",
+    "anonlab.io",
+    "anonlab.diagnosis",
+    "anonlab.models",
+    "anonlab.metrics",
+    "anonlab.algorithms",
+    "anonlab.release",
+    "anonlab.report",
+    "anonlab.testing",
+)
+
+#: TODO(issue 52, after the merge of its parts): modules other developers restructure now
+#: (jobs/, the Recoding contract, the registries, the validation vocabulary). Their public
+#: names are not checked for an Examples section yet; remove this set, and add the sections,
+#: once those parts are on main.
+RESTRUCTURED_NOW = frozenset(
+    {
+        "anonlab.anonymization",
+        "anonlab.release.recoding",
+        "anonlab.release.cellcover",
+        "anonlab.release.partitioned",
+        "anonlab._validation",
+        "anonlab.algorithms.base",
+        "anonlab.algorithms",
+        "anonlab.models",
+        "anonlab.models.registry",
+        "anonlab.metrics",
+        "anonlab.engines",
+    }
+)
+
+#: Modules not imported for their doctests: running them has effects (``python -m anonlab``).
+NOT_IMPORTED = frozenset({"anonlab.__main__"})
+
+#: Optional dependencies: a module that needs a missing one is skipped, not failed.
+OPTIONAL = frozenset({"duckdb", "pyspark", "typer", "rich", "starlette", "uvicorn", "polars"})
+
+FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+
+
+def _public_objects() -> dict[str, object]:
+    """Every public class and function by its defining module and name."""
+    found: dict[str, object] = {}
+    for package in PUBLIC_PACKAGES:
+        module = importlib.import_module(package)
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if inspect.isclass(obj) or inspect.isfunction(obj):
+                found.setdefault(f"{obj.__module__}.{obj.__qualname__}", obj)
+    return found
+
+
+def _has_examples(obj: object) -> bool:
+    doc = inspect.getdoc(obj) or ""
+    return "\nExamples\n--------\n" in f"\n{doc}" and ">>>" in doc.split("Examples", 1)[1]
+
+
+def test_every_public_name_has_examples() -> None:
+    objects = _public_objects()
+    assert len(objects) > 100  # the packages' __all__ were read
+    missing = sorted(
+        name
+        for name, obj in objects.items()
+        if getattr(obj, "__module__", "") not in RESTRUCTURED_NOW and not _has_examples(obj)
+    )
+    assert not missing, (
+        f"{len(missing)} public names have no numpydoc Examples section: " + ", ".join(missing)
+    )
+
+
+def _module_names() -> list[str]:
+    names = ["anonlab"]
+    for info in pkgutil.walk_packages(anonlab.__path__, "anonlab."):
+        if info.name not in NOT_IMPORTED:
+            names.append(info.name)
+    return sorted(names)
+
+
+def _import(name: str) -> ModuleType:
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        if exc.name and exc.name.split(".")[0] in OPTIONAL:
+            pytest.skip(f"{name} needs {exc.name}, which is not installed")
+        raise
+
+
+@pytest.mark.parametrize("name", _module_names())
+def test_doctests(name: str) -> None:
+    module = _import(name)
+    finder = doctest.DocTestFinder(exclude_empty=True)
+    runner = doctest.DocTestRunner(optionflags=FLAGS)
+    tests = [t for t in finder.find(module, name) if t.examples]
+    # only the module's own objects (a re-exported function runs in its defining module)
+    tests = [t for t in tests if t.filename == getattr(module, "__file__", t.filename)]
+    report: list[str] = []
+    for test in tests:
+        runner.run(test, out=report.append)
+    if runner.failures:
+        pytest.fail(f"{runner.failures} doctest example(s) failed in {name}:\n" + "".join(report))
