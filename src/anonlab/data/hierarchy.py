@@ -56,6 +56,17 @@ class Hierarchy:
     Internally each level is stored as integer codes (one per row) into its distinct labels,
     sorted by code point; the labels of a level, as :meth:`level_labels` and
     :meth:`generalization` return them, come in that order.
+
+    Examples
+    --------
+    >>> h = Hierarchy([["4350", "435*", "*"], ["4351", "435*", "*"], ["4360", "436*", "*"]],
+    ...               attribute="zip")
+    >>> h.height, h.leaves.tolist()
+    (2, ['4350', '4351', '4360'])
+    >>> h.generalize(["4351", "4360"], 1).tolist()
+    ['435*', '436*']
+    >>> h.level_labels(1).tolist()
+    ['435*', '436*']
     """
 
     def __init__(

@@ -27,6 +27,13 @@ class Role(str, Enum):
     LIMIT
         A parameter of each record's own privacy (a personal leakage limit), read by
         per-record models; never a quasi-identifier, never released unless asked.
+
+    Examples
+    --------
+    >>> Role.parse("qi")
+    <Role.QUASI_IDENTIFIER: 'quasi-identifier'>
+    >>> Role.SENSITIVE.value
+    'sensitive'
     """
 
     IDENTIFIER = "identifier"
@@ -58,6 +65,14 @@ class Schema:
     ----------
     roles : Mapping[str, Role or str]
         Role per column name.
+
+    Examples
+    --------
+    >>> s = Schema.from_lists(quasi_identifiers=["age", "zip"], sensitive=["disease"])
+    >>> s.quasi_identifiers, s.sensitive
+    (['age', 'zip'], ['disease'])
+    >>> s.role("salary")
+    <Role.INSENSITIVE: 'insensitive'>
     """
 
     roles: Mapping[str, Role] = field(default_factory=dict)

@@ -30,6 +30,14 @@ class EncodedColumn:
     categories : ndarray of object
         Distinct labels (str), naturally ordered; a null is the label ``None`` (last), a
         value of its own that is never dropped silently.
+
+    Examples
+    --------
+    >>> c = EncodedColumn.from_values("sex", ["F", "M", None, "F"])
+    >>> c.codes.tolist(), c.categories.tolist(), c.cardinality
+    ([0, 1, 2, 0], ['F', 'M', None], 3)
+    >>> c.labels().tolist()
+    ['F', 'M', None, 'F']
     """
 
     name: str
@@ -206,6 +214,16 @@ class EncodedTable:
         a row ``weights[r]`` times, so class sizes, sensitive histograms, suppression and
         losses are those of the full data; :attr:`n_records` is their sum. None (the
         default): every row is one record.
+
+    Examples
+    --------
+    >>> t = EncodedTable.from_rows([("31", "F"), ("42", "M"), ("31", None)], ["age", "sex"])
+    >>> t.n_rows, t.names
+    (3, ['age', 'sex'])
+    >>> t["age"].codes.tolist(), t["age"].categories.tolist()
+    ([0, 1, 0], ['31', '42'])
+    >>> t.drop_nulls(["sex"]).n_rows
+    2
     """
 
     columns: tuple[EncodedColumn, ...]

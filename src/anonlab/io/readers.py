@@ -70,6 +70,13 @@ def read_table(
         Ragged rows, bytes not valid in the encoding, an empty file or table.
     ColumnNotFoundError
         A requested column does not exist.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> t = read_table(pd.DataFrame({"age": [31, 42], "sex": ["F", None]}))
+    >>> t.n_rows, t.names, t["sex"].labels().tolist()
+    (2, ['age', 'sex'], ['F', None])
     """
     source_name: str | None = None
     na_values: tuple[str, ...] = ()
@@ -122,6 +129,12 @@ def column_names(path: str | os.PathLike[str], csv_options: CsvOptions | None = 
     ------
     InputError
         If the file cannot be read (see :func:`read_table`).
+
+    Examples
+    --------
+    >>> from anonlab.datasets import adult_path
+    >>> column_names(adult_path())[:4]
+    ['age', 'workclass', 'fnlwgt', 'education']
     """
     p = check_input_file(path, "data file")
     if infer_format(p) == "parquet":
@@ -164,6 +177,13 @@ def memory_estimate(
     -------
     on_disk, in_memory : int
         Bytes.
+
+    Examples
+    --------
+    >>> from anonlab.datasets import adult_path
+    >>> on_disk, in_memory = memory_estimate(adult_path())
+    >>> on_disk > 0, in_memory > on_disk
+    (True, True)
     """
     del csv_options
     p = check_input_file(path, "data file")
