@@ -126,6 +126,17 @@ class AlphaKAnonymity(PrivacyModel):
     .. [1] R. C.-W. Wong, J. Li, A. W.-C. Fu, K. Wang, "(alpha, k)-anonymous data
        publishing", J. Intell. Inf. Syst. 33, 2009: Section 2 (Definitions 4-6),
        Section 6.1 (Definitions 10-12), Section 6.2 (Definitions 13-14).
+
+    Examples
+    --------
+    >>> from anonlab import EncodedTable
+    >>> from anonlab.api import open_engine
+    >>> t = EncodedTable.from_columns({"zip": ["4350"] * 3 + ["4351"] * 3,
+    ...                                "disease": ["flu", "hiv", "cold", "hiv", "hiv", "flu"]})
+    >>> stats = open_engine(t).class_stats(["zip"], sensitive=["disease"])
+    >>> model = AlphaKAnonymity("disease", alpha=0.5, k=3, values="hiv")
+    >>> model.class_ok(stats).tolist(), model.value(stats)
+    ([True, True], 0.6666666666666666)
     """
 
     name = "alpha_k_anonymity"
@@ -344,6 +355,13 @@ def further_removal_bound(n_remaining: int, n_sensitive: int | Sequence[int], al
     ----------
     .. [1] R. C.-W. Wong et al., "(alpha, k)-anonymous data publishing", 2009, Section 4.1
        (Further Removal, Lemma 5, Algorithm 1 line 9) and Sections 6.1-6.2.
+
+    Examples
+    --------
+    >>> further_removal_bound(10, 2, 0.5)
+    6
+    >>> further_removal_bound(10, [2, 4], 0.5)
+    2
     """
     owner = "further_removal_bound"
     n_r = check_int(n_remaining, "n_remaining", low=0, owner=owner)

@@ -64,6 +64,16 @@ class PrivacyModel(ABC):
     monotonic_suppression : bool
         The model stays monotonic when violating classes are suppressed (suppression-aware
         pruning is safe). Class attribute, possibly overridden per instance as above.
+
+    Examples
+    --------
+    >>> from anonlab import EncodedTable
+    >>> from anonlab.api import open_engine
+    >>> from anonlab.models import KAnonymity
+    >>> stats = open_engine(EncodedTable.from_columns({"sex": ["F", "F", "M"]})).class_stats(["sex"])
+    >>> model: PrivacyModel = KAnonymity(2)
+    >>> model.name, model.class_ok(stats).tolist(), model.holds(stats), model.value(stats)
+    ('k_anonymity', [True, False], False, 1)
     """
 
     name: ClassVar[str] = ""

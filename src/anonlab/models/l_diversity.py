@@ -127,6 +127,17 @@ class DistinctLDiversity(SensitiveModel):
        privacy beyond k-anonymity", ICDE 2006 / TKDD 2007, Section 4.1 (distinct
        l-diversity as the simplest instantiation).
     .. [2] ARX ``criteria/DistinctLDiversity`` (docs/metrics-reference.md, section 2).
+
+    Examples
+    --------
+    >>> from anonlab import EncodedTable
+    >>> from anonlab.api import open_engine
+    >>> t = EncodedTable.from_columns({"zip": ["4350", "4350", "4351", "4351"],
+    ...                                "disease": ["flu", "hiv", "flu", "flu"]})
+    >>> stats = open_engine(t).class_stats(["zip"], sensitive=["disease"])
+    >>> model = DistinctLDiversity("disease", 2)
+    >>> model.class_ok(stats).tolist(), model.value(stats)
+    ([True, False], 1)
     """
 
     name = "distinct_l_diversity"
@@ -214,6 +225,17 @@ class EntropyLDiversity(SensitiveModel):
        Definition 4.1 (entropy l-diversity).
     .. [2] ARX ``criteria/EntropyLDiversity`` with the SHANNON estimator (anonlab
        docs/metrics-reference.md, section 2).
+
+    Examples
+    --------
+    >>> from anonlab import EncodedTable
+    >>> from anonlab.api import open_engine
+    >>> t = EncodedTable.from_columns({"zip": ["4350", "4350", "4351", "4351", "4351"],
+    ...                                "disease": ["flu", "hiv", "flu", "flu", "hiv"]})
+    >>> stats = open_engine(t).class_stats(["zip"], sensitive=["disease"])
+    >>> model = EntropyLDiversity("disease", 2)
+    >>> model.class_ok(stats).tolist(), round(model.value(stats), 4)
+    ([True, False], 1.8899)
     """
 
     name = "entropy_l_diversity"
@@ -312,6 +334,16 @@ class RecursiveCLDiversity(SensitiveModel):
        Definition 4.3 (recursive (c,l)-diversity).
     .. [2] ARX ``criteria/RecursiveCLDiversity`` (docs/metrics-reference.md,
        section 2).
+
+    Examples
+    --------
+    >>> from anonlab import EncodedTable
+    >>> from anonlab.api import open_engine
+    >>> t = EncodedTable.from_columns({"zip": ["4350"] * 3 + ["4351"] * 3,
+    ...                                "disease": ["flu", "hiv", "cold", "flu", "flu", "hiv"]})
+    >>> stats = open_engine(t).class_stats(["zip"], sensitive=["disease"])
+    >>> RecursiveCLDiversity("disease", c=1.5, l=2).class_ok(stats).tolist()
+    [True, False]
     """
 
     name = "recursive_cl_diversity"

@@ -72,6 +72,17 @@ class BasicBetaLikeness(SensitiveModel):
     .. [1] J. Cao, P. Karras, "Publishing microdata with a robust privacy guarantee",
        PVLDB 5(11), 2012, Definition 2 (basic beta-likeness).
     .. [2] ARX ``criteria/BasicBLikeness`` (docs/metrics-reference.md, section 2).
+
+    Examples
+    --------
+    >>> from anonlab import EncodedTable
+    >>> from anonlab.api import open_engine
+    >>> t = EncodedTable.from_columns({"zip": ["4350"] * 2 + ["4351"] * 2,
+    ...                                "disease": ["flu", "hiv", "flu", "flu"]})
+    >>> stats = open_engine(t).class_stats(["zip"], sensitive=["disease"])
+    >>> model = BasicBetaLikeness("disease", beta=1.0)
+    >>> model.class_ok(stats).tolist(), model.value(stats)
+    ([True, True], 1.0)
     """
 
     name = "basic_beta_likeness"
@@ -138,6 +149,16 @@ class EnhancedBetaLikeness(SensitiveModel):
     .. [1] J. Cao, P. Karras, "Publishing microdata with a robust privacy guarantee",
        PVLDB 5(11), 2012, Definition 3 (enhanced beta-likeness).
     .. [2] ARX ``criteria/EnhancedBLikeness`` (docs/metrics-reference.md, section 2).
+
+    Examples
+    --------
+    >>> from anonlab import EncodedTable
+    >>> from anonlab.api import open_engine
+    >>> t = EncodedTable.from_columns({"zip": ["4350"] * 2 + ["4351"] * 2,
+    ...                                "disease": ["flu", "hiv", "flu", "flu"]})
+    >>> stats = open_engine(t).class_stats(["zip"], sensitive=["disease"])
+    >>> EnhancedBetaLikeness("disease", beta=1.0).class_ok(stats).tolist()
+    [True, False]
     """
 
     name = "enhanced_beta_likeness"
@@ -215,6 +236,17 @@ class DeltaDisclosure(SensitiveModel):
        utility in anonymized data publishing", KDD 2008, Definition 4 (delta-disclosure).
     .. [2] ARX ``criteria/DDisclosurePrivacy`` (docs/metrics-reference.md,
        section 2).
+
+    Examples
+    --------
+    >>> from anonlab import EncodedTable
+    >>> from anonlab.api import open_engine
+    >>> t = EncodedTable.from_columns({"zip": ["4350"] * 2 + ["4351"] * 2,
+    ...                                "disease": ["flu", "hiv", "flu", "flu"]})
+    >>> stats = open_engine(t).class_stats(["zip"], sensitive=["disease"])
+    >>> model = DeltaDisclosure("disease", delta=1.0)
+    >>> model.class_ok(stats).tolist(), round(model.value(stats), 4)
+    ([False, True], 1.0)
     """
 
     name = "delta_disclosure"

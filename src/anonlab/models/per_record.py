@@ -246,6 +246,18 @@ class RecordVerdict:
         Per record, whether its value is within its bound.
     class_ok : ndarray of bool
         Per class of the table, whether every record in it is within its bound.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from anonlab import EncodedTable, Hierarchy
+    >>> from anonlab.models import PersonalizedLeakage
+    >>> tree = Hierarchy([["flu", "*"], ["cold", "*"], ["hiv", "*"]])
+    >>> d = EncodedTable.from_columns({"disease": ["flu", "cold", "hiv", "hiv"]})["disease"]
+    >>> verdict = PersonalizedLeakage("disease", tree).judge_records(
+    ...     np.array([0, 0, 1, 1]), d, d, [0.5, 0.5, 0.5, 1.0])
+    >>> verdict.values.tolist(), verdict.ok.tolist(), verdict.violating.tolist()
+    ([0.5, 0.5, 1.0, 1.0], [True, True, False, True], [2])
     """
 
     values: npt.NDArray[np.float64]
@@ -290,6 +302,14 @@ class RecordModel(PrivacyModel):
         The name of the per-record value in reports (``"pleak"``).
     attribute : str
         The sensitive attribute the model reads.
+
+    Examples
+    --------
+    >>> from anonlab import Hierarchy
+    >>> from anonlab.models import PersonalizedLeakage
+    >>> tree = Hierarchy([["flu", "*"], ["hiv", "*"]])
+    >>> isinstance(PersonalizedLeakage("disease", tree), RecordModel)
+    True
     """
 
     record_parameter: ClassVar[str] = ""
