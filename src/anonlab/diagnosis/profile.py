@@ -123,7 +123,14 @@ class TableProfile:
         return len(self.columns) + len(self.nested)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form."""
+        """The JSON form.
+
+        Examples
+        --------
+        >>> from anonlab import EncodedTable
+        >>> profile_table(EncodedTable.from_columns({"sex": ["F", "M", "F"]})).to_dict()["n_rows"]
+        3
+        """
         return {
             "question": "profile",
             "n_rows": self.n_rows,

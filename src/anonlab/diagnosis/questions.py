@@ -110,7 +110,16 @@ class SubsetAnswer:
     smallest_class_rows: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the JSON form documented in the README."""
+        """Return the JSON form documented in the README.
+
+        Examples
+        --------
+        >>> from anonlab import EncodedTable, diagnose
+        >>> t = EncodedTable.from_columns({"zip": ["4350", "4350", "4351"]})
+        >>> d = diagnose(t, quasi_identifiers=["zip"], k=2).to_dict()
+        >>> d["question"], d["answer"], d["k"]
+        ('Q1', False, 1)
+        """
         out: dict[str, Any] = {
             "question": self.question,
             "quasi_identifiers": self.quasi_identifiers,

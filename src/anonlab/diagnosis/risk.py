@@ -639,7 +639,17 @@ class RiskSummary:
     levels: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the JSON form."""
+        """Return the JSON form.
+
+        Examples
+        --------
+        >>> from anonlab import EncodedTable
+        >>> from anonlab.api import risk
+        >>> t = EncodedTable.from_columns({"zip": ["4350", "4350", "4351"]})
+        >>> d = risk(t, ["zip"], threshold=2).to_dict()
+        >>> d["k"], d["unique_records"], d["records_at_risk"]
+        (1, 1, 1)
+        """
         out = {
             "question": "risk",
             "quasi_identifiers": self.quasi_identifiers,

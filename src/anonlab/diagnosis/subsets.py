@@ -78,7 +78,16 @@ class SubsetEvaluator:
     constant: list[str] = field(default_factory=list)
 
     def sizes(self, subset: Subset) -> npt.NDArray[np.int64]:
-        """Return the class sizes of ``subset`` and count one evaluation."""
+        """Return the class sizes of ``subset`` and count one evaluation.
+
+        Examples
+        --------
+        >>> from anonlab import EncodedTable
+        >>> from anonlab.api import open_engine
+        >>> evaluator = SubsetEvaluator(open_engine(EncodedTable.from_columns({"sex": ["F", "M", "F"]})))
+        >>> evaluator.sizes(("sex",)).tolist(), evaluator.evaluations
+        ([2, 1], 1)
+        """
         lv = {a: self.levels[a] for a in subset if self.levels and a in self.levels}
         out = self.engine.class_sizes(list(subset), lv)
         if len(subset) == 1 and not lv and out.size == 1 and out[0] > 1:

@@ -161,6 +161,21 @@ class Metric(ABC):
             Per class, whether it is suppressed.
         context : MetricContext
             Hierarchies, the base classes, N and weights.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import anonlab
+        >>> from anonlab.api import open_engine
+        >>> from anonlab.metrics import Height
+        >>> from anonlab.release.measure import metric_context
+        >>> t = anonlab.EncodedTable.from_columns({"zip": ["4350", "4351", "4360", "4361"] * 2})
+        >>> job = {"quasi_identifiers": {"zip": {"mask": {"width": 4}}},
+        ...        "models": [{"k_anonymity": {"k": 4}}], "metric": "height"}
+        >>> r = anonlab.anonymize(t, job)
+        >>> stats = open_engine(t, hierarchies=r.problem.hierarchies).class_stats(["zip"], {"zip": 1})
+        >>> Height().loss(stats, np.zeros(stats.n_classes, bool), metric_context(r.problem)), r.loss
+        (1.0, 1.0)
         """
 
     def release_loss(self, release: ReleaseCells, context: MetricContext) -> float:

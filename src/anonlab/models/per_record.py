@@ -283,7 +283,20 @@ class RecordVerdict:
 
     def report(self, measure: str) -> dict[str, Any]:
         """What ``anonlab check`` prints: the violating rows, the highest and the average
-        value (``highest_<measure>``, ``average_<measure>``)."""
+        value (``highest_<measure>``, ``average_<measure>``).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from anonlab import EncodedTable, Hierarchy
+        >>> from anonlab.models import PersonalizedLeakage
+        >>> tree = Hierarchy([["flu", "*"], ["cold", "*"], ["hiv", "*"]])
+        >>> d = EncodedTable.from_columns({"disease": ["flu", "cold", "hiv", "hiv"]})["disease"]
+        >>> verdict = PersonalizedLeakage("disease", tree).judge_records(
+        ...     np.array([0, 0, 1, 1]), d, d, [0.5, 0.5, 0.5, 1.0])
+        >>> verdict.report("Pleak")
+        {'violating_records': [2], 'highest_Pleak': 1.0, 'average_Pleak': 0.75}
+        """
         return {
             "violating_records": self.violating.tolist(),
             f"highest_{measure}": self.highest,

@@ -162,7 +162,20 @@ class ReleaseAudit:
         return lines
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form (``check --release --json``: the ``release`` member)."""
+        """The JSON form (``check --release --json``: the ``release`` member).
+
+        Examples
+        --------
+        >>> import anonlab
+        >>> t = anonlab.EncodedTable.from_columns({"zip": ["4350", "4351", "4360", "4361"] * 2})
+        >>> job = {"quasi_identifiers": {"zip": {"mask": {"width": 4}}},
+        ...        "models": [{"k_anonymity": {"k": 4}}]}
+        >>> r = anonlab.anonymize(t, job)
+        >>> released = anonlab.EncodedTable.from_columns(dict(r.columns))
+        >>> d = audit_release(r.problem, released, graph=False, mask_suppressed=False).to_dict()
+        >>> d["holds"], d["k_after"]
+        (True, 4)
+        """
         out: dict[str, Any] = {
             "holds": self.holds,
             "kind": "anonymity graph" if self.graph else "classes",

@@ -203,5 +203,17 @@ class Problem:
         return all(m.monotonic_generalization for m in self.models)
 
     def with_models(self, models: Sequence[PrivacyModel]) -> Problem:
-        """The same problem with other models (validated again)."""
+        """The same problem with other models (validated again).
+
+        Examples
+        --------
+        >>> from anonlab import EncodedTable
+        >>> from anonlab.data.builders import flat_hierarchy
+        >>> from anonlab.metrics.arx import Height
+        >>> from anonlab.models import DistinctLDiversity, KAnonymity
+        >>> t = EncodedTable.from_columns({"sex": ["F", "M"], "disease": ["flu", "hiv"]})
+        >>> p = Problem(t, ("sex",), {"sex": flat_hierarchy(["F", "M"])}, (KAnonymity(2),), Height())
+        >>> p.with_models([DistinctLDiversity("disease", 2)]).sensitive
+        ('disease',)
+        """
         return dataclasses.replace(self, models=tuple(models))

@@ -65,11 +65,23 @@ class SearchStats:
     evaluated: int = stat("candidates evaluated")
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form: every field."""
+        """The JSON form: every field.
+
+        Examples
+        --------
+        >>> SearchStats(elapsed_s=0.5, evaluated=3).to_dict()
+        {'elapsed_s': 0.5, 'evaluated': 3}
+        """
         return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
 
     def rows(self) -> list[tuple[str, Any]]:
-        """``(label, value)`` of every labelled field, in declaration order."""
+        """``(label, value)`` of every labelled field, in declaration order.
+
+        Examples
+        --------
+        >>> SearchStats(elapsed_s=0.5, evaluated=3).rows()
+        [('search time (s)', 0.5), ('candidates evaluated', 3)]
+        """
         return [
             (f.metadata["label"], getattr(self, f.name))
             for f in dataclasses.fields(self)
@@ -181,7 +193,18 @@ class AnonymizationResult:
         return self.search.evaluated
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form printed by ``anonlab anonymize --json``."""
+        """The JSON form printed by ``anonlab anonymize --json``.
+
+        Examples
+        --------
+        >>> import anonlab
+        >>> t = anonlab.EncodedTable.from_columns({"zip": ["4350", "4351", "4360", "4361"] * 2})
+        >>> job = {"quasi_identifiers": {"zip": {"mask": {"width": 4}}},
+        ...        "models": [{"k_anonymity": {"k": 4}}], "metric": "height"}
+        >>> d = anonlab.anonymize(t, job).to_dict()
+        >>> d["transformation"], d["loss"]
+        ({'zip': 1}, {'metric': 'height', 'value': 1.0, 'measured_on': 'release'})
+        """
         out: dict[str, Any] = {
             "algorithm": self.algorithm,
             "parameters": _plain(self.parameters),

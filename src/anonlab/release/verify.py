@@ -93,7 +93,15 @@ class Verification:
     k_meaning: str = CLASSES_K
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form."""
+        """The JSON form.
+
+        Examples
+        --------
+        >>> v = Verification({"k_anonymity": True}, suppressed_rows=0, removed_rows=0, classes=2,
+        ...                  k_after=4)
+        >>> v.to_dict()["checks"], v.to_dict()["k_meaning"]
+        ({'k_anonymity': True}, 'the smallest released class')
+        """
         return {
             "checks": self.checks,
             "suppressed_rows": self.suppressed_rows,
