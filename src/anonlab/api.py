@@ -542,11 +542,12 @@ def report_data(
 
     Examples
     --------
-    >>> from anonlab import load_adult
+    >>> from anonlab import EncodedTable
     >>> from anonlab.api import report_data
-    >>> data = report_data(load_adult(), quasi_identifiers=["age", "sex"])
-    >>> data.profile.n_rows
-    30162
+    >>> t = EncodedTable.from_columns({"zip": ["4350", "4350", "4351"], "sex": ["F", "F", "M"]})
+    >>> data = report_data(t, quasi_identifiers=["zip", "sex"])
+    >>> data.profile.n_rows, data.risk.k
+    (3, 1)
     """
     spec = load_job(job) if job is not None else None
     stage(progress, "reading")
