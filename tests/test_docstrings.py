@@ -1,7 +1,8 @@
 """Docstrings state contracts with examples that run (issue 52, item 6).
 
-* Every public class and function (the names in the ``__all__`` of the packages users import)
-  has a numpydoc ``Examples`` section.
+* Every public class and function (the names in the ``__all__`` of the packages users import,
+  the registered algorithms and the methods of :data:`API_METHODS`) has a numpydoc
+  ``Examples`` section.
 * Every example in the package runs: the doctests of all of anonlab's modules run here, each
   module as its own test; a module whose optional dependency is missing is skipped.
 """
@@ -120,6 +121,13 @@ def _public_objects() -> dict[str, object]:
     return found
 
 
+def _algorithms() -> dict[str, object]:
+    """Every registered anonymization algorithm (the classes a job names)."""
+    from anonlab.algorithms import ALGORITHMS
+
+    return {f"{cls.__module__}.{cls.__qualname__}": cls for cls in ALGORITHMS.values()}
+
+
 def _api_methods(objects: dict[str, object]) -> dict[str, object]:
     """The methods of :data:`API_METHODS` by qualified name."""
     found: dict[str, object] = {}
@@ -138,7 +146,7 @@ def _has_examples(obj: object) -> bool:
 def test_every_public_name_has_examples() -> None:
     objects = _public_objects()
     assert len(objects) > 100  # the packages' __all__ were read
-    objects |= _api_methods(objects)
+    objects |= _api_methods(objects) | _algorithms()
     missing = sorted(
         name
         for name, obj in objects.items()

@@ -152,6 +152,19 @@ class Progressive(_LocalRecoding):
     ----------
     .. [1] R. C.-W. Wong, J. Li, A. W.-C. Fu, K. Wang, "(alpha, k)-anonymous data
        publishing", J. Intell. Inf. Syst. 33 (2009), section 4.1 and section 6.
+
+    Examples
+    --------
+    >>> import anonlab
+    >>> t = anonlab.EncodedTable.from_columns({"zip": ["4350", "4351", "4360", "4361"] * 2,
+    ...                                        "disease": ["flu", "hiv", "cold", "flu"] * 2})
+    >>> job = {"quasi_identifiers": {"zip": {"mask": {"width": 4}}}, "sensitive": ["disease"],
+    ...        "models": [{"alpha_k_anonymity": {"attribute": "disease", "alpha": 0.5, "k": 2,
+    ...                                          "values": "hiv"}}],
+    ...        "metric": "distortion", "algorithm": "progressive"}
+    >>> result = anonlab.anonymize(t, job)
+    >>> result.columns["zip"].tolist(), result.checks
+    (['4350', '43**', '4360', '43**', '4350', '43**', '4360', '43**'], {'alpha_k_anonymity': True})
     """
 
     name: ClassVar[str] = "progressive"
@@ -185,6 +198,19 @@ class TopDown(_LocalRecoding):
     ----------
     .. [1] R. C.-W. Wong, J. Li, A. W.-C. Fu, K. Wang, "(alpha, k)-anonymous data
        publishing", J. Intell. Inf. Syst. 33 (2009), section 4.2 and section 6.
+
+    Examples
+    --------
+    >>> import anonlab
+    >>> t = anonlab.EncodedTable.from_columns({"zip": ["4350", "4351", "4360", "4361"] * 2,
+    ...                                        "disease": ["flu", "hiv", "cold", "flu"] * 2})
+    >>> job = {"quasi_identifiers": {"zip": {"mask": {"width": 4}}}, "sensitive": ["disease"],
+    ...        "models": [{"alpha_k_anonymity": {"attribute": "disease", "alpha": 0.5, "k": 2,
+    ...                                          "values": "hiv"}}],
+    ...        "metric": "distortion", "algorithm": "top_down"}
+    >>> result = anonlab.anonymize(t, job)
+    >>> result.columns["zip"].tolist(), result.checks
+    (['435*', '435*', '4360', '4361', '435*', '435*', '4360', '4361'], {'alpha_k_anonymity': True})
     """
 
     name: ClassVar[str] = "top_down"

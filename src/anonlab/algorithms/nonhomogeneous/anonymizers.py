@@ -99,6 +99,17 @@ class WongNH(Anonymizer):
        privacy preserving data publishing", SIGMOD 2010 (as described by [2], section 1.1).
     .. [2] K. Murakami and T. Uno, "Optimization algorithm for k-anonymization of datasets
        with low information loss", Int. J. Inf. Secur. 17 (2018), sections 1.1 and 4.
+
+    Examples
+    --------
+    >>> import anonlab
+    >>> t = anonlab.EncodedTable.from_columns({"zip": ["4350", "4351", "4360", "4361"],
+    ...                                        "sex": ["F", "F", "M", "M"]})
+    >>> job = {"quasi_identifiers": {"zip": {"mask": {"width": 4}}, "sex": {}},
+    ...        "models": [{"k_anonymity": {"k": 2}}], "metric": "gcp", "algorithm": "wong_nh"}
+    >>> result = anonlab.anonymize(t, job)
+    >>> result.columns["zip"].tolist(), result.columns["sex"].tolist(), result.loss
+    (['*', '*', '*', '*'], ['F', 'F', 'M', 'M'], 0.5)
     """
 
     name: ClassVar[str] = "wong_nh"
@@ -248,6 +259,19 @@ class MurakamiUno(Anonymizer):
        with low information loss", Int. J. Inf. Secur. 17 (2018), sections 2-4.
     .. [2] T. Uno, "Multi-sorting algorithm for finding pairs of similar short substrings
        from large-scale string data", Knowl. Inf. Syst. 25 (2010).
+
+    Examples
+    --------
+    >>> import anonlab
+    >>> t = anonlab.EncodedTable.from_columns({"zip": ["4350", "4351", "4360", "4361"],
+    ...                                        "sex": ["F", "F", "M", "M"]})
+    >>> job = {"quasi_identifiers": {"zip": {"mask": {"width": 4}}, "sex": {}},
+    ...        "models": [{"k_anonymity": {"k": 2}}], "metric": "gcp", "algorithm": "murakami_uno"}
+    >>> result = anonlab.anonymize(t, job)
+    >>> result.columns["zip"].tolist(), result.columns["sex"].tolist(), result.loss
+    (['*', '*', '*', '*'], ['F', 'F', 'M', 'M'], 0.5)
+    >>> result.release.verification.k_after
+    2
     """
 
     name: ClassVar[str] = "murakami_uno"

@@ -83,6 +83,14 @@ class PrivacyFrost2(Anonymizer):
     ----------
     .. [1] S. Kiyomoto, Y. Miyake, "PrivacyFrost2: A Efficient Data Anonymization Tool
        Based on Scoring Functions", CD-ARES 2014, sections 3-6 and Fig. 3.
+
+    Examples
+    --------
+    >>> from anonlab.algorithms import ALGORITHMS
+    >>> ALGORITHMS["privacyfrost2"] is PrivacyFrost2
+    True
+    >>> PrivacyFrost2(score="eta", d=3, partial_domain=True)
+    PrivacyFrost2(score='eta', d=3, p=0, restarts=None, partial_domain=True, presampling=None)
     """
 
     name: ClassVar[str] = "privacyfrost2"
