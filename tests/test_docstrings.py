@@ -18,12 +18,14 @@ from types import ModuleType
 import pytest
 
 import anonlab
+from anonlab.release.result import SearchStats
 
 #: The packages whose ``__all__`` is the public API.
 PUBLIC_PACKAGES = (
     "anonlab",
     "anonlab.api",
     "anonlab.data",
+    "anonlab.datasets",
     "anonlab.io",
     "anonlab.diagnosis",
     "anonlab.models",
@@ -122,10 +124,19 @@ def _public_objects() -> dict[str, object]:
 
 
 def _algorithms() -> dict[str, object]:
-    """Every registered anonymization algorithm (the classes a job names)."""
+    """Every registered anonymization algorithm (the classes a job names) and the type of the
+    search statistics it reports (``result.search``)."""
     from anonlab.algorithms import ALGORITHMS
 
-    return {f"{cls.__module__}.{cls.__qualname__}": cls for cls in ALGORITHMS.values()}
+    found: dict[str, object] = {}
+    for cls in ALGORITHMS.values():
+        found[f"{cls.__module__}.{cls.__qualname__}"] = cls
+        family = importlib.import_module(cls.__module__.rsplit(".", 1)[0])
+        for name in family.__all__:
+            obj = getattr(family, name)
+            if inspect.isclass(obj) and issubclass(obj, SearchStats):
+                found[f"{obj.__module__}.{obj.__qualname__}"] = obj
+    return found
 
 
 def _api_methods(objects: dict[str, object]) -> dict[str, object]:

@@ -156,7 +156,14 @@ def adult_path() -> Path:
 
 
 def adult_csv_options() -> CsvOptions:
-    """CSV options of the bundled file (comma-separated, header row, ``?`` is missing)."""
+    """CSV options of the bundled file (comma-separated, header row, ``?`` is missing).
+
+    Examples
+    --------
+    >>> options = adult_csv_options()
+    >>> options.separator, options.na_values
+    (',', ('?',))
+    """
     return CsvOptions(separator=",", header=True, na_values=("?",))
 
 

@@ -32,6 +32,17 @@ class LatticeSearchStats(SearchStats):
     ----------
     lattice_size : int
         Transformations in the lattice (``evaluated`` of them had their classes computed).
+
+    Examples
+    --------
+    >>> import anonlab
+    >>> t = anonlab.EncodedTable.from_columns({"zip": ["4350", "4351", "4360", "4361"] * 2,
+    ...                                        "sex": ["F", "M"] * 4})
+    >>> job = {"quasi_identifiers": {"zip": {"mask": {"width": 4}}, "sex": {}},
+    ...        "models": [{"k_anonymity": {"k": 4}}], "metric": "height"}
+    >>> search = anonlab.anonymize(t, job).search
+    >>> type(search).__name__, search.lattice_size, search.evaluated
+    ('LatticeSearchStats', 10, 6)
     """
 
     lattice_size: int = stat("lattice size")

@@ -45,6 +45,19 @@ class LocalRecodingStats(SearchStats):
     rows_left : int
         Rows in classes that fail the models (left to the release's suppression: only when
         ``max_level`` bounds keep rows from the root).
+
+    Examples
+    --------
+    >>> import anonlab
+    >>> t = anonlab.EncodedTable.from_columns({"zip": ["4350", "4351", "4360", "4361"] * 2,
+    ...                                        "disease": ["flu", "hiv", "cold", "flu"] * 2})
+    >>> model = {"attribute": "disease", "alpha": 0.5, "k": 2, "values": "hiv"}
+    >>> job = {"quasi_identifiers": {"zip": {"mask": {"width": 4}}}, "sensitive": ["disease"],
+    ...        "models": [{"alpha_k_anonymity": model}], "metric": "distortion",
+    ...        "algorithm": "top_down"}
+    >>> search = anonlab.anonymize(t, job).search
+    >>> isinstance(search, LocalRecodingStats), search.variant, search.distortion_ratio
+    (True, 'simple', 0.125)
     """
 
     requirement: str = stat("requirement", "")
@@ -60,6 +73,19 @@ class ProgressiveStats(LocalRecodingStats):
 
     ``rounds`` (JSON only) holds each pass of the loop: levels, rows, classes, trunk rows,
     Lemma 5's ``q_max``, rows further removed and given back, the attribute generalized.
+
+    Examples
+    --------
+    >>> import anonlab
+    >>> t = anonlab.EncodedTable.from_columns({"zip": ["4350", "4351", "4360", "4361"] * 2,
+    ...                                        "disease": ["flu", "hiv", "cold", "flu"] * 2})
+    >>> model = {"attribute": "disease", "alpha": 0.5, "k": 2, "values": "hiv"}
+    >>> job = {"quasi_identifiers": {"zip": {"mask": {"width": 4}}}, "sensitive": ["disease"],
+    ...        "models": [{"alpha_k_anonymity": model}], "metric": "distortion",
+    ...        "algorithm": "progressive"}
+    >>> search = anonlab.anonymize(t, job).search
+    >>> type(search).__name__, search.loops, search.rows_left
+    ('ProgressiveStats', 2, 0)
     """
 
     loops: int = stat("loops (generalization steps, Lemma 6)", 0)
@@ -73,7 +99,21 @@ class ProgressiveStats(LocalRecodingStats):
 
 @dataclass
 class TopDownStats(LocalRecodingStats):
-    """What Algorithm 2 did (see :class:`~.top_down.TopDownResult`)."""
+    """What Algorithm 2 did (see :class:`~.top_down.TopDownResult`).
+
+    Examples
+    --------
+    >>> import anonlab
+    >>> t = anonlab.EncodedTable.from_columns({"zip": ["4350", "4351", "4360", "4361"] * 2,
+    ...                                        "disease": ["flu", "hiv", "cold", "flu"] * 2})
+    >>> model = {"attribute": "disease", "alpha": 0.5, "k": 2, "values": "hiv"}
+    >>> job = {"quasi_identifiers": {"zip": {"mask": {"width": 4}}}, "sensitive": ["disease"],
+    ...        "models": [{"alpha_k_anonymity": model}], "metric": "distortion",
+    ...        "algorithm": "top_down"}
+    >>> search = anonlab.anonymize(t, job).search
+    >>> type(search).__name__, search.rounds, search.nodes
+    ('TopDownStats', 5, 7)
+    """
 
     rounds: int = stat("specialization rounds", 0)
     nodes: int = stat("nodes specialized", 0)

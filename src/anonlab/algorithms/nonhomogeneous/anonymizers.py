@@ -65,6 +65,17 @@ class WongStats(SearchStats):
         Groups of ``k`` to ``2k - 1`` records.
     gcp : float
         The GCP of the cover (the verification measures it again on the labels).
+
+    Examples
+    --------
+    >>> import anonlab
+    >>> t = anonlab.EncodedTable.from_columns({"zip": ["4350", "4351", "4360", "4361"],
+    ...                                        "sex": ["F", "F", "M", "M"]})
+    >>> job = {"quasi_identifiers": {"zip": {"mask": {"width": 4}}, "sex": {}},
+    ...        "models": [{"k_anonymity": {"k": 2}}], "metric": "gcp", "algorithm": "wong_nh"}
+    >>> search = anonlab.anonymize(t, job).search
+    >>> type(search).__name__, search.k, search.groups, search.gcp
+    ('WongStats', 2, 2, 0.5)
     """
 
     k: int = stat("k", 0)
@@ -191,6 +202,17 @@ class MurakamiUnoStats(SearchStats):
         their order).
     lower_bound_s, phase1_s, phase2_s : float
         Seconds of each step.
+
+    Examples
+    --------
+    >>> import anonlab
+    >>> t = anonlab.EncodedTable.from_columns({"zip": ["4350", "4351", "4360", "4361"],
+    ...                                        "sex": ["F", "F", "M", "M"]})
+    >>> job = {"quasi_identifiers": {"zip": {"mask": {"width": 4}}, "sex": {}},
+    ...        "models": [{"k_anonymity": {"k": 2}}], "metric": "gcp", "algorithm": "murakami_uno"}
+    >>> search = anonlab.anonymize(t, job).search
+    >>> type(search).__name__, search.k, search.gcp, search.blocks
+    ('MurakamiUnoStats', 2, 0.5, 1)
     """
 
     k: int = stat("k", 0)

@@ -57,6 +57,12 @@ class PersonalizedStats(SearchStats):
         attribute (its generalized values included).
     clustering_s, sensitive_s : float
         Time of the clustering and of SA_Generalization (with the merges).
+
+    Examples
+    --------
+    >>> stats = PersonalizedStats(elapsed_s=0.1, evaluated=4, groups=2, classes=2)
+    >>> [label for label, _ in stats.rows()][:4]
+    ['search time (s)', 'candidates evaluated', 'smallest group (k)', 'groups']
     """
 
     k: int = stat("smallest group (k)", 2)
