@@ -346,11 +346,12 @@ def atomic_write(
     --------
     >>> import tempfile
     >>> from pathlib import Path
-    >>> target = Path(tempfile.mkdtemp()) / "out.txt"
-    >>> with atomic_write(target) as tmp:
-    ...     _ = tmp.write_text("released")
-    >>> target.read_text()
-    'released'
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     target = Path(folder) / "out.txt"
+    ...     with atomic_write(target) as tmp:
+    ...         _ = tmp.write_text("released")
+    ...     target.read_text(), sorted(p.name for p in Path(folder).iterdir())
+    ('released', ['out.txt'])
     """
     given = Path(path)
     target = Path(os.path.realpath(given))

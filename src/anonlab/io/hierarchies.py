@@ -61,9 +61,10 @@ def read_hierarchy(
     --------
     >>> import tempfile
     >>> from pathlib import Path
-    >>> path = Path(tempfile.mkdtemp()) / "sex.csv"
-    >>> _ = path.write_text("F;*\\nM;*\\n")
-    >>> read_hierarchy(path, attribute="sex")
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = Path(folder) / "sex.csv"
+    ...     _ = path.write_text("F;*\\nM;*\\n")
+    ...     read_hierarchy(path, attribute="sex")
     Hierarchy(attribute='sex', values=2, height=1, e.g. 'F' -> '*')
     """
     check_local(path, "hierarchy file")
@@ -260,9 +261,10 @@ def write_hierarchy(
     >>> import tempfile
     >>> from pathlib import Path
     >>> from anonlab import Hierarchy
-    >>> path = Path(tempfile.mkdtemp()) / "zip.csv"
-    >>> write_hierarchy(Hierarchy([["4350", "435*", "*"], ["4360", "436*", "*"]]), path)
-    >>> print(path.read_text(), end="")
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = Path(folder) / "zip.csv"
+    ...     write_hierarchy(Hierarchy([["4350", "435*", "*"], ["4360", "436*", "*"]]), path)
+    ...     print(path.read_text(), end="")
     4350;435*;*
     4360;436*;*
     """
