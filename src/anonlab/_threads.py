@@ -17,7 +17,7 @@ def single_threaded_blas() -> Iterator[None]:
 
     anonlab's dot products are vectors of at most a few hundred thousand entries: a BLAS
     thread pool wakes its threads for each of them and spends more time (and CPU, spinning)
-    than it saves (a 63,000-entry ``np.dot`` took 0.13 ms on two threads, 0.017 ms on one).
+    than it saves (benchmarks/README.md, "Measurements behind choices in the code").
     The limit is lifted when the block ends. Without threadpoolctl the block runs as it is.
     """
     global _controller

@@ -83,7 +83,15 @@ HierarchySpec = Mapping[str, "Hierarchy | str | os.PathLike[str]"]
 
 
 def load_hierarchies(spec: HierarchySpec | None) -> dict[str, Hierarchy]:
-    """Return hierarchies by attribute, reading the ones given as ARX-format file paths."""
+    """Return hierarchies by attribute, reading the ones given as ARX-format file paths.
+
+    Examples
+    --------
+    >>> from anonlab import Hierarchy
+    >>> from anonlab.api import load_hierarchies
+    >>> load_hierarchies({"sex": Hierarchy([["F", "*"], ["M", "*"]])})
+    {'sex': Hierarchy(attribute='sex', values=2, height=1, e.g. 'F' -> '*')}
+    """
     out: dict[str, Hierarchy] = {}
     for attr, h in (spec or {}).items():
         if isinstance(h, Hierarchy):
@@ -128,6 +136,14 @@ def open_engine(
     Returns
     -------
     Engine
+
+    Examples
+    --------
+    >>> from anonlab import EncodedTable
+    >>> from anonlab.api import open_engine
+    >>> engine = open_engine(EncodedTable.from_columns({"sex": ["F", "M", "F"]}))
+    >>> engine.n_rows, engine.class_sizes(["sex"]).tolist()
+    (3, [2, 1])
     """
     if isinstance(data, Engine):
         return data
@@ -253,6 +269,15 @@ def risk(
     """Summarise the prosecutor re-identification risk under ``quasi_identifiers``.
 
     See :func:`anonlab.diagnosis.risk_summary`.
+
+    Examples
+    --------
+    >>> from anonlab import EncodedTable
+    >>> from anonlab.api import risk
+    >>> t = EncodedTable.from_columns({"zip": ["4350", "4350", "4351"], "sex": ["F", "F", "M"]})
+    >>> summary = risk(t, ["zip", "sex"], threshold=2)
+    >>> summary.k, summary.unique_records, summary.highest_risk
+    (1, 1, 1.0)
     """
     eng = open_engine(data, engine=engine, hierarchies=hierarchies, csv_options=csv_options)
     return risk_summary(eng, quasi_identifiers, threshold=threshold, levels=levels)
@@ -311,6 +336,15 @@ def find_quasi_identifiers(
     """Find the minimal attribute subsets that single out records (QI discovery).
 
     See :func:`anonlab.diagnosis.discover_quasi_identifiers`.
+
+    Examples
+    --------
+    >>> from anonlab import EncodedTable
+    >>> from anonlab.api import find_quasi_identifiers
+    >>> t = EncodedTable.from_columns({"zip": ["4350", "4350", "4351", "4351"],
+    ...                                "sex": ["F", "M", "F", "F"]})
+    >>> find_quasi_identifiers(t, ["zip", "sex"]).subsets[0]["attributes"]
+    ['sex']
     """
     eng = open_engine(data, engine=engine, hierarchies=hierarchies, csv_options=csv_options)
     attrs = attributes if attributes is not None else _candidates(data, eng)
@@ -339,6 +373,14 @@ def profile(
     Returns
     -------
     TableProfile
+
+    Examples
+    --------
+    >>> from anonlab import EncodedTable
+    >>> from anonlab.api import profile
+    >>> p = profile(EncodedTable.from_columns({"sex": ["F", "M", None]}))
+    >>> p.n_rows, p.columns[0].distinct, p.columns[0].missing
+    (3, 2, 1)
     """
     return profile_table(read_table(data, csv_options=csv_options, schema=schema))
 
@@ -349,6 +391,14 @@ def job_choices() -> dict[str, list[str]]:
     Returns
     -------
     dict of str to list of str
+
+    Examples
+    --------
+    >>> from anonlab.api import job_choices
+    >>> sorted(job_choices())
+    ['algorithms', 'metrics', 'models']
+    >>> "k_anonymity" in job_choices()["models"]
+    True
     """
     return {
         "models": sorted(MODELS),
@@ -367,6 +417,12 @@ def job_input_files(job: JobLike) -> list[Path]:
     Returns
     -------
     list of Path
+
+    Examples
+    --------
+    >>> from anonlab.api import job_input_files
+    >>> job_input_files({"quasi_identifiers": {"sex": {}}, "models": [{"k_anonymity": {"k": 2}}]})
+    []
     """
     return list(input_files(None, load_job(job)))
 
@@ -483,6 +539,15 @@ def report_data(
     ------
     InputError
         Unknown columns, an empty table, a bad job (nothing is computed then).
+
+    Examples
+    --------
+    >>> from anonlab import EncodedTable
+    >>> from anonlab.api import report_data
+    >>> t = EncodedTable.from_columns({"zip": ["4350", "4350", "4351"], "sex": ["F", "F", "M"]})
+    >>> data = report_data(t, quasi_identifiers=["zip", "sex"])
+    >>> data.profile.n_rows, data.risk.k
+    (3, 1)
     """
     spec = load_job(job) if job is not None else None
     stage(progress, "reading")

@@ -20,15 +20,46 @@ __all__ = [
 
 
 class AnonlabError(Exception):
-    """Base class of every error raised by anonlab."""
+    """Base class of every error raised by anonlab.
+
+    Examples
+    --------
+    >>> from anonlab import EncodedTable, anonymize
+    >>> t = EncodedTable.from_columns({"sex": ["F", "M"]})
+    >>> try:
+    ...     anonymize(t, {"quasi_identifiers": {"age": {}}, "models": [{"k_anonymity": {"k": 2}}]})
+    ... except AnonlabError as exc:
+    ...     print(type(exc).__name__)
+    ColumnNotFoundError
+    """
 
 
 class InputError(AnonlabError, ValueError):
-    """The input data, a file or a parameter is not usable as given."""
+    """The input data, a file or a parameter is not usable as given.
+
+    Examples
+    --------
+    >>> from anonlab import read_table
+    >>> read_table("no-such-file.csv")
+    Traceback (most recent call last):
+    ...
+    anonlab.exceptions.InputError: The data file 'no-such-file.csv' does not exist.
+    """
 
 
 class ParameterError(InputError):
-    """A parameter is out of its valid range or of the wrong type."""
+    """A parameter is out of its valid range or of the wrong type.
+
+    Examples
+    --------
+    >>> from anonlab.models import KAnonymity
+    >>> KAnonymity(0)
+    Traceback (most recent call last):
+    ...
+    anonlab.exceptions.ParameterError: The 'k' parameter of KAnonymity must be an int >= 1. Got 0 instead.
+    >>> issubclass(ParameterError, InputError)
+    True
+    """
 
 
 class ColumnNotFoundError(InputError, KeyError):
@@ -65,4 +96,15 @@ class PrivacyRiskWarning(UserWarning):
 
     For example a column that identifies every row on its own (unique per row, or named like
     an identifier) and that the job does not declare: it would be released as it is.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from anonlab import load_adult
+    >>> from anonlab.api import risk
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     _ = risk(load_adult(), ["age", "sex"])
+    >>> caught[0].category.__name__, str(caught[0].message)[:40]
+    ('PrivacyRiskWarning', "Column 'fnlwgt' may identify people (47.")
     """

@@ -79,6 +79,12 @@ def interval_hierarchy(
     -------
     Hierarchy
         Levels: the value, one interval label ``[lo, hi)`` per level, then ``*``.
+
+    Examples
+    --------
+    >>> h = interval_hierarchy([23, 37, 41, 68], widths=[10, 20], attribute="age")
+    >>> h.generalize(["37"], 1).tolist(), h.generalize(["37"], 2).tolist(), h.height
+    (['[30, 40)'], ['[20, 40)'], 3)
     """
     labels = _distinct(values)
     try:
@@ -166,6 +172,12 @@ def masking_hierarchy(
     Returns
     -------
     Hierarchy
+
+    Examples
+    --------
+    >>> h = masking_hierarchy(["4350", "4351", "4360"], attribute="zip")
+    >>> [h.generalize(["4351"], level)[0] for level in range(h.n_levels)]
+    ['4351', '435*', '43**', '4***', '****']
     """
     labels = _distinct(values)
     w = width if width is not None else max(len(v) for v in labels)
@@ -222,6 +234,14 @@ def date_hierarchy(
     Returns
     -------
     Hierarchy
+
+    Examples
+    --------
+    >>> h = date_hierarchy(["2024-03-15", "2019-11-02"], attribute="visit")
+    >>> h.generalize(["2024-03-15"], 1).tolist(), h.generalize(["2024-03-15"], 3).tolist()
+    (['2024-03'], ['2020s'])
+    >>> h.height
+    4
     """
     labels = _distinct(values)
     unknown = [lv for lv in levels if lv not in _DATE_LEVELS]
@@ -274,6 +294,13 @@ def taxonomy_hierarchy(
     Returns
     -------
     Hierarchy
+
+    Examples
+    --------
+    >>> h = taxonomy_hierarchy({"flu": ["respiratory"], "asthma": ["respiratory"],
+    ...                         "ulcer": ["digestive"]}, attribute="disease")
+    >>> h.generalize(["flu", "ulcer"], 1).tolist(), h.height
+    (['respiratory', 'digestive'], 2)
     """
     rows = [[str(v), *map(str, anc)] for v, anc in parents.items()]
     if add_top and rows and len({r[-1] for r in rows}) > 1:
@@ -282,7 +309,14 @@ def taxonomy_hierarchy(
 
 
 def flat_hierarchy(values: Iterable[object], *, attribute: str | None = None) -> Hierarchy:
-    """Build the one-step hierarchy ``value -> *`` (suppression of the attribute)."""
+    """Build the one-step hierarchy ``value -> *`` (suppression of the attribute).
+
+    Examples
+    --------
+    >>> h = flat_hierarchy(["F", "M"], attribute="sex")
+    >>> h.height, h.generalize(["F", "M"], 1).tolist()
+    (1, ['*', '*'])
+    """
     return Hierarchy([[v, TOP] for v in _distinct(values)], attribute=attribute)
 
 

@@ -159,9 +159,9 @@ def sort_order(key: npt.NDArray[np.integer], space: int) -> npt.NDArray[np.intp]
     """The positions that sort integer keys ascending, equal keys in their given order.
 
     A least-significant-digit radix sort: one pass of numpy's stable sort (a radix sort on
-    16-bit integers) per 16 bits of ``space``. Each pass is linear, so the whole is several
-    times faster than ``np.argsort`` of 64-bit keys (on 30,000 keys below ``2**32``, about
-    0.3 ms against 1.2 ms; on 3 million, about 90 ms against 320).
+    16-bit integers) per 16 bits of ``space``. Each pass is linear (against ``np.argsort`` of
+    64-bit keys: benchmarks/README.md, "Measurements behind choices in the
+    code").
 
     Parameters
     ----------
@@ -529,8 +529,8 @@ def factorize_keys(key: npt.NDArray[np.uint64]) -> tuple[npt.NDArray[np.int64], 
     """Dense ids of equal 64-bit keys (exact), numbered in order of first appearance.
 
     One pass through Arrow's hash table (``pyarrow.compute.dictionary_encode``, imported on
-    first use): on this project's 2-core reference machine 0.2 ms for 20,000 keys and
-    4.9 ms for 200,000, 2.4-4x faster than numpy hash rounds or a sort.
+    first use; against numpy hash rounds or a sort: benchmarks/README.md, "Measurements
+    behind choices in the code").
 
     Parameters
     ----------

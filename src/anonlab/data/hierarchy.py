@@ -56,6 +56,17 @@ class Hierarchy:
     Internally each level is stored as integer codes (one per row) into its distinct labels,
     sorted by code point; the labels of a level, as :meth:`level_labels` and
     :meth:`generalization` return them, come in that order.
+
+    Examples
+    --------
+    >>> h = Hierarchy([["4350", "435*", "*"], ["4351", "435*", "*"], ["4360", "436*", "*"]],
+    ...               attribute="zip")
+    >>> h.height, h.leaves.tolist()
+    (2, ['4350', '4351', '4360'])
+    >>> h.generalize(["4351", "4360"], 1).tolist()
+    ['435*', '436*']
+    >>> h.level_labels(1).tolist()
+    ['435*', '436*']
     """
 
     def __init__(
@@ -226,6 +237,11 @@ class Hierarchy:
         Returns
         -------
         Hierarchy
+
+        Examples
+        --------
+        >>> Hierarchy([["F", "*"], ["M", "*"]]).named("sex").attribute
+        'sex'
         """
         if self.attribute == attribute:
             return self
@@ -268,11 +284,24 @@ class Hierarchy:
         return np.stack([lab[c] for lab, c in zip(self._labels, self._codes)], axis=1)
 
     def rows(self) -> list[list[str]]:
-        """Return the hierarchy as rows (value, level 1, ..., level h)."""
+        """Return the hierarchy as rows (value, level 1, ..., level h).
+
+        Examples
+        --------
+        >>> Hierarchy([["F", "*"], ["M", "*"]]).rows()
+        [['F', '*'], ['M', '*']]
+        """
         return [list(map(str, r)) for r in self._as_table()]
 
     def level_labels(self, level: int) -> npt.NDArray[np.object_]:
-        """Distinct labels at ``level``."""
+        """Distinct labels at ``level``.
+
+        Examples
+        --------
+        >>> h = Hierarchy([["4350", "435*", "*"], ["4360", "436*", "*"]])
+        >>> h.level_labels(0).tolist(), h.level_labels(2).tolist()
+        (['4350', '4360'], ['*'])
+        """
         return self._labels[self._check_level(level)].copy()
 
     def _check_level(self, level: int) -> int:
@@ -288,6 +317,16 @@ class Hierarchy:
         HierarchyError
             If a non-null category is not among the hierarchy's values; the message names
             the value, the attribute and the file.
+
+        Examples
+        --------
+        >>> h = Hierarchy([["F", "*"], ["M", "*"]], attribute="sex")
+        >>> h.leaf_index(["M", None, "F"]).tolist()
+        [1, -1, 0]
+        >>> h.leaf_index(["X"])
+        Traceback (most recent call last):
+        ...
+        anonlab.exceptions.HierarchyError: Value 'X' of attribute 'sex' is not in its hierarchy.
         """
         for seen, rows in self._leaf_indexes:
             if seen is categories:
@@ -536,7 +575,14 @@ class Hierarchy:
         return mappings, labels
 
     def generalize(self, values: npt.ArrayLike, level: int) -> npt.NDArray[np.object_]:
-        """Return the labels of ``values`` at ``level`` (a null stays None)."""
+        """Return the labels of ``values`` at ``level`` (a null stays None).
+
+        Examples
+        --------
+        >>> h = Hierarchy([["4350", "435*", "*"], ["4360", "436*", "*"]])
+        >>> h.generalize(["4360", None], 1).tolist()
+        ['436*', None]
+        """
         vals = np.asarray(values, dtype=object)
         codes, cats = factorize(vals)
         mapping, labels = self.generalization(cats, level)

@@ -27,6 +27,13 @@ class Role(str, Enum):
     LIMIT
         A parameter of each record's own privacy (a personal leakage limit), read by
         per-record models; never a quasi-identifier, never released unless asked.
+
+    Examples
+    --------
+    >>> Role.parse("qi")
+    <Role.QUASI_IDENTIFIER: 'quasi-identifier'>
+    >>> Role.SENSITIVE.value
+    'sensitive'
     """
 
     IDENTIFIER = "identifier"
@@ -37,7 +44,17 @@ class Role(str, Enum):
 
     @classmethod
     def parse(cls, value: str | Role) -> Role:
-        """Return the role named by ``value`` (``"qi"`` and ``"quasi_identifier"`` accepted)."""
+        """Return the role named by ``value`` (``"qi"`` and ``"quasi_identifier"`` accepted).
+
+        Examples
+        --------
+        >>> Role.parse("quasi_identifier"), Role.parse("sensitive")
+        (<Role.QUASI_IDENTIFIER: 'quasi-identifier'>, <Role.SENSITIVE: 'sensitive'>)
+        >>> Role.parse("secret")
+        Traceback (most recent call last):
+        ...
+        anonlab.exceptions.ParameterError: Unknown attribute role 'secret'; valid roles: identifier, quasi-identifier, sensitive, insensitive, limit.
+        """
         if isinstance(value, Role):
             return value
         key = str(value).strip().lower().replace("_", "-")
@@ -58,6 +75,14 @@ class Schema:
     ----------
     roles : Mapping[str, Role or str]
         Role per column name.
+
+    Examples
+    --------
+    >>> s = Schema.from_lists(quasi_identifiers=["age", "zip"], sensitive=["disease"])
+    >>> s.quasi_identifiers, s.sensitive
+    (['age', 'zip'], ['disease'])
+    >>> s.role("salary")
+    <Role.INSENSITIVE: 'insensitive'>
     """
 
     roles: Mapping[str, Role] = field(default_factory=dict)
@@ -75,7 +100,14 @@ class Schema:
         insensitive: Iterable[str] = (),
         limits: Iterable[str] = (),
     ) -> Schema:
-        """Build a schema from lists of column names per role; a column may have one role."""
+        """Build a schema from lists of column names per role; a column may have one role.
+
+        Examples
+        --------
+        >>> s = Schema.from_lists(identifiers=["name"], quasi_identifiers=["age"], sensitive=["disease"])
+        >>> s.role("name"), s.role("age")
+        (<Role.IDENTIFIER: 'identifier'>, <Role.QUASI_IDENTIFIER: 'quasi-identifier'>)
+        """
         roles: dict[str, Role] = {}
         for names, role in (
             (identifiers, Role.IDENTIFIER),
@@ -93,11 +125,25 @@ class Schema:
         return cls(roles)
 
     def role(self, column: str) -> Role:
-        """Return the role of ``column`` (insensitive when not named)."""
+        """Return the role of ``column`` (insensitive when not named).
+
+        Examples
+        --------
+        >>> s = Schema.from_lists(sensitive=["disease"])
+        >>> s.role("disease"), s.role("hours")
+        (<Role.SENSITIVE: 'sensitive'>, <Role.INSENSITIVE: 'insensitive'>)
+        """
         return self.roles.get(column, Role.INSENSITIVE)
 
     def columns_with(self, role: Role) -> list[str]:
-        """Return the columns with ``role``, in the order they were given."""
+        """Return the columns with ``role``, in the order they were given.
+
+        Examples
+        --------
+        >>> s = Schema.from_lists(quasi_identifiers=["zip", "age"])
+        >>> s.columns_with(Role.QUASI_IDENTIFIER)
+        ['zip', 'age']
+        """
         return [c for c, r in self.roles.items() if r is role]
 
     @property

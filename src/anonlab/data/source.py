@@ -56,6 +56,12 @@ class CsvOptions:
         Strip white space around fields (e.g. UCI files separated by ``", "``).
     names : tuple of str, optional
         Column names to use (required to name columns of a file without a header).
+
+    Examples
+    --------
+    >>> opts = CsvOptions(separator=";", na_values=("", "NA"))
+    >>> opts.separator, opts.header
+    (';', True)
     """
 
     separator: str = ","
@@ -126,6 +132,13 @@ class FileSource:
         ``"csv"`` or ``"parquet"`` (inferred from the suffix when not given).
     csv : CsvOptions
         Parsing options for CSV.
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> src = FileSource(Path("people.csv"), csv=CsvOptions(separator=";"))
+    >>> src.format, src.csv.separator
+    ('csv', ';')
     """
 
     path: Path

@@ -30,6 +30,14 @@ class EncodedColumn:
     categories : ndarray of object
         Distinct labels (str), naturally ordered; a null is the label ``None`` (last), a
         value of its own that is never dropped silently.
+
+    Examples
+    --------
+    >>> c = EncodedColumn.from_values("sex", ["F", "M", None, "F"])
+    >>> c.codes.tolist(), c.categories.tolist(), c.cardinality
+    ([0, 1, 2, 0], ['F', 'M', None], 3)
+    >>> c.labels().tolist()
+    ['F', 'M', None, 'F']
     """
 
     name: str
@@ -54,17 +62,38 @@ class EncodedColumn:
         return None
 
     def labels(self) -> npt.NDArray[np.object_]:
-        """Return the decoded labels, one per row."""
+        """Return the decoded labels, one per row.
+
+        Examples
+        --------
+        >>> EncodedColumn.from_values("sex", ["F", None]).labels().tolist()
+        ['F', None]
+        """
         return self.categories[self.codes]
 
     @classmethod
     def from_values(cls, name: str, values: npt.ArrayLike) -> EncodedColumn:
-        """Encode raw values (None or NaN is a null)."""
+        """Encode raw values (None or NaN is a null).
+
+        Examples
+        --------
+        >>> c = EncodedColumn.from_values("age", [31, None, 31])
+        >>> c.codes.tolist(), c.categories.tolist(), c.null_code
+        ([0, 1, 0], ['31', None], 1)
+        """
         codes, cats = factorize(values)
         return cls(name, codes, cats)
 
     def take(self, rows: npt.NDArray[np.intp]) -> EncodedColumn:
-        """Return the column restricted to ``rows`` (positions), with unused labels dropped."""
+        """Return the column restricted to ``rows`` (positions), with unused labels dropped.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> c = EncodedColumn.from_values("sex", ["F", "M", "F"])
+        >>> c.take(np.array([0, 2])).categories.tolist()
+        ['F']
+        """
         sub = self.codes[rows]
         used = np.zeros(self.cardinality, dtype=bool)
         used[sub] = True
@@ -206,6 +235,16 @@ class EncodedTable:
         a row ``weights[r]`` times, so class sizes, sensitive histograms, suppression and
         losses are those of the full data; :attr:`n_records` is their sum. None (the
         default): every row is one record.
+
+    Examples
+    --------
+    >>> t = EncodedTable.from_rows([("31", "F"), ("42", "M"), ("31", None)], ["age", "sex"])
+    >>> t.n_rows, t.names
+    (3, ['age', 'sex'])
+    >>> t["age"].codes.tolist(), t["age"].categories.tolist()
+    ([0, 1, 0], ['31', '42'])
+    >>> t.drop_nulls(["sex"]).n_rows
+    2
     """
 
     columns: tuple[EncodedColumn, ...]
@@ -263,6 +302,12 @@ class EncodedTable:
         Returns
         -------
         EncodedTable
+
+        Examples
+        --------
+        >>> t = EncodedTable.from_columns({"age": [31, 42, None], "sex": ["F", "M", "F"]})
+        >>> t.n_rows, t["age"].labels().tolist()
+        (3, ['31', '42', None])
         """
         cols = [EncodedColumn.from_values(name, values) for name, values in data.items()]
         return cls(tuple(cols), schema or Schema(), source)
@@ -271,7 +316,14 @@ class EncodedTable:
     def from_rows(
         cls, rows: Iterable[Sequence[object]], columns: Sequence[str], **kwargs: object
     ) -> EncodedTable:
-        """Encode a sequence of rows (small tables, examples and tests)."""
+        """Encode a sequence of rows (small tables, examples and tests).
+
+        Examples
+        --------
+        >>> t = EncodedTable.from_rows([("31", "F"), ("42", "M")], ["age", "sex"])
+        >>> t.to_dict()["sex"].tolist()
+        ['F', 'M']
+        """
         data = list(rows)
         for i, row in enumerate(data):
             if len(row) != len(columns):
@@ -305,7 +357,18 @@ class EncodedTable:
         return [c.name for c in self.columns]
 
     def column(self, name: str) -> EncodedColumn:
-        """Return the column ``name``; the error lists existing columns and the closest one."""
+        """Return the column ``name``; the error lists existing columns and the closest one.
+
+        Examples
+        --------
+        >>> t = EncodedTable.from_columns({"age": ["31", "42"]})
+        >>> t.column("age").labels().tolist()
+        ['31', '42']
+        >>> t.column("agee")
+        Traceback (most recent call last):
+        ...
+        anonlab.exceptions.ColumnNotFoundError: Unknown column 'agee'. Did you mean 'age'? Available: 'age'.
+        """
         index: dict[str, EncodedColumn] = self._index  # type: ignore[attr-defined]
         if name not in index:
             check_columns([name], self.names)
@@ -319,7 +382,16 @@ class EncodedTable:
 
     def candidate_attributes(self) -> list[str]:
         """Columns that may be quasi-identifiers: all but identifiers, sensitive ones and
-        per-record limits."""
+        per-record limits.
+
+        Examples
+        --------
+        >>> roles = Schema.from_lists(identifiers=["id"], sensitive=["disease"])
+        >>> t = EncodedTable.from_columns(
+        ...     {"id": ["a", "b"], "age": ["31", "42"], "disease": ["flu", "hiv"]}, schema=roles)
+        >>> t.candidate_attributes()
+        ['age']
+        """
         never = (Role.IDENTIFIER, Role.SENSITIVE, Role.LIMIT)
         return [n for n in self.names if self.schema.role(n) not in never]
 
@@ -351,7 +423,14 @@ class EncodedTable:
         check_columns(list(names), self.names + list(nested), what=what)
 
     def with_schema(self, schema: Schema) -> EncodedTable:
-        """Return the same data with other attribute roles."""
+        """Return the same data with other attribute roles.
+
+        Examples
+        --------
+        >>> t = EncodedTable.from_columns({"id": ["a", "b"], "sex": ["F", "M"]})
+        >>> t.with_schema(Schema.from_lists(identifiers=["id"])).schema.identifiers
+        ['id']
+        """
         return EncodedTable(
             self.columns, schema, self.source, self.typed, self.order, weights=self.weights
         )
@@ -360,6 +439,13 @@ class EncodedTable:
         """Return the table with some encoded columns replaced (same rows, same order).
 
         A replaced column loses its original typed values: it is released as its labels.
+
+        Examples
+        --------
+        >>> t = EncodedTable.from_columns({"sex": ["F", "M"]})
+        >>> t2 = t.with_columns({"sex": EncodedColumn.from_values("sex", ["*", "*"])})
+        >>> t2["sex"].labels().tolist()
+        ['*', '*']
         """
         cols = tuple(replace.get(c.name, c) for c in self.columns)
         typed = {n: a for n, a in self.typed.items() if n not in replace}
@@ -367,7 +453,14 @@ class EncodedTable:
 
     # ------------------------------------------------------------------- row subsets
     def take(self, rows: npt.ArrayLike) -> EncodedTable:
-        """Return the rows at ``rows`` (positions or a boolean mask), labels recompacted."""
+        """Return the rows at ``rows`` (positions or a boolean mask), labels recompacted.
+
+        Examples
+        --------
+        >>> t = EncodedTable.from_columns({"sex": ["F", "M", "F"]})
+        >>> t.take([1, 2])["sex"].labels().tolist(), t.take([True, False, False]).n_rows
+        (['M', 'F'], 1)
+        """
         idx = np.asarray(rows)
         if idx.dtype == bool:
             idx = np.flatnonzero(idx)
@@ -382,7 +475,14 @@ class EncodedTable:
         )
 
     def null_mask(self, columns: Sequence[str] | None = None) -> npt.NDArray[np.bool_]:
-        """Boolean mask of rows with a null in any of ``columns`` (default: all)."""
+        """Boolean mask of rows with a null in any of ``columns`` (default: all).
+
+        Examples
+        --------
+        >>> t = EncodedTable.from_columns({"age": ["31", None, "42"], "sex": ["F", "M", None]})
+        >>> t.null_mask(["age"]).tolist(), t.null_mask().tolist()
+        ([False, True, False], [False, True, True])
+        """
         mask = np.zeros(self.n_rows, dtype=bool)
         for name in columns if columns is not None else self.names:
             col = self.column(name)
@@ -391,7 +491,14 @@ class EncodedTable:
         return mask
 
     def drop_nulls(self, columns: Sequence[str] | None = None) -> EncodedTable:
-        """Return the table without the rows that have a null in any of ``columns``."""
+        """Return the table without the rows that have a null in any of ``columns``.
+
+        Examples
+        --------
+        >>> t = EncodedTable.from_columns({"age": ["31", None, "42"], "sex": ["F", "M", None]})
+        >>> t.drop_nulls(["age"]).n_rows, t.drop_nulls().n_rows
+        (2, 1)
+        """
         mask = self.null_mask(columns)
         return self if not mask.any() else self.take(~mask)
 
@@ -402,6 +509,12 @@ class EncodedTable:
         ------
         ColumnNotFoundError
             A name is not a column.
+
+        Examples
+        --------
+        >>> t = EncodedTable.from_columns({"age": ["31", "42"], "sex": ["F", "M"]})
+        >>> t.select(["sex"]).names
+        ['sex']
         """
         check_columns(list(names), self.names + self.nested)
         roles = {k: v for k, v in self.schema.roles.items() if k in names}
@@ -417,5 +530,11 @@ class EncodedTable:
         )
 
     def to_dict(self) -> dict[str, npt.NDArray[np.object_]]:
-        """Decode to a mapping of column name to label arrays."""
+        """Decode to a mapping of column name to label arrays.
+
+        Examples
+        --------
+        >>> EncodedTable.from_columns({"sex": ["F", None]}).to_dict()["sex"].tolist()
+        ['F', None]
+        """
         return {c.name: c.labels() for c in self.columns}

@@ -145,12 +145,25 @@ _COUNTRY = {
 
 
 def adult_path() -> Path:
-    """Return the path of the bundled ``adult.csv.gz``."""
+    """Return the path of the bundled ``adult.csv.gz``.
+
+    Examples
+    --------
+    >>> adult_path().name
+    'adult.csv.gz'
+    """
     return Path(str(resources.files("anonlab.datasets").joinpath("adult.csv.gz")))
 
 
 def adult_csv_options() -> CsvOptions:
-    """CSV options of the bundled file (comma-separated, header row, ``?`` is missing)."""
+    """CSV options of the bundled file (comma-separated, header row, ``?`` is missing).
+
+    Examples
+    --------
+    >>> options = adult_csv_options()
+    >>> options.separator, options.na_values
+    (',', ('?',))
+    """
     return CsvOptions(separator=",", header=True, na_values=("?",))
 
 
@@ -166,6 +179,12 @@ def load_adult(*, drop_missing: bool = True) -> EncodedTable:
     -------
     EncodedTable
         With the paper's eight quasi-identifiers marked and ``income`` sensitive.
+
+    Examples
+    --------
+    >>> t = load_adult()
+    >>> t.n_rows, t.names[:3]
+    (30162, ['age', 'workclass', 'fnlwgt'])
     """
     schema = Schema.from_lists(quasi_identifiers=ADULT_QUASI_IDENTIFIERS, sensitive=["income"])
     table = read_table(adult_path(), csv_options=adult_csv_options(), schema=schema)
@@ -186,6 +205,14 @@ def adult_hierarchies(table: EncodedTable | None = None) -> dict[str, Hierarchy]
         ``age``: value, 5-, 10-, 20-year intervals, ``*``; ``workclass``, ``marital-status``,
         ``occupation``, ``native-country``: value, group, ``*``; ``education``: value,
         group, level (Low/Medium/High), ``*``; ``race``, ``sex``: value, ``*``.
+
+    Examples
+    --------
+    >>> hierarchies = adult_hierarchies()
+    >>> sorted(hierarchies)
+    ['age', 'education', 'marital-status', 'native-country', 'occupation', 'race', 'sex', 'workclass']
+    >>> hierarchies["sex"].height
+    1
     """
     table = table if table is not None else load_adult(drop_missing=False)
     ages = [a for a in table.column("age").categories if a is not None]

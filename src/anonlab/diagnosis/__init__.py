@@ -1,4 +1,7 @@
-"""Diagnosis: questions about a table as it is (paper 001, the Diagnosis Centre)."""
+"""Diagnosis: questions about a table as it is.
+
+The Diagnosis Centre of Zare Mirakabad, Jantan & Bressan, *k-anonymity Diagnosis Centre*.
+"""
 
 from anonlab.diagnosis.profile import (
     AttributeLoss,

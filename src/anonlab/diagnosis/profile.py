@@ -68,6 +68,14 @@ class ColumnProfile:
         The most frequent value (None for an empty or all-missing column).
     top_count : int
         Its rows.
+
+    Examples
+    --------
+    >>> from anonlab import EncodedTable
+    >>> p = profile_table(EncodedTable.from_columns({"sex": ["F", "M", "F", None]}))
+    >>> column = p.columns[0]
+    >>> column.name, column.distinct, column.missing, column.top_value, column.top_count
+    ('sex', 2, 1, 'F', 2)
     """
 
     name: str
@@ -95,6 +103,13 @@ class TableProfile:
         List or struct columns: carried through, never an attribute.
     source : str or None
         Where the table came from.
+
+    Examples
+    --------
+    >>> from anonlab import EncodedTable
+    >>> p = profile_table(EncodedTable.from_columns({"age": ["31", "42"], "sex": ["F", None]}))
+    >>> p.n_rows, p.n_columns, [c.name for c in p.columns]
+    (2, 2, ['age', 'sex'])
     """
 
     n_rows: int
@@ -108,7 +123,14 @@ class TableProfile:
         return len(self.columns) + len(self.nested)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form."""
+        """The JSON form.
+
+        Examples
+        --------
+        >>> from anonlab import EncodedTable
+        >>> profile_table(EncodedTable.from_columns({"sex": ["F", "M", "F"]})).to_dict()["n_rows"]
+        3
+        """
         return {
             "question": "profile",
             "n_rows": self.n_rows,
@@ -129,6 +151,13 @@ def profile_table(table: EncodedTable) -> TableProfile:
     Returns
     -------
     TableProfile
+
+    Examples
+    --------
+    >>> from anonlab import EncodedTable
+    >>> p = profile_table(EncodedTable.from_columns({"sex": ["F", "M", "F"]}))
+    >>> p.n_rows, p.columns[0].top_value, p.columns[0].top_count
+    (3, 'F', 2)
     """
     cols = []
     for col in table.columns:
@@ -175,6 +204,18 @@ class SensitiveDistribution:
         Its mean over released classes, weighted by class size.
     released_classes : int
         Classes released (not suppressed).
+
+    Examples
+    --------
+    >>> import anonlab
+    >>> t = anonlab.EncodedTable.from_columns({"zip": ["4350", "4351", "4360", "4361"] * 2,
+    ...                                        "disease": ["flu", "hiv"] * 4})
+    >>> job = {"quasi_identifiers": {"zip": {"mask": {"width": 4}}}, "sensitive": ["disease"],
+    ...        "models": [{"k_anonymity": {"k": 4}}]}
+    >>> result = anonlab.anonymize(t, job)
+    >>> d = profile_release(result.problem, result, ["disease"]).sensitive[0]
+    >>> d.attribute, d.values, d.table_counts, d.max_distance
+    ('disease', ['flu', 'hiv'], [4, 4], 0.0)
     """
 
     attribute: str
@@ -202,6 +243,12 @@ class AttributeLoss:
         Per quasi-identifier, before weighting and aggregation.
     note : str
         How the values relate to the job's metric.
+
+    Examples
+    --------
+    >>> loss = AttributeLoss("ncp", {"zip": 0.5, "sex": 0.0})
+    >>> loss.to_dict()
+    {'metric': 'ncp', 'values': {'zip': 0.5, 'sex': 0.0}, 'note': ''}
     """
 
     metric: str
@@ -233,6 +280,18 @@ class ReleaseProfile:
     attribute_loss : AttributeLoss or None
         None when the metric measures only the whole release.
     sensitive : list of SensitiveDistribution
+
+    Examples
+    --------
+    >>> import anonlab
+    >>> t = anonlab.EncodedTable.from_columns({"zip": ["4350", "4351", "4360", "4361"] * 2,
+    ...                                        "sex": ["F", "M"] * 4})
+    >>> job = {"quasi_identifiers": {"zip": {"mask": {"width": 4}}, "sex": {}},
+    ...        "models": [{"k_anonymity": {"k": 4}}]}
+    >>> result = anonlab.anonymize(t, job)
+    >>> release = profile_release(result.problem, result)
+    >>> release.k, release.released_classes, release.heights
+    (4, 2, {'zip': 4, 'sex': 1})
     """
 
     class_size_histogram: list[dict[str, Any]]
@@ -273,6 +332,17 @@ def profile_release(
     Returns
     -------
     ReleaseProfile
+
+    Examples
+    --------
+    >>> import anonlab
+    >>> t = anonlab.EncodedTable.from_columns({"zip": ["4350", "4351", "4360", "4361"] * 2})
+    >>> job = {"quasi_identifiers": {"zip": {"mask": {"width": 4}}},
+    ...        "models": [{"k_anonymity": {"k": 4}}]}
+    >>> result = anonlab.anonymize(t, job)
+    >>> p = profile_release(result.problem, result)
+    >>> p.k, p.released_rows, p.suppressed_rows
+    (4, 8, 0)
     """
     release = result.release
     stats = release.classes

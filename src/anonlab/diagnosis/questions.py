@@ -85,6 +85,14 @@ class SubsetAnswer:
     smallest_class_rows : int, optional
         Q5, Q6: the rows of the classes of size k after the suppression (all of them would
         have to go to raise k).
+
+    Examples
+    --------
+    >>> from anonlab import EncodedTable, diagnose
+    >>> t = EncodedTable.from_columns({"zip": ["4350", "4350", "4351"], "sex": ["F", "F", "M"]})
+    >>> answer = diagnose(t, quasi_identifiers=["zip", "sex"], k=2)
+    >>> answer.question, answer.answer, answer.k
+    ('Q1', False, 1)
     """
 
     question: str
@@ -102,7 +110,16 @@ class SubsetAnswer:
     smallest_class_rows: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the JSON form documented in the README."""
+        """Return the JSON form documented in the README.
+
+        Examples
+        --------
+        >>> from anonlab import EncodedTable, diagnose
+        >>> t = EncodedTable.from_columns({"zip": ["4350", "4350", "4351"]})
+        >>> d = diagnose(t, quasi_identifiers=["zip"], k=2).to_dict()
+        >>> d["question"], d["answer"], d["k"]
+        ('Q1', False, 1)
+        """
         out: dict[str, Any] = {
             "question": self.question,
             "quasi_identifiers": self.quasi_identifiers,
@@ -132,6 +149,15 @@ class SearchAnswer:
     """Answer of a subset search (Q3, Q7): the largest subsets that are k-anonymous.
 
     ``constant_columns`` are the candidates that hold one value in every row.
+
+    Examples
+    --------
+    >>> from anonlab import EncodedTable, diagnose
+    >>> t = EncodedTable.from_columns({"zip": ["4350", "4350", "4351", "4351"],
+    ...                                "sex": ["F", "M", "F", "M"]})
+    >>> answer = diagnose(t, attributes=["zip", "sex"], k=2)
+    >>> answer.question, answer.subsets
+    ('Q3', [['zip'], ['sex']])
     """
 
     question: str
@@ -167,6 +193,11 @@ class TableRow:
     ``evaluated`` is False for a subset whose classes were not computed: it contains a
     subset that already fails (k = 1 in Q4 and Q8; every row suppressed in Q10; every
     record unique in Q12), so by Lemma 1 its answer is that subset's.
+
+    Examples
+    --------
+    >>> TableRow(["zip", "sex"], k=2, delta=0.0, suppressed_rows=0).to_dict()
+    {'attributes': ['zip', 'sex'], 'k': 2, 'delta': 0.0, 'suppressed_rows': 0, 'evaluated': True}
     """
 
     attributes: list[str]
@@ -193,6 +224,14 @@ class TableAnswer:
     In Q4 and Q8 ``k`` is the k of each subset; in Q10, Q11 and Q12 it is the k asked for and
     ``delta`` the smallest suppression threshold that reaches it. ``constant_columns`` are
     the candidates that hold one value in every row.
+
+    Examples
+    --------
+    >>> from anonlab import EncodedTable, diagnose
+    >>> t = EncodedTable.from_columns({"zip": ["4350", "4350", "4351"], "sex": ["F", "F", "M"]})
+    >>> answer = diagnose(t, attributes=["zip", "sex"])
+    >>> answer.question, [(row.attributes, row.k) for row in answer.rows]
+    ('Q4', [(['zip'], 1), (['sex'], 1), (['zip', 'sex'], 1)])
     """
 
     question: str
@@ -232,7 +271,15 @@ def question_for(
     delta: float | None,
     find_delta: bool,
 ) -> str:
-    """Return the question (``"Q1"`` .. ``"Q12"``) decided by what is given."""
+    """Return the question (``"Q1"`` .. ``"Q12"``) decided by what is given.
+
+    Examples
+    --------
+    >>> question_for(["zip", "sex"], k=None, delta=None, find_delta=False)
+    'Q2'
+    >>> question_for(None, k=5, delta=None, find_delta=False)
+    'Q3'
+    """
     s, kk = quasi_identifiers is not None, k is not None
     if find_delta:
         if delta is not None:
@@ -302,6 +349,15 @@ def ask(
     References
     ----------
     Zare Mirakabad, M. R., Jantan, A., Bressan, S. *k-anonymity Diagnosis Centre*, section 4.
+
+    Examples
+    --------
+    >>> from anonlab import EncodedTable
+    >>> from anonlab.api import open_engine
+    >>> engine = open_engine(EncodedTable.from_columns({"zip": ["4350", "4350", "4351"]}))
+    >>> answer = ask(engine, quasi_identifiers=["zip"])
+    >>> answer.question, answer.k
+    ('Q2', 1)
     """
     n = engine.require_rows("diagnose")
     if k is not None:

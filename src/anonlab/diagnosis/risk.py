@@ -94,6 +94,11 @@ def class_size_histogram(sizes: npt.ArrayLike) -> list[dict[str, Any]]:
     -------
     list of dict
         ``{"class_size": "3-4", "classes": ..., "records": ...}`` per bucket, smallest first.
+
+    Examples
+    --------
+    >>> [(b["class_size"], b["classes"], b["records"]) for b in class_size_histogram([1, 1, 2, 7])]
+    [('1', 2, 2), ('2', 1, 2), ('3-4', 0, 0), ('5-9', 1, 7), ('10-19', 0, 0), ('20+', 0, 0)]
     """
     s = np.asarray(sizes, dtype=np.int64)
     hist = []
@@ -609,6 +614,15 @@ class RiskSummary:
         Records and classes per class-size bucket.
     identifying_columns : list of dict
         Columns outside S that identify rows on their own (see :func:`identifying_columns`).
+
+    Examples
+    --------
+    >>> from anonlab import EncodedTable
+    >>> from anonlab.api import risk
+    >>> t = EncodedTable.from_columns({"zip": ["4350", "4350", "4351"], "sex": ["F", "F", "M"]})
+    >>> summary = risk(t, ["zip", "sex"], threshold=2)
+    >>> summary.n_classes, summary.average_risk, summary.records_at_risk
+    (2, 0.6666666666666666, 1)
     """
 
     quasi_identifiers: list[str]
@@ -625,7 +639,17 @@ class RiskSummary:
     levels: dict[str, int] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the JSON form."""
+        """Return the JSON form.
+
+        Examples
+        --------
+        >>> from anonlab import EncodedTable
+        >>> from anonlab.api import risk
+        >>> t = EncodedTable.from_columns({"zip": ["4350", "4350", "4351"]})
+        >>> d = risk(t, ["zip"], threshold=2).to_dict()
+        >>> d["k"], d["unique_records"], d["records_at_risk"]
+        (1, 1, 1)
+        """
         out = {
             "question": "risk",
             "quasi_identifiers": self.quasi_identifiers,
@@ -670,6 +694,15 @@ def risk_summary(
     Returns
     -------
     RiskSummary
+
+    Examples
+    --------
+    >>> from anonlab import EncodedTable
+    >>> from anonlab.api import open_engine
+    >>> t = EncodedTable.from_columns({"zip": ["4350", "4350", "4351"], "sex": ["F", "F", "M"]})
+    >>> summary = risk_summary(open_engine(t), ["zip", "sex"], threshold=2)
+    >>> summary.k, summary.unique_records, summary.highest_risk
+    (1, 1, 1.0)
     """
     qi = list(quasi_identifiers)
     if not qi:
@@ -722,6 +755,16 @@ class QuasiIdentifierReport:
         Subsets whose classes were computed.
     constant_columns : list of str
         Candidates that hold one value in every row.
+
+    Examples
+    --------
+    >>> from anonlab import EncodedTable
+    >>> from anonlab.api import find_quasi_identifiers
+    >>> t = EncodedTable.from_columns({"zip": ["4350", "4350", "4351", "4351"],
+    ...                                "sex": ["F", "M", "F", "F"]})
+    >>> report = find_quasi_identifiers(t)
+    >>> report.threshold, [s["attributes"] for s in report.subsets]
+    (2, [['sex']])
     """
 
     threshold: int
@@ -782,6 +825,16 @@ def discover_quasi_identifiers(
     Returns
     -------
     QuasiIdentifierReport
+
+    Examples
+    --------
+    >>> from anonlab import EncodedTable
+    >>> from anonlab.api import open_engine
+    >>> t = EncodedTable.from_columns({"zip": ["4350", "4350", "4351", "4351"],
+    ...                                "sex": ["F", "M", "F", "F"]})
+    >>> report = discover_quasi_identifiers(open_engine(t), ["zip", "sex"])
+    >>> [s["attributes"] for s in report.subsets], report.evaluations
+    ([['sex']], 2)
     """
     attrs = list(attributes) if attributes is not None else list(engine.columns)
     engine.validate(attrs, None)

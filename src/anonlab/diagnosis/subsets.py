@@ -59,6 +59,15 @@ class SubsetEvaluator:
     constant : list of str
         The attributes evaluated on their own, on their original values, that hold one value
         in every row (of a table of more than one row): they tell no one apart.
+
+    Examples
+    --------
+    >>> from anonlab import EncodedTable
+    >>> from anonlab.api import open_engine
+    >>> t = EncodedTable.from_columns({"zip": ["4350", "4350", "4351"], "sex": ["F", "M", "F"]})
+    >>> evaluator = SubsetEvaluator(open_engine(t))
+    >>> evaluator.sizes(("zip",)).tolist(), evaluator.evaluations
+    ([2, 1], 1)
     """
 
     engine: Engine
@@ -69,7 +78,16 @@ class SubsetEvaluator:
     constant: list[str] = field(default_factory=list)
 
     def sizes(self, subset: Subset) -> npt.NDArray[np.int64]:
-        """Return the class sizes of ``subset`` and count one evaluation."""
+        """Return the class sizes of ``subset`` and count one evaluation.
+
+        Examples
+        --------
+        >>> from anonlab import EncodedTable
+        >>> from anonlab.api import open_engine
+        >>> evaluator = SubsetEvaluator(open_engine(EncodedTable.from_columns({"sex": ["F", "M", "F"]})))
+        >>> evaluator.sizes(("sex",)).tolist(), evaluator.evaluations
+        ([2, 1], 1)
+        """
         lv = {a: self.levels[a] for a in subset if self.levels and a in self.levels}
         out = self.engine.class_sizes(list(subset), lv)
         if len(subset) == 1 and not lv and out.size == 1 and out[0] > 1:
@@ -210,6 +228,17 @@ def largest_subsets(
     -------
     list of tuple
         The largest accepted subsets (none of them contains another), by size then order.
+
+    Examples
+    --------
+    >>> from anonlab import EncodedTable
+    >>> from anonlab.api import open_engine
+    >>> t = EncodedTable.from_columns({"zip": ["4350", "4350", "4351", "4351"],
+    ...                                "sex": ["F", "M", "F", "M"],
+    ...                                "age": ["30", "30", "30", "40"]})
+    >>> evaluator = SubsetEvaluator(open_engine(t))
+    >>> largest_subsets(evaluator, ["zip", "sex", "age"], lambda sizes: sizes.min() >= 2)
+    [('zip',), ('sex',)]
     """
     result: list[Subset] = []
     previous: list[Subset] = []
@@ -236,6 +265,17 @@ def minimal_failing(
     Returns
     -------
     list of (subset, class sizes)
+
+    Examples
+    --------
+    >>> from anonlab import EncodedTable
+    >>> from anonlab.api import open_engine
+    >>> t = EncodedTable.from_columns({"zip": ["4350", "4350", "4351", "4351"],
+    ...                                "sex": ["F", "M", "F", "M"]})
+    >>> evaluator = SubsetEvaluator(open_engine(t))
+    >>> [(subset, sizes.tolist()) for subset, sizes in
+    ...  minimal_failing(evaluator, ["zip", "sex"], lambda sizes: sizes.min() >= 2)]
+    [(('zip', 'sex'), [1, 1, 1, 1])]
     """
     failing: list[tuple[Subset, npt.NDArray[np.int64]]] = []
 

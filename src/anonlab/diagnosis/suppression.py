@@ -34,6 +34,12 @@ def compute_k(sizes: npt.NDArray[np.int64]) -> int:
 
     Algorithm 1 (compute-k) of the Diagnosis Centre paper, section 4.2. An empty table has
     ``k = 0``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> compute_k(np.array([3, 2, 5]))
+    2
     """
     return int(sizes.min()) if sizes.size else 0
 
@@ -59,6 +65,12 @@ def k_with_suppression(sizes: npt.NDArray[np.int64], n_rows: int, delta: float) 
         The k of the suppressed table (the largest class is never removed).
     suppressed_rows : int
         Rows removed: exactly those of the classes smaller than ``k``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> k_with_suppression(np.array([1, 2, 5]), 8, 0.125)
+    (2, 1)
     """
     if sizes.size == 0:
         return 0, 0
@@ -89,6 +101,12 @@ def delta_for_k(sizes: npt.NDArray[np.int64], n_rows: int, k: int) -> tuple[floa
         Rows to suppress.
     achieved_k : int
         The k of the remaining table (0 if nothing remains).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> delta_for_k(np.array([1, 2, 5]), 8, 2)
+    (0.125, 1, 2)
     """
     if sizes.size == 0 or n_rows == 0:
         return 0.0, 0, 0
@@ -108,6 +126,13 @@ def delta_curve(
     -------
     deltas : ndarray of float64
     suppressed_rows : ndarray of int64
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> deltas, suppressed = delta_curve(np.array([1, 2, 5]), 8, np.array([1, 2, 3]))
+    >>> deltas.tolist(), suppressed.tolist()
+    ([0.0, 0.125, 0.375], [0, 1, 3])
     """
     s = np.sort(sizes)
     prefix = np.concatenate([[0], np.cumsum(s)])

@@ -1,6 +1,6 @@
 """Per-partition releases, the parts the out-of-core engines share (Arrow in, Arrow out).
 
-The algorithms that place individual rows run block by block (paper 003, section 3.2.3):
+The algorithms that place individual rows run block by block (Murakami & Uno 2017, section 3.2.3):
 an engine streams the table's rows sorted into blocks (:meth:`Engine.partitions`), each
 block is encoded with the whole table's labels (:func:`encode_block`), and the labels the
 algorithm releases for it are staged in a Parquet file of their own (:func:`stage_block`)

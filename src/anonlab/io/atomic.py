@@ -153,6 +153,13 @@ def check_input_file(path: str | os.PathLike[str], what: str) -> Path:
     Returns
     -------
     Path
+
+    Examples
+    --------
+    >>> check_input_file("no-such-file.csv", "data file")
+    Traceback (most recent call last):
+    ...
+    anonlab.exceptions.InputError: The data file 'no-such-file.csv' does not exist.
     """
     check_local(path, what)
     p = Path(path)
@@ -334,6 +341,17 @@ def atomic_write(
     InputError
         If the target is a directory or another special file, one of ``protect``, or its
         folder does not exist or cannot be written; nothing is written then.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     target = Path(folder) / "out.txt"
+    ...     with atomic_write(target) as tmp:
+    ...         _ = tmp.write_text("released")
+    ...     target.read_text(), sorted(p.name for p in Path(folder).iterdir())
+    ('released', ['out.txt'])
     """
     given = Path(path)
     target = Path(os.path.realpath(given))

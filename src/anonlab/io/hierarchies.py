@@ -56,6 +56,16 @@ def read_hierarchy(
     ------
     HierarchyError
         If the file is missing, not valid text in ``encoding``, empty, ragged or inconsistent.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = Path(folder) / "sex.csv"
+    ...     _ = path.write_text("F;*\\nM;*\\n")
+    ...     read_hierarchy(path, attribute="sex")
+    Hierarchy(attribute='sex', values=2, height=1, e.g. 'F' -> '*')
     """
     check_local(path, "hierarchy file")
     p = Path(path)
@@ -244,7 +254,20 @@ def _inverse(order: npt.NDArray[np.integer]) -> npt.NDArray[np.int32]:
 def write_hierarchy(
     hierarchy: Hierarchy, path: str | os.PathLike[str], *, separator: str = ";"
 ) -> None:
-    """Write ``hierarchy`` in ARX's format, atomically."""
+    """Write ``hierarchy`` in ARX's format, atomically.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from anonlab import Hierarchy
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = Path(folder) / "zip.csv"
+    ...     write_hierarchy(Hierarchy([["4350", "435*", "*"], ["4360", "436*", "*"]]), path)
+    ...     print(path.read_text(), end="")
+    4350;435*;*
+    4360;436*;*
+    """
     with atomic_write(path) as tmp:
         with tmp.open("w", newline="", encoding="utf-8") as fh:
             csv.writer(fh, delimiter=separator, lineterminator="\n").writerows(hierarchy.rows())

@@ -70,6 +70,13 @@ def read_table(
         Ragged rows, bytes not valid in the encoding, an empty file or table.
     ColumnNotFoundError
         A requested column does not exist.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> t = read_table(pd.DataFrame({"age": [31, 42], "sex": ["F", None]}))
+    >>> t.n_rows, t.names, t["sex"].labels().tolist()
+    (2, ['age', 'sex'], ['F', None])
     """
     source_name: str | None = None
     na_values: tuple[str, ...] = ()
@@ -122,6 +129,12 @@ def column_names(path: str | os.PathLike[str], csv_options: CsvOptions | None = 
     ------
     InputError
         If the file cannot be read (see :func:`read_table`).
+
+    Examples
+    --------
+    >>> from anonlab.datasets import adult_path
+    >>> column_names(adult_path())[:4]
+    ['age', 'workclass', 'fnlwgt', 'education']
     """
     p = check_input_file(path, "data file")
     if infer_format(p) == "parquet":
@@ -135,8 +148,8 @@ def column_names(path: str | os.PathLike[str], csv_options: CsvOptions | None = 
 
 
 #: Bytes the in-memory (numpy) engine needs per cell of a table while ``anonymize`` reads,
-#: encodes, searches and writes it (Adult-like data, 10 million rows of 15 columns from
-#: Parquet: a peak of 3.2 GiB, 23 bytes a cell; benchmarks/bench_scale.py).
+#: encodes, searches and writes it (Adult-like data; the peak it rounds up is in
+#: benchmarks/README.md, "Measurements behind choices in the code").
 MEMORY_PER_CELL = 24
 #: Bytes in memory per byte of a CSV file on disk (text ~8 bytes per cell), and of gzip.
 MEMORY_PER_CSV_BYTE = 3
@@ -164,6 +177,13 @@ def memory_estimate(
     -------
     on_disk, in_memory : int
         Bytes.
+
+    Examples
+    --------
+    >>> from anonlab.datasets import adult_path
+    >>> on_disk, in_memory = memory_estimate(adult_path())
+    >>> on_disk > 0, in_memory > on_disk
+    (True, True)
     """
     del csv_options
     p = check_input_file(path, "data file")

@@ -35,7 +35,15 @@ __all__ = ["Aggregate", "RankedLoss", "aggregate", "parse_aggregate"]
 
 
 class Aggregate(str, Enum):
-    """The aggregate functions of ARX's multi-dimensional metrics."""
+    """The aggregate functions of ARX's multi-dimensional metrics.
+
+    Examples
+    --------
+    >>> parse_aggregate("Geometric")
+    <Aggregate.GEOMETRIC: 'geometric'>
+    >>> Aggregate.SUM.value
+    'sum'
+    """
 
     SUM = "sum"
     ARITHMETIC = "arithmetic"
@@ -64,6 +72,15 @@ def parse_aggregate(value: object, owner: str = "the metric") -> Aggregate:
     ------
     ParameterError
         If ``value`` names no aggregate function; the message lists the valid names.
+
+    Examples
+    --------
+    >>> parse_aggregate("rank")
+    <Aggregate.RANK: 'rank'>
+    >>> parse_aggregate("median")
+    Traceback (most recent call last):
+    ...
+    anonlab.exceptions.ParameterError: The 'aggregate' parameter of the metric must be one of sum, arithmetic, geometric, max, rank. Got 'median' instead.
     """
     if isinstance(value, Aggregate):
         return value
@@ -95,6 +112,12 @@ class RankedLoss(float):
     ----------
     ranks : tuple of float
         The values, descending.
+
+    Examples
+    --------
+    >>> a, b = RankedLoss([0.5, 0.1]), RankedLoss([0.5, 0.2])
+    >>> float(a), a < b
+    (0.5, True)
     """
 
     ranks: tuple[float, ...]
@@ -165,6 +188,11 @@ def aggregate(values: npt.ArrayLike, weights: npt.ArrayLike, function: Aggregate
     float
         The aggregate; a :class:`RankedLoss` for ``rank``. The sums run in attribute order,
         like ARX's loops, so the results agree with ARX's doubles.
+
+    Examples
+    --------
+    >>> aggregate([0.5, 0.25], [1.0, 1.0], "sum"), aggregate([0.5, 0.25], [1.0, 1.0], "max")
+    (0.75, 0.5)
     """
     fn = parse_aggregate(function)
     v = [float(x) for x in np.asarray(values, dtype=np.float64).reshape(-1)]

@@ -95,6 +95,17 @@ class Height(MultiDimensionalMetric):
         Aggregate function (default ``"sum"``).
     weights : Mapping[str, float], optional
         Attribute weights (default: the context's).
+
+    Examples
+    --------
+    >>> import anonlab
+    >>> t = anonlab.EncodedTable.from_columns({"zip": ["4350", "4351", "4360", "4361"] * 2,
+    ...                                        "sex": ["F", "M"] * 4})
+    >>> job = {"quasi_identifiers": {"zip": {"mask": {"width": 4}}, "sex": {}},
+    ...        "models": [{"k_anonymity": {"k": 4}}], "metric": "height"}
+    >>> result = anonlab.anonymize(t, job)
+    >>> Height().name, result.loss, result.transformation
+    ('height', 2.0, {'zip': 1, 'sex': 1})
     """
 
     name: ClassVar[str] = "height"
@@ -142,6 +153,17 @@ class Precision(GsMixin, MultiDimensionalMetric):
         Aggregate function (default ``"arithmetic"``).
     weights : Mapping[str, float], optional
         Attribute weights (default: the context's).
+
+    Examples
+    --------
+    >>> import anonlab
+    >>> t = anonlab.EncodedTable.from_columns({"zip": ["4350", "4351", "4360", "4361"] * 2,
+    ...                                        "sex": ["F", "M"] * 4})
+    >>> job = {"quasi_identifiers": {"zip": {"mask": {"width": 4}}, "sex": {}},
+    ...        "models": [{"k_anonymity": {"k": 4}}], "metric": "precision"}
+    >>> result = anonlab.anonymize(t, job)
+    >>> Precision().name, result.loss, result.transformation
+    ('precision', 0.25, {'zip': 2, 'sex': 0})
     """
 
     name: ClassVar[str] = "precision"
@@ -214,6 +236,18 @@ class MonotonicPrecision(Precision):
 
     ``v_j = gFactor * t_j / h_j`` (0 if ``h_j = 0``); suppression is ignored. Aggregate
     ARITHMETIC_MEAN by default. Monotonic; :meth:`lower_bound` equals the loss.
+
+    Examples
+    --------
+    >>> import anonlab
+    >>> t = anonlab.EncodedTable.from_columns({"zip": ["4350", "4351", "4360", "4361"] * 2,
+    ...                                        "sex": ["F", "M"] * 4})
+    >>> job = {"quasi_identifiers": {"zip": {"mask": {"width": 4}}, "sex": {}},
+    ...        "models": [{"k_anonymity": {"k": 4}}],
+    ...        "metric": {"name": "precision", "monotonic": True}}
+    >>> result = anonlab.anonymize(t, job)
+    >>> type(result.problem.metric).__name__, result.loss
+    ('MonotonicPrecision', 0.25)
     """
 
     monotonic: ClassVar[bool] = True
@@ -229,6 +263,17 @@ class Discernibility(Metric):
     :meth:`lower_bounds` is ``N^2 / C`` with ``C`` an upper bound on the node's number of
     classes (``DM >= DM* >= N^2 / C`` since ``N >= count(E)``); the search raises it from
     the classes it computes (:meth:`successor_bound`).
+
+    Examples
+    --------
+    >>> import anonlab
+    >>> t = anonlab.EncodedTable.from_columns({"zip": ["4350", "4351", "4360", "4361"] * 2,
+    ...                                        "sex": ["F", "M"] * 4})
+    >>> job = {"quasi_identifiers": {"zip": {"mask": {"width": 4}}, "sex": {}},
+    ...        "models": [{"k_anonymity": {"k": 4}}], "metric": "discernibility"}
+    >>> result = anonlab.anonymize(t, job)
+    >>> Discernibility().name, result.loss, result.transformation
+    ('discernibility', 32.0, {'zip': 1, 'sex': 1})
     """
 
     name: ClassVar[str] = "discernibility"
@@ -279,6 +324,18 @@ class MonotonicDiscernibility(Discernibility):
 
     ``DM* = sum_{E} count(E)^2`` over all classes: suppressed classes count like ordinary
     ones, so suppression is ignored. Monotonic.
+
+    Examples
+    --------
+    >>> import anonlab
+    >>> t = anonlab.EncodedTable.from_columns({"zip": ["4350", "4351", "4360", "4361"] * 2,
+    ...                                        "sex": ["F", "M"] * 4})
+    >>> job = {"quasi_identifiers": {"zip": {"mask": {"width": 4}}, "sex": {}},
+    ...        "models": [{"k_anonymity": {"k": 4}}],
+    ...        "metric": {"name": "discernibility", "monotonic": True}}
+    >>> result = anonlab.anonymize(t, job)
+    >>> type(result.problem.metric).__name__, result.loss
+    ('MonotonicDiscernibility', 32.0)
     """
 
     monotonic: ClassVar[bool] = True
@@ -299,6 +356,17 @@ class AverageClassSize(Metric):
     ----------
     gamma : float
         gs-factor in ``[0, 1]`` (default 0.5).
+
+    Examples
+    --------
+    >>> import anonlab
+    >>> t = anonlab.EncodedTable.from_columns({"zip": ["4350", "4351", "4360", "4361"] * 2,
+    ...                                        "sex": ["F", "M"] * 4})
+    >>> job = {"quasi_identifiers": {"zip": {"mask": {"width": 4}}, "sex": {}},
+    ...        "models": [{"k_anonymity": {"k": 4}}], "metric": "aecs"}
+    >>> result = anonlab.anonymize(t, job)
+    >>> AverageClassSize().name, result.loss, result.transformation
+    ('aecs', 4.0, {'zip': 1, 'sex': 1})
     """
 
     name: ClassVar[str] = "aecs"
@@ -395,6 +463,17 @@ class NonUniformEntropy(GsMixin, MultiDimensionalMetric):
         Aggregate function (default ``"sum"``).
     weights : Mapping[str, float], optional
         Attribute weights (default: the context's).
+
+    Examples
+    --------
+    >>> import anonlab
+    >>> t = anonlab.EncodedTable.from_columns({"zip": ["4350", "4351", "4360", "4361"] * 2,
+    ...                                        "sex": ["F", "M"] * 4})
+    >>> job = {"quasi_identifiers": {"zip": {"mask": {"width": 4}}, "sex": {}},
+    ...        "models": [{"k_anonymity": {"k": 4}}], "metric": "entropy"}
+    >>> result = anonlab.anonymize(t, job)
+    >>> NonUniformEntropy().name, result.loss, result.transformation
+    ('entropy', 16.0, {'zip': 1, 'sex': 1})
     """
 
     name: ClassVar[str] = "entropy"
@@ -478,6 +557,18 @@ class MonotonicNonUniformEntropy(NonUniformEntropy):
 
     ``v_j = round(-gFactor * G_j)``: suppressed records are charged as if they were only
     generalized (suppression is ignored). Monotonic; :meth:`lower_bound` equals the loss.
+
+    Examples
+    --------
+    >>> import anonlab
+    >>> t = anonlab.EncodedTable.from_columns({"zip": ["4350", "4351", "4360", "4361"] * 2,
+    ...                                        "sex": ["F", "M"] * 4})
+    >>> job = {"quasi_identifiers": {"zip": {"mask": {"width": 4}}, "sex": {}},
+    ...        "models": [{"k_anonymity": {"k": 4}}],
+    ...        "metric": {"name": "entropy", "monotonic": True}}
+    >>> result = anonlab.anonymize(t, job)
+    >>> type(result.problem.metric).__name__, result.loss
+    ('MonotonicNonUniformEntropy', 16.0)
     """
 
     monotonic: ClassVar[bool] = True
@@ -506,6 +597,17 @@ class Loss(GsMixin, MultiDimensionalMetric):
         Aggregate function (default ``"geometric"``).
     weights : Mapping[str, float], optional
         Attribute weights (default: the context's).
+
+    Examples
+    --------
+    >>> import anonlab
+    >>> t = anonlab.EncodedTable.from_columns({"zip": ["4350", "4351", "4360", "4361"] * 2,
+    ...                                        "sex": ["F", "M"] * 4})
+    >>> job = {"quasi_identifiers": {"zip": {"mask": {"width": 4}}, "sex": {}},
+    ...        "models": [{"k_anonymity": {"k": 4}}], "metric": "loss"}
+    >>> result = anonlab.anonymize(t, job)
+    >>> Loss().name, round(result.loss, 6), result.transformation
+    ('loss', 0.414214, {'zip': 2, 'sex': 0})
     """
 
     name: ClassVar[str] = "loss"

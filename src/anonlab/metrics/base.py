@@ -41,6 +41,17 @@ class MetricContext:
         Per-attribute, per-level precomputations shared by the metrics that use this context
         (value counts, generalization maps, leaf counts, entropies, partition bounds). Filled
         lazily; it depends only on the fields above, so never share a cache between contexts.
+
+    Examples
+    --------
+    >>> import anonlab
+    >>> from anonlab.release.measure import metric_context
+    >>> t = anonlab.EncodedTable.from_columns({"zip": ["4350", "4351", "4360", "4361"] * 2})
+    >>> job = {"quasi_identifiers": {"zip": {"mask": {"width": 4}}},
+    ...        "models": [{"k_anonymity": {"k": 4}}]}
+    >>> context = metric_context(anonlab.anonymize(t, job).problem)
+    >>> context.quasi_identifiers, context.n_rows, context.base.sizes.tolist()
+    (('zip',), 8, [2, 2, 2, 2])
     """
 
     quasi_identifiers: tuple[str, ...]
@@ -119,6 +130,12 @@ class Metric(ABC):
         Loss never decreases under generalization, with suppression (pruning-safe).
     needs_keys : bool
         Whether the loss reads the classes' keys (labels), not only their sizes and levels.
+
+    Examples
+    --------
+    >>> from anonlab.metrics import Height
+    >>> isinstance(Height(), Metric), Height().name
+    (True, 'height')
     """
 
     name: ClassVar[str] = ""
@@ -144,6 +161,21 @@ class Metric(ABC):
             Per class, whether it is suppressed.
         context : MetricContext
             Hierarchies, the base classes, N and weights.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import anonlab
+        >>> from anonlab.api import open_engine
+        >>> from anonlab.metrics import Height
+        >>> from anonlab.release.measure import metric_context
+        >>> t = anonlab.EncodedTable.from_columns({"zip": ["4350", "4351", "4360", "4361"] * 2})
+        >>> job = {"quasi_identifiers": {"zip": {"mask": {"width": 4}}},
+        ...        "models": [{"k_anonymity": {"k": 4}}], "metric": "height"}
+        >>> r = anonlab.anonymize(t, job)
+        >>> stats = open_engine(t, hierarchies=r.problem.hierarchies).class_stats(["zip"], {"zip": 1})
+        >>> Height().loss(stats, np.zeros(stats.n_classes, bool), metric_context(r.problem)), r.loss
+        (1.0, 1.0)
         """
 
     def release_loss(self, release: ReleaseCells, context: MetricContext) -> float:

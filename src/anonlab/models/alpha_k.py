@@ -1,4 +1,4 @@
-"""(alpha,k)-anonymity: simple, general and multi-attribute (Wong, Li, Fu, Wang; paper 002).
+"""(alpha,k)-anonymity: simple, general and multi-attribute (Wong, Li, Fu & Wang 2009).
 
 Reading of the paper (R. C.-W. Wong, J. Li, A. W.-C. Fu, K. Wang, "(alpha, k)-anonymous data
 publishing", J. Intell. Inf. Syst., 2009):
@@ -109,7 +109,7 @@ class AlphaKAnonymity(PrivacyModel):
     Notes
     -----
     *Monotonicity under generalization.* General, multi-attribute and simple with
-    ``refined=False``: yes (paper 002, Lemma 2: each bound is a linear constraint on the
+    ``refined=False``: yes (Wong et al. 2009, Lemma 2: each bound is a linear constraint on the
     class distribution, and the size bound is preserved by unions). Simple refined
     (Definition 5): **no**; see the module docstring for the counterexample.
     *Under suppression:* no for every variant (a passing class merged with a failing one
@@ -126,6 +126,17 @@ class AlphaKAnonymity(PrivacyModel):
     .. [1] R. C.-W. Wong, J. Li, A. W.-C. Fu, K. Wang, "(alpha, k)-anonymous data
        publishing", J. Intell. Inf. Syst. 33, 2009: Section 2 (Definitions 4-6),
        Section 6.1 (Definitions 10-12), Section 6.2 (Definitions 13-14).
+
+    Examples
+    --------
+    >>> from anonlab import EncodedTable
+    >>> from anonlab.api import open_engine
+    >>> t = EncodedTable.from_columns({"zip": ["4350"] * 3 + ["4351"] * 3,
+    ...                                "disease": ["flu", "hiv", "cold", "hiv", "hiv", "flu"]})
+    >>> stats = open_engine(t).class_stats(["zip"], sensitive=["disease"])
+    >>> model = AlphaKAnonymity("disease", alpha=0.5, k=3, values="hiv")
+    >>> model.class_ok(stats).tolist(), model.value(stats)
+    ([True, True], 0.6666666666666666)
     """
 
     name = "alpha_k_anonymity"
@@ -241,7 +252,7 @@ class AlphaKAnonymity(PrivacyModel):
         rows passes the alpha bound iff its count is at most ``max_count(n)``: with the
         ceiling ``ceil(alpha n)`` (Definition 5, simple refined), otherwise the largest
         ``c`` with ``c / n <= alpha`` compared in floating point exactly as :meth:`class_ok`
-        compares (Definitions 4 and 10-14). Search code sizes classes with it (paper 002's
+        compares (Definitions 4 and 10-14). Search code sizes classes with it (Wong et al. 2009's
         trunks, Definition 8) without re-deriving the model's arithmetic.
 
         Parameters
@@ -344,6 +355,13 @@ def further_removal_bound(n_remaining: int, n_sensitive: int | Sequence[int], al
     ----------
     .. [1] R. C.-W. Wong et al., "(alpha, k)-anonymous data publishing", 2009, Section 4.1
        (Further Removal, Lemma 5, Algorithm 1 line 9) and Sections 6.1-6.2.
+
+    Examples
+    --------
+    >>> further_removal_bound(10, 2, 0.5)
+    6
+    >>> further_removal_bound(10, [2, 4], 0.5)
+    2
     """
     owner = "further_removal_bound"
     n_r = check_int(n_remaining, "n_remaining", low=0, owner=owner)

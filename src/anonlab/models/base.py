@@ -64,6 +64,16 @@ class PrivacyModel(ABC):
     monotonic_suppression : bool
         The model stays monotonic when violating classes are suppressed (suppression-aware
         pruning is safe). Class attribute, possibly overridden per instance as above.
+
+    Examples
+    --------
+    >>> from anonlab import EncodedTable
+    >>> from anonlab.api import open_engine
+    >>> from anonlab.models import KAnonymity
+    >>> stats = open_engine(EncodedTable.from_columns({"sex": ["F", "F", "M"]})).class_stats(["sex"])
+    >>> model: PrivacyModel = KAnonymity(2)
+    >>> model.name, model.class_ok(stats).tolist(), model.holds(stats), model.value(stats)
+    ('k_anonymity', [True, False], False, 1)
     """
 
     name: ClassVar[str] = ""
@@ -87,6 +97,15 @@ class PrivacyModel(ABC):
         Global distributions (the whole table's sensitive-value frequencies) are the
         column sums of ``stats.sensitive[attribute].counts``: ``stats`` always covers every
         row of the table, before suppression.
+
+        Examples
+        --------
+        >>> from anonlab import EncodedTable
+        >>> from anonlab.api import open_engine
+        >>> from anonlab.models import KAnonymity
+        >>> stats = open_engine(EncodedTable.from_columns({"sex": ["F", "F", "M"]})).class_stats(["sex"])
+        >>> KAnonymity(2).class_ok(stats).tolist()
+        [True, False]
         """
 
     def class_rule(self) -> ClassRule | None:
@@ -101,7 +120,17 @@ class PrivacyModel(ABC):
         return None
 
     def holds(self, stats: ClassStats) -> bool:
-        """Whether every class satisfies the model."""
+        """Whether every class satisfies the model.
+
+        Examples
+        --------
+        >>> from anonlab import EncodedTable
+        >>> from anonlab.api import open_engine
+        >>> from anonlab.models import KAnonymity
+        >>> stats = open_engine(EncodedTable.from_columns({"sex": ["F", "F", "M"]})).class_stats(["sex"])
+        >>> KAnonymity(1).holds(stats), KAnonymity(2).holds(stats)
+        (True, False)
+        """
         return bool(np.all(self.class_ok(stats)))
 
     def value(self, stats: ClassStats) -> float:
@@ -114,6 +143,16 @@ class PrivacyModel(ABC):
         ------
         NotImplementedError
             If the model has no meaningful table-level parameter.
+
+        Examples
+        --------
+        >>> from anonlab import EncodedTable
+        >>> from anonlab.api import open_engine
+        >>> from anonlab.models import DistinctLDiversity
+        >>> t = EncodedTable.from_columns({"zip": ["4350", "4350"], "disease": ["flu", "hiv"]})
+        >>> stats = open_engine(t).class_stats(["zip"], sensitive=["disease"])
+        >>> DistinctLDiversity("disease", 2).value(stats)
+        2
         """
         raise NotImplementedError(f"The model {self.name!r} has no table-level value.")
 
@@ -124,11 +163,30 @@ class PrivacyModel(ABC):
         reported (for example ``l`` larger than the number of distinct sensitive values in
         the whole table). ``stats`` may be the classes of any transformation: only its
         column sums (the whole table's distribution) are used. The default accepts.
+
+        Examples
+        --------
+        >>> from anonlab import EncodedTable
+        >>> from anonlab.api import open_engine
+        >>> from anonlab.models import DistinctLDiversity
+        >>> t = EncodedTable.from_columns({"zip": ["4350", "4351"], "disease": ["flu", "flu"]})
+        >>> stats = open_engine(t).class_stats(["zip"], sensitive=["disease"])
+        >>> DistinctLDiversity("disease", 2).check_feasible(stats)
+        Traceback (most recent call last):
+        ...
+        anonlab.exceptions.ParameterError: The 'l' parameter of DistinctLDiversity (l=2) is larger than the number of distinct values of sensitive attribute 'disease' in the whole table (1: 'flu'); no class can hold 2 distinct values. Choose l <= 1.
         """
         del stats
 
     def params(self) -> dict[str, Any]:
-        """The parameters, as written in a job file."""
+        """The parameters, as written in a job file.
+
+        Examples
+        --------
+        >>> from anonlab.models import RecursiveCLDiversity
+        >>> RecursiveCLDiversity("disease", c=3, l=2).params()
+        {'attribute': 'disease', 'c': 3.0, 'l': 2}
+        """
         return {}
 
     def __repr__(self) -> str:

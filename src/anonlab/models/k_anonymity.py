@@ -54,6 +54,16 @@ class KAnonymity(PrivacyModel):
     .. [1] L. Sweeney, "k-anonymity: a model for protecting privacy", IJUFKS 10(5), 2002.
     .. [2] R. C.-W. Wong, J. Li, A. W.-C. Fu, K. Wang, "(alpha, k)-anonymous data
        publishing", J. Intell. Inf. Syst., 2009, Definition 3 (k-anonymity property).
+
+    Examples
+    --------
+    >>> from anonlab import EncodedTable
+    >>> from anonlab.api import open_engine
+    >>> stats = open_engine(EncodedTable.from_columns({"sex": ["F", "F", "M"]})).class_stats(["sex"])
+    >>> KAnonymity(2).class_ok(stats).tolist(), KAnonymity(2).value(stats)
+    ([True, False], 1)
+    >>> KAnonymity(2).params()
+    {'k': 2}
     """
 
     name = "k_anonymity"

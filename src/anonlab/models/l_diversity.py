@@ -37,7 +37,8 @@ ENTROPY_TOLERANCE = 1e-10
 
 def _distinct(c: Counts) -> npt.NDArray[np.int64]:
     present = (c.f > 0).astype(np.int64)
-    return np.asarray(np.einsum("ij->i", present), dtype=np.int64)  # faster than count_nonzero
+    # einsum rather than count_nonzero: benchmarks/README.md, "Measurements behind choices ..."
+    return np.asarray(np.einsum("ij->i", present), dtype=np.int64)
 
 
 def _entropy(c: Counts) -> npt.NDArray[np.float64]:
@@ -54,7 +55,7 @@ def distinct_l_rule(
     """:meth:`DistinctLDiversity.class_ok` of one class (a
     :class:`~anonlab.models.base.ClassRule`): at least ``l`` values have a count, with
     ``params = (l,)``."""
-    distinct = 0  # (a loop: numba's np.count_nonzero is several times slower)
+    distinct = 0  # a loop rather than numba's np.count_nonzero (benchmarks/README.md)
     for v in range(counts.size):
         if counts[v] > 0:
             distinct += 1
@@ -125,7 +126,18 @@ class DistinctLDiversity(SensitiveModel):
     .. [1] A. Machanavajjhala, J. Gehrke, D. Kifer, M. Venkitasubramaniam, "l-diversity:
        privacy beyond k-anonymity", ICDE 2006 / TKDD 2007, Section 4.1 (distinct
        l-diversity as the simplest instantiation).
-    .. [2] ARX ``criteria/DistinctLDiversity`` (anonlab docs/metrics-reference.md, section 2).
+    .. [2] ARX ``criteria/DistinctLDiversity`` (docs/metrics-reference.md, section 2).
+
+    Examples
+    --------
+    >>> from anonlab import EncodedTable
+    >>> from anonlab.api import open_engine
+    >>> t = EncodedTable.from_columns({"zip": ["4350", "4350", "4351", "4351"],
+    ...                                "disease": ["flu", "hiv", "flu", "flu"]})
+    >>> stats = open_engine(t).class_stats(["zip"], sensitive=["disease"])
+    >>> model = DistinctLDiversity("disease", 2)
+    >>> model.class_ok(stats).tolist(), model.value(stats)
+    ([True, False], 1)
     """
 
     name = "distinct_l_diversity"
@@ -213,6 +225,17 @@ class EntropyLDiversity(SensitiveModel):
        Definition 4.1 (entropy l-diversity).
     .. [2] ARX ``criteria/EntropyLDiversity`` with the SHANNON estimator (anonlab
        docs/metrics-reference.md, section 2).
+
+    Examples
+    --------
+    >>> from anonlab import EncodedTable
+    >>> from anonlab.api import open_engine
+    >>> t = EncodedTable.from_columns({"zip": ["4350", "4350", "4351", "4351", "4351"],
+    ...                                "disease": ["flu", "hiv", "flu", "flu", "hiv"]})
+    >>> stats = open_engine(t).class_stats(["zip"], sensitive=["disease"])
+    >>> model = EntropyLDiversity("disease", 2)
+    >>> model.class_ok(stats).tolist(), round(model.value(stats), 4)
+    ([True, False], 1.8899)
     """
 
     name = "entropy_l_diversity"
@@ -309,8 +332,18 @@ class RecursiveCLDiversity(SensitiveModel):
     ----------
     .. [1] A. Machanavajjhala et al., "l-diversity: privacy beyond k-anonymity", ICDE 2006,
        Definition 4.3 (recursive (c,l)-diversity).
-    .. [2] ARX ``criteria/RecursiveCLDiversity`` (anonlab docs/metrics-reference.md,
+    .. [2] ARX ``criteria/RecursiveCLDiversity`` (docs/metrics-reference.md,
        section 2).
+
+    Examples
+    --------
+    >>> from anonlab import EncodedTable
+    >>> from anonlab.api import open_engine
+    >>> t = EncodedTable.from_columns({"zip": ["4350"] * 3 + ["4351"] * 3,
+    ...                                "disease": ["flu", "hiv", "cold", "flu", "flu", "hiv"]})
+    >>> stats = open_engine(t).class_stats(["zip"], sensitive=["disease"])
+    >>> RecursiveCLDiversity("disease", c=1.5, l=2).class_ok(stats).tolist()
+    [True, False]
     """
 
     name = "recursive_cl_diversity"

@@ -71,7 +71,18 @@ class BasicBetaLikeness(SensitiveModel):
     ----------
     .. [1] J. Cao, P. Karras, "Publishing microdata with a robust privacy guarantee",
        PVLDB 5(11), 2012, Definition 2 (basic beta-likeness).
-    .. [2] ARX ``criteria/BasicBLikeness`` (anonlab docs/metrics-reference.md, section 2).
+    .. [2] ARX ``criteria/BasicBLikeness`` (docs/metrics-reference.md, section 2).
+
+    Examples
+    --------
+    >>> from anonlab import EncodedTable
+    >>> from anonlab.api import open_engine
+    >>> t = EncodedTable.from_columns({"zip": ["4350"] * 2 + ["4351"] * 2,
+    ...                                "disease": ["flu", "hiv", "flu", "flu"]})
+    >>> stats = open_engine(t).class_stats(["zip"], sensitive=["disease"])
+    >>> model = BasicBetaLikeness("disease", beta=1.0)
+    >>> model.class_ok(stats).tolist(), model.value(stats)
+    ([True, True], 1.0)
     """
 
     name = "basic_beta_likeness"
@@ -137,7 +148,17 @@ class EnhancedBetaLikeness(SensitiveModel):
     ----------
     .. [1] J. Cao, P. Karras, "Publishing microdata with a robust privacy guarantee",
        PVLDB 5(11), 2012, Definition 3 (enhanced beta-likeness).
-    .. [2] ARX ``criteria/EnhancedBLikeness`` (anonlab docs/metrics-reference.md, section 2).
+    .. [2] ARX ``criteria/EnhancedBLikeness`` (docs/metrics-reference.md, section 2).
+
+    Examples
+    --------
+    >>> from anonlab import EncodedTable
+    >>> from anonlab.api import open_engine
+    >>> t = EncodedTable.from_columns({"zip": ["4350"] * 2 + ["4351"] * 2,
+    ...                                "disease": ["flu", "hiv", "flu", "flu"]})
+    >>> stats = open_engine(t).class_stats(["zip"], sensitive=["disease"])
+    >>> EnhancedBetaLikeness("disease", beta=1.0).class_ok(stats).tolist()
+    [True, False]
     """
 
     name = "enhanced_beta_likeness"
@@ -213,8 +234,19 @@ class DeltaDisclosure(SensitiveModel):
     ----------
     .. [1] J. Brickell, V. Shmatikov, "The cost of privacy: destruction of data-mining
        utility in anonymized data publishing", KDD 2008, Definition 4 (delta-disclosure).
-    .. [2] ARX ``criteria/DDisclosurePrivacy`` (anonlab docs/metrics-reference.md,
+    .. [2] ARX ``criteria/DDisclosurePrivacy`` (docs/metrics-reference.md,
        section 2).
+
+    Examples
+    --------
+    >>> from anonlab import EncodedTable
+    >>> from anonlab.api import open_engine
+    >>> t = EncodedTable.from_columns({"zip": ["4350"] * 2 + ["4351"] * 2,
+    ...                                "disease": ["flu", "hiv", "flu", "flu"]})
+    >>> stats = open_engine(t).class_stats(["zip"], sensitive=["disease"])
+    >>> model = DeltaDisclosure("disease", delta=1.0)
+    >>> model.class_ok(stats).tolist(), round(model.value(stats), 4)
+    ([False, True], 1.0)
     """
 
     name = "delta_disclosure"

@@ -92,7 +92,7 @@ def _simplest_between(low: Fraction, high: Fraction) -> Fraction:
 class RecordFractions:
     """Per-record values held exactly: ``(sum_j counts[:, j] / leaves[branch, j]) / sizes``.
 
-    Pleak (paper 004, Definition 8) is such a value: per level of the sensitive tree, the
+    Pleak (Song et al. 2015, Definition 8) is such a value: per level of the sensitive tree, the
     records of the class whose released value covers the record's own value (``counts``),
     each adding ``1 / Nleaf`` of the node of the record's branch at that level (a row of
     ``leaves``: one per value of the attribute), over the class's size.
@@ -246,6 +246,18 @@ class RecordVerdict:
         Per record, whether its value is within its bound.
     class_ok : ndarray of bool
         Per class of the table, whether every record in it is within its bound.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from anonlab import EncodedTable, Hierarchy
+    >>> from anonlab.models import PersonalizedLeakage
+    >>> tree = Hierarchy([["flu", "*"], ["cold", "*"], ["hiv", "*"]])
+    >>> d = EncodedTable.from_columns({"disease": ["flu", "cold", "hiv", "hiv"]})["disease"]
+    >>> verdict = PersonalizedLeakage("disease", tree).judge_records(
+    ...     np.array([0, 0, 1, 1]), d, d, [0.5, 0.5, 0.5, 1.0])
+    >>> verdict.values.tolist(), verdict.ok.tolist(), verdict.violating.tolist()
+    ([0.5, 0.5, 1.0, 1.0], [True, True, False, True], [2])
     """
 
     values: npt.NDArray[np.float64]
@@ -271,7 +283,20 @@ class RecordVerdict:
 
     def report(self, measure: str) -> dict[str, Any]:
         """What ``anonlab check`` prints: the violating rows, the highest and the average
-        value (``highest_<measure>``, ``average_<measure>``)."""
+        value (``highest_<measure>``, ``average_<measure>``).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from anonlab import EncodedTable, Hierarchy
+        >>> from anonlab.models import PersonalizedLeakage
+        >>> tree = Hierarchy([["flu", "*"], ["cold", "*"], ["hiv", "*"]])
+        >>> d = EncodedTable.from_columns({"disease": ["flu", "cold", "hiv", "hiv"]})["disease"]
+        >>> verdict = PersonalizedLeakage("disease", tree).judge_records(
+        ...     np.array([0, 0, 1, 1]), d, d, [0.5, 0.5, 0.5, 1.0])
+        >>> verdict.report("Pleak")
+        {'violating_records': [2], 'highest_Pleak': 1.0, 'average_Pleak': 0.75}
+        """
         return {
             "violating_records": self.violating.tolist(),
             f"highest_{measure}": self.highest,
@@ -290,6 +315,14 @@ class RecordModel(PrivacyModel):
         The name of the per-record value in reports (``"pleak"``).
     attribute : str
         The sensitive attribute the model reads.
+
+    Examples
+    --------
+    >>> from anonlab import Hierarchy
+    >>> from anonlab.models import PersonalizedLeakage
+    >>> tree = Hierarchy([["flu", "*"], ["hiv", "*"]])
+    >>> isinstance(PersonalizedLeakage("disease", tree), RecordModel)
+    True
     """
 
     record_parameter: ClassVar[str] = ""

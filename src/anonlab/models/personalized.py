@@ -319,6 +319,16 @@ class PersonalizedLeakage(RecordModel):
     .. [1] J. Song, L. Huang, G. Wang, Y. Kang and H. Liu, "The k-anonymization method
        satisfying personalized privacy preservation", Chemical Engineering Transactions 46
        (2015), section 4.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from anonlab import EncodedTable, Hierarchy
+    >>> tree = Hierarchy([["flu", "*"], ["cold", "*"], ["hiv", "*"]])
+    >>> d = EncodedTable.from_columns({"disease": ["flu", "cold", "hiv", "hiv"]})["disease"]
+    >>> model = PersonalizedLeakage("disease", tree)
+    >>> model.record_values(np.array([0, 0, 1, 1]), d, d).tolist()
+    [0.5, 0.5, 1.0, 1.0]
     """
 
     name = "personalized_leakage"

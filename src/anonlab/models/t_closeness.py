@@ -114,8 +114,19 @@ class EqualTCloseness(_TCloseness):
     ----------
     .. [1] N. Li, T. Li, S. Venkatasubramanian, "t-closeness: privacy beyond k-anonymity
        and l-diversity", ICDE 2007, Section 4.2 (EMD with equal ground distance).
-    .. [2] ARX ``criteria/EqualDistanceTCloseness`` (anonlab docs/metrics-reference.md,
+    .. [2] ARX ``criteria/EqualDistanceTCloseness`` (docs/metrics-reference.md,
        section 2).
+
+    Examples
+    --------
+    >>> from anonlab import EncodedTable
+    >>> from anonlab.api import open_engine
+    >>> t = EncodedTable.from_columns({"zip": ["4350"] * 2 + ["4351"] * 2,
+    ...                                "disease": ["flu", "hiv", "flu", "flu"]})
+    >>> stats = open_engine(t).class_stats(["zip"], sensitive=["disease"])
+    >>> model = EqualTCloseness("disease", t=0.3)
+    >>> model.class_distance(stats).tolist(), model.class_ok(stats).tolist()
+    ([0.25, 0.25], [True, True])
     """
 
     name = "equal_t_closeness"
@@ -199,8 +210,19 @@ class OrderedTCloseness(_TCloseness):
     ----------
     .. [1] N. Li, T. Li, S. Venkatasubramanian, "t-closeness: privacy beyond k-anonymity
        and l-diversity", ICDE 2007, Section 4.2 (EMD with ordered distance).
-    .. [2] ARX ``criteria/OrderedDistanceTCloseness`` (anonlab docs/metrics-reference.md,
+    .. [2] ARX ``criteria/OrderedDistanceTCloseness`` (docs/metrics-reference.md,
        section 2).
+
+    Examples
+    --------
+    >>> from anonlab import EncodedTable
+    >>> from anonlab.api import open_engine
+    >>> t = EncodedTable.from_columns({"zip": ["4350"] * 2 + ["4351"] * 2,
+    ...                                "salary": ["30", "40", "50", "60"]})
+    >>> stats = open_engine(t).class_stats(["zip"], sensitive=["salary"])
+    >>> model = OrderedTCloseness("salary", t=0.4, order=["30", "40", "50", "60"])
+    >>> model.class_distance(stats).tolist(), model.class_ok(stats).tolist()
+    ([0.3333333333333333, 0.3333333333333333], [True, True])
     """
 
     name = "ordered_t_closeness"
@@ -358,6 +380,19 @@ class HierarchicalTCloseness(_TCloseness):
        and l-diversity", ICDE 2007, Section 4.2 (EMD with hierarchical distance).
     .. [2] ARX ``criteria/HierarchicalDistanceTCloseness`` (anonlab
        docs/metrics-reference.md, section 2).
+
+    Examples
+    --------
+    >>> from anonlab import EncodedTable, Hierarchy
+    >>> from anonlab.api import open_engine
+    >>> tree = Hierarchy([["flu", "respiratory", "*"], ["cold", "respiratory", "*"],
+    ...                   ["hiv", "infection", "*"]])
+    >>> t = EncodedTable.from_columns({"zip": ["4350"] * 2 + ["4351"] * 2,
+    ...                                "disease": ["flu", "cold", "hiv", "hiv"]})
+    >>> stats = open_engine(t).class_stats(["zip"], sensitive=["disease"])
+    >>> model = HierarchicalTCloseness("disease", t=0.3, hierarchy=tree)
+    >>> model.class_distance(stats).tolist(), model.class_ok(stats).tolist()
+    ([0.5, 0.5], [False, False])
     """
 
     name = "hierarchical_t_closeness"

@@ -265,6 +265,20 @@ class AnonymityGraph:
         Seconds to build it.
     row_tuple : ndarray of int64
         The distinct original tuple of each row.
+
+    Examples
+    --------
+    >>> import anonlab
+    >>> t = anonlab.EncodedTable.from_columns({"zip": ["4350", "4351", "4360", "4361"]})
+    >>> job = {"quasi_identifiers": {"zip": {"mask": {"width": 4}}},
+    ...        "models": [{"k_anonymity": {"k": 2}}], "algorithm": "wong_nh", "metric": "gcp"}
+    >>> r = anonlab.anonymize(t, job)
+    >>> released = anonlab.EncodedTable.from_columns(dict(r.columns))
+    >>> released["zip"].labels().tolist()
+    ['*', '*', '*', '*']
+    >>> graph = check_release(r.problem, released).graph
+    >>> graph.largest_k(), graph.holds(2), graph.holds(3), graph.n_edges
+    (4, True, True, 4)
     """
 
     n_rows: int
@@ -495,6 +509,17 @@ def attribute_ncp(problem: Problem, recoding: CellCover) -> list[float]:
     problem : Problem
     recoding : CellCover
         The release's recoding.
+
+    Examples
+    --------
+    >>> import anonlab
+    >>> t = anonlab.EncodedTable.from_columns({"zip": ["4350", "4351", "4360", "4361"]})
+    >>> job = {"quasi_identifiers": {"zip": {"mask": {"width": 4}}},
+    ...        "models": [{"k_anonymity": {"k": 2}}], "algorithm": "wong_nh", "metric": "gcp"}
+    >>> r = anonlab.anonymize(t, job)
+    >>> released = anonlab.EncodedTable.from_columns(dict(r.columns))
+    >>> attribute_ncp(r.problem, r.recoding)
+    [4.0]
     """
     cells = ReleaseCells.read(problem, recoding.apply(problem), pseudo=recoding.pseudo_qids)
     return [
@@ -598,6 +623,18 @@ class ReleaseCheck:
         Seconds to build the graph and to run the max-flows.
     graph : AnonymityGraph, optional
         The graph itself (not in the JSON form).
+
+    Examples
+    --------
+    >>> import anonlab
+    >>> t = anonlab.EncodedTable.from_columns({"zip": ["4350", "4351", "4360", "4361"]})
+    >>> job = {"quasi_identifiers": {"zip": {"mask": {"width": 4}}},
+    ...        "models": [{"k_anonymity": {"k": 2}}], "algorithm": "wong_nh", "metric": "gcp"}
+    >>> r = anonlab.anonymize(t, job)
+    >>> released = anonlab.EncodedTable.from_columns(dict(r.columns))
+    >>> report = check_release(r.problem, released)
+    >>> report.largest_k, report.gcp, report.distinct_original, report.distinct_released
+    (4, 1.0, 4, 1)
     """
 
     largest_k: int
@@ -643,6 +680,19 @@ def check_release(problem: Problem, released: EncodedTable) -> ReleaseCheck:
     ------
     InputError
         A release that does not fit its original (rows, columns, cells; naming them).
+
+    Examples
+    --------
+    >>> import anonlab
+    >>> t = anonlab.EncodedTable.from_columns({"zip": ["4350", "4351", "4360", "4361"]})
+    >>> job = {"quasi_identifiers": {"zip": {"mask": {"width": 4}}},
+    ...        "models": [{"k_anonymity": {"k": 2}}], "algorithm": "wong_nh", "metric": "gcp"}
+    >>> r = anonlab.anonymize(t, job)
+    >>> released = anonlab.EncodedTable.from_columns(dict(r.columns))
+    >>> check_release(r.problem, released).largest_k
+    4
+    >>> check_release(r.problem, t).largest_k  # the original itself: every record unique
+    1
     """
     return graph_check(problem, ReleaseCells.read(problem, released))
 

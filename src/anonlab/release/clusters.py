@@ -43,6 +43,21 @@ class Clusters(Levels):
         Its tree.
     sensitive_levels : ndarray of int64, shape (table rows,), optional
         The level each row's sensitive value is released at (0: as it is).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from anonlab import EncodedTable
+    >>> from anonlab.data.builders import masking_hierarchy
+    >>> from anonlab.metrics.certainty import NormalizedCertaintyPenalty
+    >>> from anonlab.models import KAnonymity
+    >>> from anonlab.release.problem import Problem
+    >>> t = EncodedTable.from_columns({"zip": ["4350", "4351", "4360", "4361"]})
+    >>> p = Problem(t, ("zip",), {"zip": masking_hierarchy(t["zip"].categories)},
+    ...             (KAnonymity(2),), NormalizedCertaintyPenalty())
+    >>> clusters = Clusters(levels=np.array([[1], [1]]), group=np.array([0, 0, 1, 1]))
+    >>> clusters.apply(p)["zip"].labels().tolist()
+    ['435*', '435*', '436*', '436*']
     """
 
     sensitive: str | None = None

@@ -26,6 +26,16 @@ def metric_context(problem: Problem, table: EncodedTable | None = None) -> Metri
     problem : Problem
     table : EncodedTable, optional
         The rows in scope (default: the problem's table).
+
+    Examples
+    --------
+    >>> import anonlab
+    >>> t = anonlab.EncodedTable.from_columns({"zip": ["4350", "4351", "4360", "4361"] * 2})
+    >>> job = {"quasi_identifiers": {"zip": {"mask": {"width": 4}}},
+    ...        "models": [{"k_anonymity": {"k": 4}}]}
+    >>> context = metric_context(anonlab.anonymize(t, job).problem)
+    >>> context.n_rows, context.base.n_classes, sorted(context.hierarchies)
+    (8, 4, ['zip'])
     """
     t = problem.table if table is None else table
     engine = get_engine("numpy", t, hierarchies=dict(problem.hierarchies))
@@ -55,6 +65,18 @@ def release_cells(
         Per released class, whether it is suppressed.
     context : MetricContext
         Its base classes' domains code the original values.
+
+    Examples
+    --------
+    >>> import anonlab
+    >>> t = anonlab.EncodedTable.from_columns({"zip": ["4350", "4351", "4360", "4361"] * 2})
+    >>> job = {"quasi_identifiers": {"zip": {"mask": {"width": 4}}},
+    ...        "models": [{"k_anonymity": {"k": 4}}]}
+    >>> r = anonlab.anonymize(t, job)
+    >>> cells = release_cells(r.problem, r.recoding, r.release.classes, r.release.suppressed,
+    ...                       metric_context(r.problem))
+    >>> type(cells).__name__
+    'ReleaseCells'
     """
     assert classes.row_class is not None
     original = recoding.kept(problem)
@@ -122,6 +144,16 @@ def measure(
         Per class, whether it is suppressed.
     context : MetricContext, optional
         The metric context of the kept rows, if the algorithm has it.
+
+    Examples
+    --------
+    >>> import anonlab
+    >>> t = anonlab.EncodedTable.from_columns({"zip": ["4350", "4351", "4360", "4361"] * 2})
+    >>> job = {"quasi_identifiers": {"zip": {"mask": {"width": 4}}},
+    ...        "models": [{"k_anonymity": {"k": 4}}], "metric": "height"}
+    >>> r = anonlab.anonymize(t, job)
+    >>> measure(r.problem, r.recoding, r.release.classes, r.release.suppressed), r.loss
+    (1.0, 1.0)
     """
     ctx = metric_context(problem, recoding.kept(problem)) if context is None else context
     if isinstance(recoding, FullDomain):

@@ -67,6 +67,19 @@ class Problem:
     InputError
         A name that is not a column, a hierarchy that does not cover its column, level
         bounds outside the hierarchy, a model that needs more rows than the table has.
+
+    Examples
+    --------
+    >>> from anonlab import EncodedTable
+    >>> from anonlab.data.builders import flat_hierarchy, masking_hierarchy
+    >>> from anonlab.metrics.arx import Height
+    >>> from anonlab.models import KAnonymity
+    >>> t = EncodedTable.from_columns({"zip": ["4350", "4351", "4360"], "sex": ["F", "M", "F"]})
+    >>> p = Problem(t, ("zip", "sex"),
+    ...             {"zip": masking_hierarchy(t["zip"].categories), "sex": flat_hierarchy(["F", "M"])},
+    ...             (KAnonymity(2),), Height(), max_suppressed=1)
+    >>> p.n_rows, p.heights, p.max_levels
+    (3, (4, 1), (4, 1))
     """
 
     table: EncodedTable
@@ -190,5 +203,17 @@ class Problem:
         return all(m.monotonic_generalization for m in self.models)
 
     def with_models(self, models: Sequence[PrivacyModel]) -> Problem:
-        """The same problem with other models (validated again)."""
+        """The same problem with other models (validated again).
+
+        Examples
+        --------
+        >>> from anonlab import EncodedTable
+        >>> from anonlab.data.builders import flat_hierarchy
+        >>> from anonlab.metrics.arx import Height
+        >>> from anonlab.models import DistinctLDiversity, KAnonymity
+        >>> t = EncodedTable.from_columns({"sex": ["F", "M"], "disease": ["flu", "hiv"]})
+        >>> p = Problem(t, ("sex",), {"sex": flat_hierarchy(["F", "M"])}, (KAnonymity(2),), Height())
+        >>> p.with_models([DistinctLDiversity("disease", 2)]).sensitive
+        ('disease',)
+        """
         return dataclasses.replace(self, models=tuple(models))

@@ -72,6 +72,16 @@ class Verification:
         block by block whose blocks are cell covers).
     k_meaning : str
         What ``k_after`` is, in words.
+
+    Examples
+    --------
+    >>> import anonlab
+    >>> t = anonlab.EncodedTable.from_columns({"zip": ["4350", "4351", "4360", "4361"] * 2})
+    >>> job = {"quasi_identifiers": {"zip": {"mask": {"width": 4}}},
+    ...        "models": [{"k_anonymity": {"k": 4}}]}
+    >>> v = anonlab.anonymize(t, job).release.verification
+    >>> v.checks, v.k_after, v.k_meaning, v.suppressed_rows
+    ({'k_anonymity': True}, 4, 'the smallest released class', 0)
     """
 
     checks: dict[str, bool]
@@ -83,7 +93,15 @@ class Verification:
     k_meaning: str = CLASSES_K
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON form."""
+        """The JSON form.
+
+        Examples
+        --------
+        >>> v = Verification({"k_anonymity": True}, suppressed_rows=0, removed_rows=0, classes=2,
+        ...                  k_after=4)
+        >>> v.to_dict()["checks"], v.to_dict()["k_meaning"]
+        ({'k_anonymity': True}, 'the smallest released class')
+        """
         return {
             "checks": self.checks,
             "suppressed_rows": self.suppressed_rows,
@@ -114,6 +132,16 @@ class Release:
         full-domain release only.
     suppressed : ndarray of bool
         Per class, whether it is suppressed.
+
+    Examples
+    --------
+    >>> import anonlab
+    >>> t = anonlab.EncodedTable.from_columns({"zip": ["4350", "4351", "4360", "4361"] * 2})
+    >>> job = {"quasi_identifiers": {"zip": {"mask": {"width": 4}}},
+    ...        "models": [{"k_anonymity": {"k": 4}}], "metric": "height"}
+    >>> release = anonlab.anonymize(t, job).release
+    >>> release.metric, release.loss, release.classes.sizes.tolist(), int(release.suppressed.sum())
+    ('height', 1.0, [4, 4], 0)
     """
 
     columns: LabelColumns
@@ -125,7 +153,14 @@ class Release:
 
 
 def model_keys(models: tuple[PrivacyModel, ...] | list[PrivacyModel]) -> list[str]:
-    """Names of the models as results report them: ``name``, ``name#2`` for a repeat."""
+    """Names of the models as results report them: ``name``, ``name#2`` for a repeat.
+
+    Examples
+    --------
+    >>> from anonlab.models import KAnonymity
+    >>> model_keys([KAnonymity(2), KAnonymity(5)])
+    ['k_anonymity', 'k_anonymity#2']
+    """
     seen: dict[str, int] = {}
     keys = []
     for m in models:
@@ -252,6 +287,17 @@ def verify(
     ------
     PrivacyCheckError
         If a model fails beyond the suppression limit: nothing may be released.
+
+    Examples
+    --------
+    >>> import anonlab
+    >>> t = anonlab.EncodedTable.from_columns({"zip": ["4350", "4351", "4360", "4361"] * 2})
+    >>> job = {"quasi_identifiers": {"zip": {"mask": {"width": 4}}},
+    ...        "models": [{"k_anonymity": {"k": 4}}], "metric": "height"}
+    >>> r = anonlab.anonymize(t, job)
+    >>> release = verify(r.problem, r.recoding)
+    >>> release.columns["zip"].tolist(), release.verification.checks, release.loss
+    (['435*', '435*', '436*', '436*', '435*', '435*', '436*', '436*'], {'k_anonymity': True}, 1.0)
     """
     verifier = VERIFIERS.get(recoding.verifier)
     if verifier is None:  # pragma: no cover - a family registers its verifier with its recoding
@@ -293,6 +339,21 @@ def recheck_written(
     PrivacyCheckError
         If a class fails a model, or the file's rows or classes are not those verified:
         the caller must not release the file.
+
+    Examples
+    --------
+    >>> import anonlab
+    >>> from anonlab.api import open_engine
+    >>> t = anonlab.EncodedTable.from_columns({"zip": ["4350", "4351", "4360", "4361"] * 2})
+    >>> job = {"quasi_identifiers": {"zip": {"mask": {"width": 4}}},
+    ...        "models": [{"k_anonymity": {"k": 4}}]}
+    >>> r = anonlab.anonymize(t, job)
+    >>> written = open_engine(anonlab.EncodedTable.from_columns(dict(r.columns))).class_stats(["zip"])
+    >>> recheck_written(r.problem, written, r.release.verification)  # passes: returns None
+    >>> recheck_written(r.problem, open_engine(t).class_stats(["zip"]), r.release.verification)
+    Traceback (most recent call last):
+    ...
+    anonlab.exceptions.PrivacyCheckError: Re-check of the written release failed: 4 classes (8 rows) fail the models; it holds 4 classes, not the 2 verified. Nothing was released.
     """
     for m in problem.models:
         if isinstance(m, RecordModel):

@@ -37,6 +37,15 @@ class Section:
         Lines printed after the table.
     numeric : list of bool
         Per column, whether it holds numbers (right-aligned).
+
+    Examples
+    --------
+    >>> section = Section("Classes", ["class size", "classes"], [["1", "2"], ["2", "1"]])
+    >>> print(print_plain([section]), end="")
+    Classes
+    class size | classes
+    1 | 2
+    2 | 1
     """
 
     title: str
@@ -79,6 +88,19 @@ def diagnosis_sections(
         The title of the first section.
     limit : int or None
         Rows of a table answer (Q4, Q8, Q10-Q12) shown; None shows all.
+
+    Examples
+    --------
+    >>> import anonlab
+    >>> t = anonlab.EncodedTable.from_columns({"zip": ["4350", "4350", "4351"]})
+    >>> sections = diagnosis_sections(anonlab.diagnose(t, quasi_identifiers=["zip"]))
+    >>> print(print_plain(sections), end="")
+    Q2: k-anonymity of S
+    S | zip
+    rows | 3
+    k | 1
+    delta | 0.0000
+    suppressed rows | 0
     """
     data = result.to_dict()
     q = data.get("question", "")
@@ -281,7 +303,17 @@ def _table_title(result: TableAnswer) -> str:
 # ------------------------------------------------------------------ anonymization
 def anonymization_sections(result: Any) -> list[Section]:
     """Sections of an :class:`~anonlab.release.result.AnonymizationResult`: the recoding,
-    the loss measured on the release, the verification and the algorithm's statistics."""
+    the loss measured on the release, the verification and the algorithm's statistics.
+
+    Examples
+    --------
+    >>> import anonlab
+    >>> t = anonlab.EncodedTable.from_columns({"zip": ["4350", "4351", "4360", "4361"] * 2})
+    >>> job = {"quasi_identifiers": {"zip": {"mask": {"width": 4}}},
+    ...        "models": [{"k_anonymity": {"k": 4}}], "metric": "height"}
+    >>> [s.title for s in anonymization_sections(anonlab.anonymize(t, job))]
+    ['Anonymized with optimal']
+    """
     rows: list[list[str]] = []
     summary = result.summary
     hierarchies = result.problem.hierarchies
@@ -328,7 +360,16 @@ def _labels(hierarchy: Any, level: int, shown: int = 3) -> str:
 
 def check_sections(report: Any) -> list[Section]:
     """Sections of a :class:`~anonlab.anonymization.CheckReport`: the models of a table as it
-    is; with a release, first what was verified of it, and its k."""
+    is; with a release, first what was verified of it, and its k.
+
+    Examples
+    --------
+    >>> import anonlab
+    >>> t = anonlab.EncodedTable.from_columns({"sex": ["F", "M"] * 5})
+    >>> job = {"quasi_identifiers": {"sex": {}}, "models": [{"k_anonymity": {"k": 5}}]}
+    >>> [s.title for s in check_sections(anonlab.check(t, job))]
+    ['10 rows in 2 classes']
+    """
     release = getattr(report, "release", None)
     graph = release is not None and release.get("kind") == "anonymity graph"
     sections = []
@@ -407,7 +448,15 @@ def check_sections(report: Any) -> list[Section]:
 
 
 def print_plain(sections: Sequence[Section]) -> str:
-    """The sections as plain text (for logs and tests)."""
+    """The sections as plain text (for logs and tests).
+
+    Examples
+    --------
+    >>> print(print_plain([Section("Result", rows=[["k", "2"], ["rows", "30"]])]), end="")
+    Result
+    k | 2
+    rows | 30
+    """
     lines: list[str] = []
     for s in sections:
         lines.append(s.title)

@@ -51,6 +51,12 @@ def conformance_table(n: int = 60, seed: int = 0, nulls: bool = False) -> Encode
         Random seed (the table is the same for the same seed).
     nulls : bool
         Put missing values in ``zip`` and ``sex``.
+
+    Examples
+    --------
+    >>> t = conformance_table(n=8)
+    >>> t.n_rows, t.names
+    (8, ['age', 'zip', 'sex', 'disease'])
     """
     rng = np.random.default_rng(seed)
     ages = rng.integers(20, 70, size=n).astype(str).astype(object)
@@ -212,6 +218,10 @@ def check_anonymizer(algorithm: str | type[Anonymizer]) -> None:
     ------
     AssertionError
         The first check that fails, with what went wrong.
+
+    Examples
+    --------
+    >>> check_anonymizer("optimal")  # passes every check: returns None
     """
     cls = ALGORITHMS[algorithm] if isinstance(algorithm, str) else algorithm
     for check in CHECKS:

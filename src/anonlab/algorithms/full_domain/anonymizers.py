@@ -32,6 +32,17 @@ class LatticeSearchStats(SearchStats):
     ----------
     lattice_size : int
         Transformations in the lattice (``evaluated`` of them had their classes computed).
+
+    Examples
+    --------
+    >>> import anonlab
+    >>> t = anonlab.EncodedTable.from_columns({"zip": ["4350", "4351", "4360", "4361"] * 2,
+    ...                                        "sex": ["F", "M"] * 4})
+    >>> job = {"quasi_identifiers": {"zip": {"mask": {"width": 4}}, "sex": {}},
+    ...        "models": [{"k_anonymity": {"k": 4}}], "metric": "height"}
+    >>> search = anonlab.anonymize(t, job).search
+    >>> type(search).__name__, search.lattice_size, search.evaluated
+    ('LatticeSearchStats', 10, 6)
     """
 
     lattice_size: int = stat("lattice size")
@@ -93,6 +104,17 @@ class OptimalSearch(_LatticeSearch):
        stable and optimal k-anonymity", PASSAT 2012.
     .. [2] R. C.-W. Wong, J. Li, A. W.-C. Fu, K. Wang, "(alpha, k)-anonymous data
        publishing", J. Intell. Inf. Syst. 33 (2009), section 3 (the properties used).
+
+    Examples
+    --------
+    >>> import anonlab
+    >>> t = anonlab.EncodedTable.from_columns({"zip": ["4350", "4351", "4360", "4361"] * 2,
+    ...                                        "sex": ["F", "M"] * 4})
+    >>> job = {"quasi_identifiers": {"zip": {"mask": {"width": 4}}, "sex": {}},
+    ...        "models": [{"k_anonymity": {"k": 4}}], "metric": "height", "algorithm": "optimal"}
+    >>> result = anonlab.anonymize(t, job)
+    >>> result.algorithm, result.transformation, result.loss, result.search.evaluated
+    ('optimal', {'zip': 1, 'sex': 1}, 2.0, 6)
     """
 
     name: ClassVar[str] = "optimal"
@@ -121,6 +143,17 @@ class IncognitoSearch(_LatticeSearch):
     ----------
     .. [1] R. C.-W. Wong, J. Li, A. W.-C. Fu, K. Wang, "(alpha, k)-anonymous data
        publishing", J. Intell. Inf. Syst. 33 (2009), section 3.
+
+    Examples
+    --------
+    >>> import anonlab
+    >>> t = anonlab.EncodedTable.from_columns({"zip": ["4350", "4351", "4360", "4361"] * 2,
+    ...                                        "sex": ["F", "M"] * 4})
+    >>> job = {"quasi_identifiers": {"zip": {"mask": {"width": 4}}, "sex": {}},
+    ...        "models": [{"k_anonymity": {"k": 4}}], "metric": "height", "algorithm": "incognito"}
+    >>> result = anonlab.anonymize(t, job)
+    >>> result.algorithm, result.transformation, result.loss
+    ('incognito', {'zip': 1, 'sex': 1}, 2.0)
     """
 
     name: ClassVar[str] = "incognito"

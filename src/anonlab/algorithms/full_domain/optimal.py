@@ -4,7 +4,7 @@ A Flash-class search (Kohlmayer, Prasser, Eckert, Kemper & Kuhn, *Flash: efficie
 optimal k-anonymity*, 2012, the search of ARX) over the generalization lattice, in two phases:
 
 1. **Anonymity by predictive tagging.** When anonymity is monotonic (every model monotonic
-   under generalization, and under suppression if a suppression limit is set; paper 002,
+   under generalization, and under suppression if a suppression limit is set; Wong et al. 2009,
    Lemma 2), nodes are classified with few checks: from each untagged node, in order of total
    height, a path is walked upwards through untagged nodes and binary-searched; an anonymous
    node tags all its generalizations anonymous, a non-anonymous one all its specializations
@@ -406,9 +406,9 @@ def _raises_bounds(metric: Metric) -> bool:
     """Whether the metric's node bounds are coarse and raised from the classes the search
     computes (:meth:`~anonlab.metrics.base.Metric.successor_bound`: discernibility, AECS).
     For these the search follows the raised bounds: its paths step to the successor with the
-    smallest bound (measured on their 36 ARX reference jobs: 13 % fewer nodes than the most
-    room first, and none more than ARX checks) and its first solution is the best met on a
-    walk down from the top (:func:`_incumbent`)."""
+    smallest bound (rather than the most room first: benchmarks/README.md, "Measurements
+    behind choices in the code") and its first solution is the best met on a walk down from
+    the top (:func:`_incumbent`)."""
     return type(metric).successor_bound is not Metric.successor_bound
 
 

@@ -1,4 +1,4 @@
-"""Giving rows back to a remainder so that it satisfies the models (paper 002, section 4).
+"""Giving rows back to a remainder so that it satisfies the models (Wong et al. 2009, section 4).
 
 Both algorithms meet the same situation: a set of rows that must be released together (the
 *remainder*: Top-Down's parent node after its failing children were pushed back, Algorithm 2

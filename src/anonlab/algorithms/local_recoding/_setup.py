@@ -1,6 +1,6 @@
 """What the local-recoding algorithms read of a Problem: labels per level, the requirement.
 
-Both algorithms of paper 002 (section 4) move rows, not whole columns, between hierarchy
+Both algorithms of Wong et al. 2009 (section 4) move rows, not whole columns, between hierarchy
 levels, so they work on integer codes per row:
 
 * :class:`LocalProblem` holds, per quasi-identifier, each row's value code and a small table

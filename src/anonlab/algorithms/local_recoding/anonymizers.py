@@ -45,6 +45,19 @@ class LocalRecodingStats(SearchStats):
     rows_left : int
         Rows in classes that fail the models (left to the release's suppression: only when
         ``max_level`` bounds keep rows from the root).
+
+    Examples
+    --------
+    >>> import anonlab
+    >>> t = anonlab.EncodedTable.from_columns({"zip": ["4350", "4351", "4360", "4361"] * 2,
+    ...                                        "disease": ["flu", "hiv", "cold", "flu"] * 2})
+    >>> model = {"attribute": "disease", "alpha": 0.5, "k": 2, "values": "hiv"}
+    >>> job = {"quasi_identifiers": {"zip": {"mask": {"width": 4}}}, "sensitive": ["disease"],
+    ...        "models": [{"alpha_k_anonymity": model}], "metric": "distortion",
+    ...        "algorithm": "top_down"}
+    >>> search = anonlab.anonymize(t, job).search
+    >>> isinstance(search, LocalRecodingStats), search.variant, search.distortion_ratio
+    (True, 'simple', 0.125)
     """
 
     requirement: str = stat("requirement", "")
@@ -60,6 +73,19 @@ class ProgressiveStats(LocalRecodingStats):
 
     ``rounds`` (JSON only) holds each pass of the loop: levels, rows, classes, trunk rows,
     Lemma 5's ``q_max``, rows further removed and given back, the attribute generalized.
+
+    Examples
+    --------
+    >>> import anonlab
+    >>> t = anonlab.EncodedTable.from_columns({"zip": ["4350", "4351", "4360", "4361"] * 2,
+    ...                                        "disease": ["flu", "hiv", "cold", "flu"] * 2})
+    >>> model = {"attribute": "disease", "alpha": 0.5, "k": 2, "values": "hiv"}
+    >>> job = {"quasi_identifiers": {"zip": {"mask": {"width": 4}}}, "sensitive": ["disease"],
+    ...        "models": [{"alpha_k_anonymity": model}], "metric": "distortion",
+    ...        "algorithm": "progressive"}
+    >>> search = anonlab.anonymize(t, job).search
+    >>> type(search).__name__, search.loops, search.rows_left
+    ('ProgressiveStats', 2, 0)
     """
 
     loops: int = stat("loops (generalization steps, Lemma 6)", 0)
@@ -73,7 +99,21 @@ class ProgressiveStats(LocalRecodingStats):
 
 @dataclass
 class TopDownStats(LocalRecodingStats):
-    """What Algorithm 2 did (see :class:`~.top_down.TopDownResult`)."""
+    """What Algorithm 2 did (see :class:`~.top_down.TopDownResult`).
+
+    Examples
+    --------
+    >>> import anonlab
+    >>> t = anonlab.EncodedTable.from_columns({"zip": ["4350", "4351", "4360", "4361"] * 2,
+    ...                                        "disease": ["flu", "hiv", "cold", "flu"] * 2})
+    >>> model = {"attribute": "disease", "alpha": 0.5, "k": 2, "values": "hiv"}
+    >>> job = {"quasi_identifiers": {"zip": {"mask": {"width": 4}}}, "sensitive": ["disease"],
+    ...        "models": [{"alpha_k_anonymity": model}], "metric": "distortion",
+    ...        "algorithm": "top_down"}
+    >>> search = anonlab.anonymize(t, job).search
+    >>> type(search).__name__, search.rounds, search.nodes
+    ('TopDownStats', 5, 7)
+    """
 
     rounds: int = stat("specialization rounds", 0)
     nodes: int = stat("nodes specialized", 0)
@@ -140,7 +180,7 @@ class _LocalRecoding(Anonymizer):
 
 @register
 class Progressive(_LocalRecoding):
-    """Progressive local recoding for (alpha,k)-anonymity (paper 002, Algorithm 1).
+    """Progressive local recoding for (alpha,k)-anonymity (Wong et al. 2009, Algorithm 1).
 
     Generalizes the rows still in processing one attribute one level at a time (the highest
     entropy first) and releases, at each level, the precisely alpha-deassociated trunks of
@@ -152,6 +192,19 @@ class Progressive(_LocalRecoding):
     ----------
     .. [1] R. C.-W. Wong, J. Li, A. W.-C. Fu, K. Wang, "(alpha, k)-anonymous data
        publishing", J. Intell. Inf. Syst. 33 (2009), section 4.1 and section 6.
+
+    Examples
+    --------
+    >>> import anonlab
+    >>> t = anonlab.EncodedTable.from_columns({"zip": ["4350", "4351", "4360", "4361"] * 2,
+    ...                                        "disease": ["flu", "hiv", "cold", "flu"] * 2})
+    >>> job = {"quasi_identifiers": {"zip": {"mask": {"width": 4}}}, "sensitive": ["disease"],
+    ...        "models": [{"alpha_k_anonymity": {"attribute": "disease", "alpha": 0.5, "k": 2,
+    ...                                          "values": "hiv"}}],
+    ...        "metric": "distortion", "algorithm": "progressive"}
+    >>> result = anonlab.anonymize(t, job)
+    >>> result.columns["zip"].tolist(), result.checks
+    (['4350', '43**', '4360', '43**', '4350', '43**', '4360', '43**'], {'alpha_k_anonymity': True})
     """
 
     name: ClassVar[str] = "progressive"
@@ -173,7 +226,7 @@ class Progressive(_LocalRecoding):
 
 @register
 class TopDown(_LocalRecoding):
-    """Top-down local recoding for (alpha,k)-anonymity (paper 002, Algorithm 2).
+    """Top-down local recoding for (alpha,k)-anonymity (Wong et al. 2009, Algorithm 2).
 
     Starts from the fully generalized table and specializes nodes one attribute one level at
     a time (Criterion 1: the most rows specialized; Criterion 2: the fewest branches),
@@ -185,6 +238,19 @@ class TopDown(_LocalRecoding):
     ----------
     .. [1] R. C.-W. Wong, J. Li, A. W.-C. Fu, K. Wang, "(alpha, k)-anonymous data
        publishing", J. Intell. Inf. Syst. 33 (2009), section 4.2 and section 6.
+
+    Examples
+    --------
+    >>> import anonlab
+    >>> t = anonlab.EncodedTable.from_columns({"zip": ["4350", "4351", "4360", "4361"] * 2,
+    ...                                        "disease": ["flu", "hiv", "cold", "flu"] * 2})
+    >>> job = {"quasi_identifiers": {"zip": {"mask": {"width": 4}}}, "sensitive": ["disease"],
+    ...        "models": [{"alpha_k_anonymity": {"attribute": "disease", "alpha": 0.5, "k": 2,
+    ...                                          "values": "hiv"}}],
+    ...        "metric": "distortion", "algorithm": "top_down"}
+    >>> result = anonlab.anonymize(t, job)
+    >>> result.columns["zip"].tolist(), result.checks
+    (['435*', '435*', '4360', '4361', '435*', '435*', '4360', '4361'], {'alpha_k_anonymity': True})
     """
 
     name: ClassVar[str] = "top_down"

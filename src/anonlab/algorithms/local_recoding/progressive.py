@@ -1,4 +1,4 @@
-"""Progressive local recoding (paper 002, section 4.1, Algorithm 1).
+"""Progressive local recoding (Wong et al. 2009, section 4.1, Algorithm 1).
 
 The table is generalized one attribute one level at a time, the attribute with the highest
 entropy first; at every level the rows that already satisfy (alpha,k)-anonymity leave the

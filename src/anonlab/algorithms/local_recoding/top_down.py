@@ -1,4 +1,4 @@
-"""Top-down local recoding (paper 002, section 4.2, Algorithm 2 and Figure 2).
+"""Top-down local recoding (Wong et al. 2009, section 4.2, Algorithm 2 and Figure 2).
 
 All rows start fully generalized (every quasi-identifier at its highest allowed level: one
 node when every hierarchy ends in one root). Nodes are then specialized round by round, one

@@ -65,6 +65,17 @@ class WongStats(SearchStats):
         Groups of ``k`` to ``2k - 1`` records.
     gcp : float
         The GCP of the cover (the verification measures it again on the labels).
+
+    Examples
+    --------
+    >>> import anonlab
+    >>> t = anonlab.EncodedTable.from_columns({"zip": ["4350", "4351", "4360", "4361"],
+    ...                                        "sex": ["F", "F", "M", "M"]})
+    >>> job = {"quasi_identifiers": {"zip": {"mask": {"width": 4}}, "sex": {}},
+    ...        "models": [{"k_anonymity": {"k": 2}}], "metric": "gcp", "algorithm": "wong_nh"}
+    >>> search = anonlab.anonymize(t, job).search
+    >>> type(search).__name__, search.k, search.groups, search.gcp
+    ('WongStats', 2, 2, 0.5)
     """
 
     k: int = stat("k", 0)
@@ -99,6 +110,17 @@ class WongNH(Anonymizer):
        privacy preserving data publishing", SIGMOD 2010 (as described by [2], section 1.1).
     .. [2] K. Murakami and T. Uno, "Optimization algorithm for k-anonymization of datasets
        with low information loss", Int. J. Inf. Secur. 17 (2018), sections 1.1 and 4.
+
+    Examples
+    --------
+    >>> import anonlab
+    >>> t = anonlab.EncodedTable.from_columns({"zip": ["4350", "4351", "4360", "4361"],
+    ...                                        "sex": ["F", "F", "M", "M"]})
+    >>> job = {"quasi_identifiers": {"zip": {"mask": {"width": 4}}, "sex": {}},
+    ...        "models": [{"k_anonymity": {"k": 2}}], "metric": "gcp", "algorithm": "wong_nh"}
+    >>> result = anonlab.anonymize(t, job)
+    >>> result.columns["zip"].tolist(), result.columns["sex"].tolist(), result.loss
+    (['*', '*', '*', '*'], ['F', 'F', 'M', 'M'], 0.5)
     """
 
     name: ClassVar[str] = "wong_nh"
@@ -180,6 +202,17 @@ class MurakamiUnoStats(SearchStats):
         their order).
     lower_bound_s, phase1_s, phase2_s : float
         Seconds of each step.
+
+    Examples
+    --------
+    >>> import anonlab
+    >>> t = anonlab.EncodedTable.from_columns({"zip": ["4350", "4351", "4360", "4361"],
+    ...                                        "sex": ["F", "F", "M", "M"]})
+    >>> job = {"quasi_identifiers": {"zip": {"mask": {"width": 4}}, "sex": {}},
+    ...        "models": [{"k_anonymity": {"k": 2}}], "metric": "gcp", "algorithm": "murakami_uno"}
+    >>> search = anonlab.anonymize(t, job).search
+    >>> type(search).__name__, search.k, search.gcp, search.blocks
+    ('MurakamiUnoStats', 2, 0.5, 1)
     """
 
     k: int = stat("k", 0)
@@ -212,9 +245,8 @@ class MurakamiUno(Anonymizer):
       over candidate edges found by multi-sorting within Hamming distance ``max_distance``,
       each weighing what its released record newly hides;
     * ``initial="pattern_rings"`` (default; anonlab's, not in the paper): rings of records
-      that agree outside a hidden set, the cheapest hidden sets first. On CENSUS it is
-      faster and lower than the matchings, and below the paper's two-phase GCP
-      (benchmarks/README.md).
+      that agree outside a hidden set, the cheapest hidden sets first (how it compares with
+      the matchings and the paper's two-phase GCP: benchmarks/README.md).
 
     The lower bound of equations (7)-(9) and LB_Gap (equation (11)) are reported beside the
     GCP. Every release is verified on its anonymity graph before it is returned.
@@ -249,6 +281,19 @@ class MurakamiUno(Anonymizer):
        with low information loss", Int. J. Inf. Secur. 17 (2018), sections 2-4.
     .. [2] T. Uno, "Multi-sorting algorithm for finding pairs of similar short substrings
        from large-scale string data", Knowl. Inf. Syst. 25 (2010).
+
+    Examples
+    --------
+    >>> import anonlab
+    >>> t = anonlab.EncodedTable.from_columns({"zip": ["4350", "4351", "4360", "4361"],
+    ...                                        "sex": ["F", "F", "M", "M"]})
+    >>> job = {"quasi_identifiers": {"zip": {"mask": {"width": 4}}, "sex": {}},
+    ...        "models": [{"k_anonymity": {"k": 2}}], "metric": "gcp", "algorithm": "murakami_uno"}
+    >>> result = anonlab.anonymize(t, job)
+    >>> result.columns["zip"].tolist(), result.columns["sex"].tolist(), result.loss
+    (['*', '*', '*', '*'], ['F', 'F', 'M', 'M'], 0.5)
+    >>> result.release.verification.k_after
+    2
     """
 
     name: ClassVar[str] = "murakami_uno"

@@ -12,8 +12,8 @@ window ``t_i, t_{i+1}, ..., t_{i+k-1}`` (indices modulo ``g``): every record lie
   first), and every group of at least ``k`` not-yet-covered records that agree outside ``P``
   becomes a ring, its records ordered by their values in ``P`` so that a window hides as little
   of ``P`` as it can. Each record is then released at (or below) the cheapest hidden set that
-  groups it with ``k - 1`` others still free; on CENSUS this start is already below the
-  paper's two-phase GCP (benchmarks/README.md).
+  groups it with ``k - 1`` others still free (how this start compares with the paper's
+  two-phase GCP: benchmarks/README.md).
 
 References
 ----------

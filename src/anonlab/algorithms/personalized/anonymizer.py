@@ -57,6 +57,12 @@ class PersonalizedStats(SearchStats):
         attribute (its generalized values included).
     clustering_s, sensitive_s : float
         Time of the clustering and of SA_Generalization (with the merges).
+
+    Examples
+    --------
+    >>> stats = PersonalizedStats(elapsed_s=0.1, evaluated=4, groups=2, classes=2)
+    >>> [label for label, _ in stats.rows()][:4]
+    ['search time (s)', 'candidates evaluated', 'smallest group (k)', 'groups']
     """
 
     k: int = stat("smallest group (k)", 2)
@@ -113,6 +119,27 @@ class Personalized(Anonymizer):
     .. [1] J. Song, L. Huang, G. Wang, Y. Kang and H. Liu, "The k-anonymization method
        satisfying personalized privacy preservation", Chemical Engineering Transactions 46
        (2015), section 6 (Anonymity_Generalization, SA_Generalization), Theorems 1-2.
+
+    Examples
+    --------
+    >>> import anonlab
+    >>> disease = anonlab.Hierarchy([["flu", "respiratory", "*"], ["cold", "respiratory", "*"],
+    ...                              ["hiv", "infection", "*"], ["hepatitis", "infection", "*"]])
+    >>> t = anonlab.EncodedTable.from_columns({
+    ...     "age": ["31", "32", "33", "34", "41", "42", "43", "44"],
+    ...     "disease": ["flu", "cold", "hiv", "hepatitis", "flu", "hiv", "cold", "hepatitis"],
+    ...     "pleak": ["1", "1", "0.5", "0.5", "1", "0.5", "1", "0.5"]})
+    >>> job = {"quasi_identifiers": {"age": {"intervals": {"widths": [5, 10]}}},
+    ...        "sensitive": ["disease"],
+    ...        "models": [{"k_anonymity": {"k": 2}},
+    ...                   {"personalized_leakage": {"attribute": "disease", "hierarchy": disease}}],
+    ...        "personalized": {"limit_column": "pleak"}, "metric": "info_left",
+    ...        "algorithm": "personalized"}
+    >>> result = anonlab.anonymize(t, job)
+    >>> result.columns["age"].tolist()
+    ['[30, 35)', '[30, 35)', '[30, 35)', '[30, 35)', '[40, 45)', '[40, 45)', '[40, 45)', '[40, 45)']
+    >>> result.checks
+    {'k_anonymity': True, 'personalized_leakage': True}
     """
 
     name: ClassVar[str] = "personalized"

@@ -743,8 +743,8 @@ def _score(e, terms):
 def _order_of(keys, n_keys):
     """The order that sorts ``keys`` (distinct integers ``0..n_keys-1``): by insertion for a
     few, by their slots in ``0..n_keys-1`` when they fill a good part of them, else by a
-    least-significant-digit radix sort, 8 bits a pass (numba's ``np.argsort`` is several
-    times slower on the thousands of groups of a batch)."""
+    least-significant-digit radix sort, 8 bits a pass (rather than numba's ``np.argsort``:
+    benchmarks/README.md)."""
     n = keys.size
     order = np.arange(n)
     if n <= 32:
@@ -927,8 +927,8 @@ def _split_into(lo, hi, j, which, f, ct, cat, cdl, tab, gs):
             else:
                 dl = np.int64(-2)
                 top = np.int64(-1)
-                # (this lowering repeats the loop below on purpose: as two inlined helpers
-                # shared with it and _build_groups it made Adult k = 2 about 11 ms slower)
+                # (this lowering repeats the loop below on purpose, rather than two inlined
+                # helpers shared with it and _build_groups: benchmarks/README.md)
                 for q in range(gstart[G], gstart[G] + gcount[G]):
                     r = mem[q]
                     if lv[r, j] > lo_j:

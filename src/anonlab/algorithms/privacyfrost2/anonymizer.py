@@ -31,6 +31,12 @@ class PrivacyFrost2Stats(SearchStats):
     table's loss is the result's); ``paper_*`` the paper's own search, before anonlab's
     restarts; ``presampled_rows`` the records pre-sampling removed (section 5.1);
     ``partial_*`` the partial-domain step (section 5.4), None when it did not run.
+
+    Examples
+    --------
+    >>> stats = PrivacyFrost2Stats(elapsed_s=0.1, evaluated=6, lattice_size=12, score=0.75)
+    >>> stats.to_dict()["score"], stats.score_function
+    (0.75, 'basic')
     """
 
     lattice_size: int = stat("lattice size")
@@ -83,6 +89,14 @@ class PrivacyFrost2(Anonymizer):
     ----------
     .. [1] S. Kiyomoto, Y. Miyake, "PrivacyFrost2: A Efficient Data Anonymization Tool
        Based on Scoring Functions", CD-ARES 2014, sections 3-6 and Fig. 3.
+
+    Examples
+    --------
+    >>> from anonlab.algorithms import ALGORITHMS
+    >>> ALGORITHMS["privacyfrost2"] is PrivacyFrost2
+    True
+    >>> PrivacyFrost2(score="eta", d=3, partial_domain=True)
+    PrivacyFrost2(score='eta', d=3, p=0, restarts=None, partial_domain=True, presampling=None)
     """
 
     name: ClassVar[str] = "privacyfrost2"

@@ -47,8 +47,8 @@ __all__ = ["PrivacyFrost2Result", "privacyfrost2"]
 
 Node = tuple[int, ...]
 OWNER = "privacyfrost2"
-#: Restarts by default without the partial-domain step (0 = the paper's procedure): 4 reach
-#: the best score on ARX adult (``benchmarks/bench_privacyfrost2.py``), 8 leave a margin.
+#: Restarts by default without the partial-domain step (0 = the paper's procedure); how
+#: this default was chosen: benchmarks/README.md, "Measurements behind choices in the code".
 DEFAULT_RESTARTS = 8
 
 #: Memory for the classes of tables that passed the check (their one-level-finer
@@ -522,8 +522,8 @@ def privacyfrost2(
         paper's procedure (an anonlab extension, module notes; 0 = exactly the paper's
         procedure, Fig. 3). Default: :data:`DEFAULT_RESTARTS` (8) without
         ``partial_domain``, 0 with it: the partial-domain step refines a coarser ``T^G``
-        further, and from the restarted (finer) ``T^G`` it ended lower in 4 of the 36 jobs of
-        the paper's Tables 2-3 and higher in none (``benchmarks/README.md``).
+        further (why 0: ``benchmarks/README.md``, "Measurements behind choices in the
+        code").
     partial_domain : bool, default False
         Run the partial-domain de-generalization (section 5.4, step 4).
     presampling : PreSampling, optional
