@@ -211,4 +211,4 @@ def test_check_from_the_command_line(tmp_path):
     assert leak["violating_records"] == [3, 4] and leak["highest_pleak"] == 1.0
     res = CliRunner().invoke(app, ["check", str(data), "--job", str(job_file)])
     assert res.exit_code == 0, res.output
-    assert "over their limit" in res.output and "3, 4" in res.output
+    assert "over their limit" in res.output and "rows 4, 5, counted from 1" in res.output
