@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numba
 import numpy as np
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from anonlab.data.stats import ClassStats, SensitiveHistogram
@@ -53,7 +53,6 @@ def draw_model(name, hist, data):
     return RecursiveCLDiversity("s", c, lq)
 
 
-@settings(max_examples=400, deadline=None)
 @given(
     st.integers(1, 5).flatmap(
         lambda w: st.lists(

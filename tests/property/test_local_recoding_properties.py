@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from anonlab import EncodedTable, Hierarchy, anonymize, open_engine
@@ -37,7 +37,6 @@ rows_st = st.lists(
     min_size=2,
     max_size=40,
 )
-SLOW = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def _at_least(freq: float, alpha: float) -> float:
@@ -97,7 +96,6 @@ def holds_afresh(result, model):
 variants = st.sampled_from(["k", "simple", "several", "general", "multi"])
 
 
-@SLOW
 @given(
     rows=rows_st,
     variant=variants,
@@ -123,7 +121,6 @@ def test_outputs_are_alpha_k_anonymous_without_suppression(
     )
 
 
-@SLOW
 @given(
     rows=rows_st,
     variant=variants,
@@ -146,7 +143,6 @@ def test_loops_within_lemma6(rows, variant, alpha, k, algorithm):
         assert res.search.rounds <= bound + 1
 
 
-@SLOW
 @given(
     rows=rows_st,
     variant=variants,
@@ -176,7 +172,6 @@ def test_no_cell_above_its_max_level(rows, variant, k, levels, algorithm):
         assert holds_afresh(res, model)
 
 
-@SLOW
 @given(
     rows=rows_st,
     variant=variants,

@@ -45,7 +45,7 @@ from tests.support.personalized_reference import (
     sa_one_at_a_time,
 )
 
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+SETTINGS = settings(suppress_health_check=list(HealthCheck))
 
 #: A sensitive tree with branches of different sizes and a unary chain (f -> F -> *).
 TREE = Hierarchy(

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
@@ -27,6 +27,7 @@ from anonlab.api import adult_path
 from anonlab.cli.app import app
 from anonlab.engines import get_engine
 from anonlab.exceptions import InputError, ParameterError, PrivacyCheckError
+from tests.support.profiles import costly
 
 duckdb = pytest.importorskip("duckdb")
 
@@ -230,11 +231,8 @@ def _tables(draw: Any) -> tuple[list[list[str | None]], int, float, bool]:
     return rows, k, delta, mask
 
 
-@settings(
-    max_examples=12,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+# costly: each example runs a job through DuckDB
+@costly(12, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(case=_tables())
 def test_random_tables_same_release(tmp_path_factory, case):
     rows, k, delta, mask = case
@@ -268,7 +266,8 @@ def test_random_tables_same_release(tmp_path_factory, case):
 
 
 # ------------------------------------------------------------------ the data model
-@settings(max_examples=40, deadline=None)
+# costly: each example runs a job through DuckDB
+@costly(40)
 @given(
     rows=st.lists(
         st.tuples(st.sampled_from("abc"), st.sampled_from("xy"), st.sampled_from("uvw")),
