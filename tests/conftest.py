@@ -60,7 +60,21 @@ FIGURE2_ROWS = [
 ]
 
 
+def _uses_spark(item: pytest.Item) -> bool:
+    """Whether the test starts Spark: it asks for the ``spark`` fixture, or it runs on the
+    ``"spark"`` engine of a parametrized test (which then asks for the fixture)."""
+    if "spark" in getattr(item, "fixturenames", ()):
+        return True
+    callspec = getattr(item, "callspec", None)
+    return callspec is not None and "spark" in callspec.params.values()
+
+
+@pytest.hookimpl(tryfirst=True)  # (before ``-m`` deselects by marker)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Every Spark test is ``slow``; without ../shared, the ``shared`` tests are skipped."""
+    for item in items:
+        if _uses_spark(item):
+            item.add_marker(pytest.mark.slow)
     if SHARED.is_dir():
         return
     skip = pytest.mark.skip(reason=f"needs ../shared (not found at {SHARED})")

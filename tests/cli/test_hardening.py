@@ -132,6 +132,7 @@ def test_the_format_follows_the_suffix(work):
     assert pq.read_table(work / "out.parquet").column_names == COLS
 
 
+@pytest.mark.slow
 def test_new_files_get_the_umask_and_replaced_files_keep_their_mode(work):
     code = (
         "import os, sys; os.umask(int(sys.argv[1], 8));"

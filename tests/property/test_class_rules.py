@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -53,6 +54,7 @@ def draw_model(name, hist, data):
     return RecursiveCLDiversity("s", c, lq)
 
 
+@pytest.mark.slow
 @given(
     st.integers(1, 5).flatmap(
         lambda w: st.lists(

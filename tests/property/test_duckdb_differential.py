@@ -22,6 +22,7 @@ pytest.importorskip("duckdb")
 
 
 # costly: each example asks DuckDB every question
+@pytest.mark.slow
 @costly(60)
 @given(tables(), *questions)
 def test_duckdb_and_numpy_engines_agree(table, subset, sens, level, k, delta):

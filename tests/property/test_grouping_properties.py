@@ -4,6 +4,7 @@ classes equal ``np.unique(..., axis=0)`` over the columns, nulls included."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -43,6 +44,7 @@ def reference(codes):
     return uniq, inverse.reshape(-1), counts
 
 
+@pytest.mark.slow
 @given(code_tables(), limits)
 def test_lex_groups_equal_np_unique(table, limit):
     codes, cards = table
@@ -52,6 +54,7 @@ def test_lex_groups_equal_np_unique(table, limit):
     assert sizes.tolist() == counts.tolist()
 
 
+@pytest.mark.slow
 @given(code_tables(), st.integers(0, 7), limits)
 def test_refining_a_prefix_equals_grouping_all_columns(table, split, limit):
     """Every partition refine_steps yields is the grouping of the columns done so far."""
@@ -99,6 +102,7 @@ def labelled_tables(draw):
     return EncodedTable.from_rows(rows, columns), columns
 
 
+@pytest.mark.slow
 @given(labelled_tables(), st.data())
 def test_engine_classes_equal_np_unique_over_the_columns(table_columns, data):
     table, columns = table_columns

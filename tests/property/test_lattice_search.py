@@ -147,6 +147,7 @@ def test_hashed_grouping_equals_exact_grouping(pairs, bits, spread):
     assert np.bincount(ids, weights=w).astype(np.int64).tolist() == sizes.tolist()
 
 
+@pytest.mark.slow
 @given(
     st.lists(
         st.tuples(vals, vals, vals, st.sampled_from(["p", "q", "r"])), min_size=1, max_size=25

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
@@ -96,6 +97,7 @@ def holds_afresh(result, model):
 variants = st.sampled_from(["k", "simple", "several", "general", "multi"])
 
 
+@pytest.mark.slow
 @given(
     rows=rows_st,
     variant=variants,

@@ -102,6 +102,7 @@ def test_generalization_never_lowers_the_loss_without_suppression(rows, node, me
     assert le(l0, l1), (node, upper, l0, l1)
 
 
+@pytest.mark.slow
 @given(rows_st, node_st, metric_st, st.data())
 def test_monotonic_metrics_never_decrease_with_any_suppression(rows, node, metric, data):
     m = build_metric(metric[0], **metric[1])

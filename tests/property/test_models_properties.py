@@ -12,6 +12,7 @@ import math
 from fractions import Fraction
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -121,6 +122,7 @@ def merge(counts: np.ndarray, groups: np.ndarray) -> np.ndarray:
     return np.stack([counts[groups == g].sum(axis=0) for g in labels])
 
 
+@pytest.mark.slow
 @given(partitions())
 def test_monotonic_models_survive_merging(part):
     counts, extra, groups, _ = part
@@ -139,6 +141,7 @@ def test_monotonic_models_survive_merging(part):
                     assert model.class_ok(coarse)[i], model
 
 
+@pytest.mark.slow
 @given(partitions())
 def test_models_are_invariant_to_class_order(part):
     counts, extra, _, perm = part
@@ -236,6 +239,7 @@ def hier_emd(q, p, vals) -> Fraction:
     return cost
 
 
+@pytest.mark.slow
 @given(partitions())
 def test_vectorised_checks_equal_the_oracle(part):
     counts, extra, _, _ = part

@@ -135,6 +135,7 @@ def run(rows, models, score, prio, suppression=0.0, bounds=None, **kw):
 
 
 # costly: each example runs PrivacyFrost2 or its reference
+@pytest.mark.slow
 @costly(80)
 @given(rows_st, st.sampled_from(MODELS), st.sampled_from(SCORES), prio_st,
        st.none() | bounds_st, st.sampled_from([0.0, 0.1, 0.25]))  # fmt: skip
@@ -364,6 +365,7 @@ def test_partial_step_rejects_classes_of_another_shape():
             )  # fmt: skip
 
 
+@pytest.mark.slow
 @given(rows_st, st.sampled_from(MODELS), st.sampled_from(SCORES), prio_st, st.data(),
        st.sampled_from([0.1, 0.5, 1.0]))  # fmt: skip
 def test_partial_step_equals_the_reference_from_mixed_levels(
@@ -401,6 +403,7 @@ def test_partial_step_equals_the_reference_from_mixed_levels(
         event("groups left alone (merges)")
 
 
+@pytest.mark.slow
 @given(st.lists(st.tuples(vals, vals, vals, st.sampled_from(["p", "q", "r"])), min_size=20,
                 max_size=80), st.sampled_from(MODELS), st.sampled_from(SCORES), prio_st,
        st.permutations(range(len(QIS))), st.data(), st.sampled_from([0.0, 0.2, 1.0]))  # fmt: skip
@@ -683,6 +686,7 @@ JUDGED_MODELS = ["k_anonymity", "distinct_l_diversity", "recursive_cl_diversity"
 
 # a draw of all-zero counts has no counted value: t-closeness distances are 0 / 0 (NaN),
 # which both judges call a violation; numpy warns of the division
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore:invalid value encountered in divide:RuntimeWarning")
 @given(
     st.lists(st.lists(st.integers(0, 4), min_size=4, max_size=4), min_size=1, max_size=12),

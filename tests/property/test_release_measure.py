@@ -49,6 +49,7 @@ def problem(rows, metric, *, k=2, suppression=0):
     )
 
 
+@pytest.mark.slow
 @given(rows=rows_st, levels=levels_st, metric=st.sampled_from(METRICS), k=st.integers(1, 3))
 def test_mixed_formula_equals_full_domain_formula_on_full_domain_releases(rows, levels, metric, k):
     assume(k <= len(rows))
@@ -89,6 +90,7 @@ def test_a_mixed_release_by_hand():
     assert loss("discernibility") == 6.0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32])
 def test_levels_of_any_integer_type_release_and_measure_the_same(dtype):
     # PrivacyFrost2 hands its levels over in its own small integer type

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -117,6 +118,7 @@ def _both_forms(f: npt.NDArray[np.int64], values: npt.NDArray[np.object_]):
     ]
 
 
+@pytest.mark.slow
 @given(instances())
 def test_sparse_distances_equal_the_dense_computation(inst):
     f, values, h, order = inst

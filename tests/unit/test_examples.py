@@ -71,12 +71,14 @@ def _check(*args: str) -> tuple[int, dict[str, Any]]:
     return res.exit_code, json.loads(res.stdout)
 
 
+@pytest.mark.slow
 def test_example_job_runs_and_passes_its_checks(run):
     doc = run.summary
     assert doc["checks"] and all(doc["checks"].values())
     assert run.release.exists() and run.release.stat().st_size > 0
 
 
+@pytest.mark.slow
 def test_example_job_writes_its_report(page):
     """``anonlab report DATA --job JOB`` on every example (the non-homogeneous one raised
     an AssertionError measuring its loss per attribute)."""

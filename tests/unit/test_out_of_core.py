@@ -136,6 +136,7 @@ def test_names_with_spaces_around_them_are_read_back_from_a_csv_release(tmp_path
     assert read(b.read_bytes()).startswith(b" age ,sex ,income\n")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "extra",
     [
@@ -232,6 +233,7 @@ def _tables(draw: Any) -> tuple[list[list[str | None]], int, float, bool]:
 
 
 # costly: each example runs a job through DuckDB
+@pytest.mark.slow
 @costly(12, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(case=_tables())
 def test_random_tables_same_release(tmp_path_factory, case):
@@ -393,6 +395,7 @@ def test_missing_duckdb_names_the_extra(monkeypatch, tmp_path):
     assert len(res.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_many_suppressed_classes_are_found_by_a_join(tmp_path, monkeypatch):
     """Beyond the hash table held in a list, a hash join finds the suppressed classes (the
     rows' order is then DuckDB's): the same rows."""

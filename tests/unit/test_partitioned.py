@@ -435,6 +435,7 @@ def _random_job(
 
 
 # costly: each example runs a block-by-block job out of core
+@pytest.mark.slow
 @costly(25, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(case=_tables())
 def test_random_tables_blocks_satisfy_k(tmp_path_factory, case):

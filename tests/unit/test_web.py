@@ -114,6 +114,7 @@ def test_cli_api_and_app_give_the_same_numbers(client):
     ]
 
 
+@pytest.mark.slow
 def test_a_job_runs_and_its_files_are_the_release(client, root):
     where = open_adult(client)
     form = {
