@@ -280,6 +280,7 @@ def child_error(res: subprocess.CompletedProcess[str], message: str) -> None:
     assert "Traceback" not in res.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ["numpy", "duckdb"])
 @pytest.mark.parametrize("which", ["data.csv", "job.yaml", "sex.csv"])
 def test_unreadable_data_job_or_hierarchy(work, which, engine):
@@ -296,6 +297,7 @@ def test_unreadable_data_job_or_hierarchy(work, which, engine):
     assert not (work / "o.csv").exists()
 
 
+@pytest.mark.slow
 def test_unwritable_output_folder(work):
     folder = work / "ro"
     folder.mkdir()

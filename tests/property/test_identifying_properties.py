@@ -111,6 +111,7 @@ def test_the_check_reports_what_its_rule_says_with_or_without_a_screen(case, scr
 
 
 # costly: each example screens the table on DuckDB
+@pytest.mark.slow
 @costly(40)
 @given(tables(), st.integers(1, 12))
 def test_duckdb_reports_what_numpy_reports(case, screen):

@@ -260,6 +260,7 @@ def test_presampling_removes_exactly_the_isolated_records(rows, thresholds, k_pr
     assert recheck(kept, full, models, ev.max_suppressed)
 
 
+@pytest.mark.slow
 @given(rows_st, st.sampled_from(MODELS), st.sampled_from(SCORES), prio_st,
        st.tuples(*[st.integers(0, h) for h in HEIGHTS]), st.tuples(*[st.integers(0, h) for h in HEIGHTS]),
        st.permutations(range(len(QIS))), st.sampled_from([0.0, 0.1, 0.25]))  # fmt: skip
@@ -318,6 +319,7 @@ def test_changed_scores_are_not_tabulated():
     assert BasicScore().terms([1.0], [2], [3]) is not None
 
 
+@pytest.mark.slow
 @given(rows_st, st.sampled_from(MODELS), st.sampled_from(SCORES), prio_st,
        st.tuples(*[st.integers(0, h) for h in HEIGHTS]), st.randoms(use_true_random=False))  # fmt: skip
 def test_partial_step_from_given_classes_equals_grouping_them(

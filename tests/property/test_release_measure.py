@@ -129,6 +129,7 @@ def _adult_job(qis, algorithm, **more):
     return table, job
 
 
+@pytest.mark.slow
 def test_partial_domain_release_is_measured_on_the_release():
     import anonlab
 
@@ -282,6 +283,7 @@ def test_a_recoding_of_another_family_needs_no_cache_of_its_own():
 
 
 # costly: each example measures every group's rows one by one
+@pytest.mark.slow
 @costly(80)
 @given(rows_st, st.data())
 def test_cells_of_groups_equal_the_cells_of_their_rows(rows, data):

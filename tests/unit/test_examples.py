@@ -86,6 +86,7 @@ def test_example_job_writes_its_report(page):
         assert f'data-figure="{figure}"' in page, figure
 
 
+@pytest.mark.slow
 def test_every_family_release_is_read_back_by_check_with_its_own_job(run):
     """Issue 51, item 6: ``anonlab check DATA --job JOB --release RELEASE`` reads every
     family's release back with the job that wrote it (Adult's missing values are written
@@ -125,6 +126,7 @@ def _report_verdicts(page: str) -> list[tuple[str, bool, int, int, bool]]:
     ]
 
 
+@pytest.mark.slow
 def test_the_report_the_summary_and_check_agree(run, page):
     """Issue 51, item 5: one verdict per model, one "k after" (the anonymity graph's for a
     non-homogeneous release, never its smallest class), the same suppressed rows and

@@ -509,6 +509,7 @@ KEEPS_HOUSEHOLD = (
 )
 
 
+@pytest.mark.slow
 def test_a_release_that_keeps_an_identifying_column_or_has_k_1_waits_for_confirmation(root):
     households(root)
     write_csv(
@@ -636,6 +637,7 @@ def serve_command(*args: str, timeout: float = 60) -> subprocess.CompletedProces
     )
 
 
+@pytest.mark.slow
 def test_serve_checks_its_options_in_one_line_and_binds_before_it_says_serving(tmp_path):
     import socket
 
