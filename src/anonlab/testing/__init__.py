@@ -353,6 +353,16 @@ def check_engine(
         One of :data:`ENGINES`.
     engine_options : mapping, optional
         The engine's options (``{"spark": session}``).
+
+    Raises
+    ------
+    AssertionError
+        What the run on ``engine`` breaks.
+
+    Examples
+    --------
+    >>> from anonlab.algorithms import ALGORITHMS
+    >>> check_engine(ALGORITHMS["optimal"], "numpy")  # returns None: the guarantees hold
     """
     algorithm = cls()
     frequency_set = algorithm.accepts_frequency_set()
