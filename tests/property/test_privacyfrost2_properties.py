@@ -521,6 +521,7 @@ def test_groups_known_to_split_into_themselves_are_not_walked(seed):
 
 
 # costly: each example runs PrivacyFrost2 or its reference
+@pytest.mark.slow
 @costly(60)
 @given(
     st.lists(st.tuples(vals, vals, vals, st.sampled_from("pqr")), min_size=1, max_size=40),

@@ -343,6 +343,7 @@ def test_a_written_file_whose_rows_moved_is_caught(request, adult, tmp_path, mon
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_a_spanning_class_over_its_limit_is_not_written(adult, tmp_path, monkeypatch):
     """Merged classes are judged again record by record; a failure writes nothing."""
     from anonlab.release import partitioned
@@ -680,6 +681,7 @@ def _limits_job() -> dict[str, Any]:
     return job
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("block_rows", [500, 1500])
 def test_mixed_limits_out_of_core_meet_what_memory_meets(adult_limits, tmp_path, block_rows):
     """Limits per record, classes spanning blocks: a block's part of a merged class could
