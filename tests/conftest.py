@@ -1,4 +1,13 @@
-"""Shared fixtures: the paper's Figure 2 instance and the location of ../shared."""
+"""Shared fixtures (the paper's Figure 2 instance, the location of ../shared, a Spark
+session) and the Hypothesis profiles.
+
+Profiles: ``ci`` (the whole suite: 200 examples per property, no deadline: timings are the
+benchmarks' business) and ``dev`` (the development loop: 20 examples). A run that deselects
+the slow tests (``-m "not slow"``) loads ``dev``, any other run ``ci``; the environment
+variable ``HYPOTHESIS_PROFILE`` or Hypothesis's option ``--hypothesis-profile`` choose one
+explicitly. Tests whose examples are costly bound their number with
+:func:`tests.support.profiles.costly`.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +15,34 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from anonlab import EncodedTable
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("ANONLAB_SHARED", ROOT.parent / "shared"))
+
+settings.register_profile(
+    "ci", max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.register_profile("dev", settings.get_profile("ci"), max_examples=20)
+
+
+def _profile(config: pytest.Config) -> str | None:
+    """The Hypothesis profile this run loads (None: the one ``--hypothesis-profile`` named)."""
+    if config.getoption("hypothesis_profile", None):
+        return None
+    if os.environ.get("HYPOTHESIS_PROFILE"):
+        return os.environ["HYPOTHESIS_PROFILE"]
+    words = (config.getoption("markexpr", "") or "").split()
+    return "dev" if "not slow" in " ".join(words) else "ci"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    name = _profile(config)
+    if name is not None:
+        settings.load_profile(name)
+
 
 FIGURE2_ROWS = [
     ("1", "A", "1", "a", "*"),
@@ -28,7 +60,21 @@ FIGURE2_ROWS = [
 ]
 
 
+def _uses_spark(item: pytest.Item) -> bool:
+    """Whether the test starts Spark: it asks for the ``spark`` fixture, or it runs on the
+    ``"spark"`` engine of a parametrized test (which then asks for the fixture)."""
+    if "spark" in getattr(item, "fixturenames", ()):
+        return True
+    callspec = getattr(item, "callspec", None)
+    return callspec is not None and "spark" in callspec.params.values()
+
+
+@pytest.hookimpl(tryfirst=True)  # (before ``-m`` deselects by marker)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Every Spark test is ``slow``; without ../shared, the ``shared`` tests are skipped."""
+    for item in items:
+        if _uses_spark(item):
+            item.add_marker(pytest.mark.slow)
     if SHARED.is_dir():
         return
     skip = pytest.mark.skip(reason=f"needs ../shared (not found at {SHARED})")

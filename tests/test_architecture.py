@@ -55,6 +55,7 @@ def _tool(name: str) -> str:
     return str(exe)
 
 
+@pytest.mark.slow
 def test_mypy_strict_on_the_package():
     res = subprocess.run([_tool("mypy")], cwd=ROOT, capture_output=True, text=True)
     assert res.returncode == 0, res.stdout + res.stderr

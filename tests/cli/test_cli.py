@@ -167,6 +167,7 @@ def test_demo():
     assert data[0]["question"] == "Q2" and data[0]["k"] == 1
 
 
+@pytest.mark.slow
 def test_installed_entry_point(fig2_csv):
     exe = Path(sys.executable).with_name("anonlab")
     cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "anonlab"]

@@ -132,6 +132,7 @@ def test_the_format_follows_the_suffix(work):
     assert pq.read_table(work / "out.parquet").column_names == COLS
 
 
+@pytest.mark.slow
 def test_new_files_get_the_umask_and_replaced_files_keep_their_mode(work):
     code = (
         "import os, sys; os.umask(int(sys.argv[1], 8));"
@@ -279,6 +280,7 @@ def child_error(res: subprocess.CompletedProcess[str], message: str) -> None:
     assert "Traceback" not in res.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ["numpy", "duckdb"])
 @pytest.mark.parametrize("which", ["data.csv", "job.yaml", "sex.csv"])
 def test_unreadable_data_job_or_hierarchy(work, which, engine):
@@ -295,6 +297,7 @@ def test_unreadable_data_job_or_hierarchy(work, which, engine):
     assert not (work / "o.csv").exists()
 
 
+@pytest.mark.slow
 def test_unwritable_output_folder(work):
     folder = work / "ro"
     folder.mkdir()

@@ -48,6 +48,7 @@ def _job(shared, monotonic: bool) -> dict:
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("monotonic", [True, False], ids=["monotonic", "non-monotonic"])
 def test_cup105_subset_optimum_equals_brute_force(shared, monotonic):
     data = shared / "datasets" / "arx" / "cup_subset.csv"

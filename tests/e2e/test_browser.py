@@ -26,7 +26,7 @@ import anonlab
 from anonlab import api
 from tests.support.web import adult_k5_job
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.slow]  # (each drives Chromium for many seconds)
 
 QI = list(api.ADULT_QUASI_IDENTIFIERS)
 CHROMIUM_FLAGS = [

@@ -68,6 +68,7 @@ def test_arx_hierarchies_numpy_and_duckdb_agree(arx_adult, levels):
         assert q9.suppressed_rows == int(a.sizes[a.sizes < 5].sum())
 
 
+@pytest.mark.slow
 def test_census_income_kdd_reads_and_engines_agree(shared, tmp_path):
     pytest.importorskip("duckdb")
     src = shared / "datasets/census-income-kdd/census-income.data.gz"

@@ -13,14 +13,16 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from anonlab import anonymize, check
 from anonlab.exceptions import InputError
+from tests.support.profiles import costly
 
 ALGORITHMS = ("optimal", "progressive", "personalized", "murakami_uno")
-SLOW = settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# costly: each example anonymizes and checks a release
+SLOW = costly(30)
 
 value = st.sampled_from(["x", "y", "z", "?"])  # '?': missing, as the job reads it
 rows_st = st.lists(

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import numba
 import numpy as np
-from hypothesis import given, settings
+import pytest
+from hypothesis import given
 from hypothesis import strategies as st
 
 from anonlab.data.stats import ClassStats, SensitiveHistogram
@@ -53,7 +54,7 @@ def draw_model(name, hist, data):
     return RecursiveCLDiversity("s", c, lq)
 
 
-@settings(max_examples=400, deadline=None)
+@pytest.mark.slow
 @given(
     st.integers(1, 5).flatmap(
         lambda w: st.lists(

@@ -11,16 +11,19 @@ classes) and nulls left out of the root.
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 
 from anonlab.engines import get_engine
 from tests.property._engines import HIER, check_agrees, questions, tables
+from tests.support.profiles import costly
 
 pytest.importorskip("pyarrow")
 pytest.importorskip("duckdb")
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# costly: each example asks DuckDB every question
+@pytest.mark.slow
+@costly(60)
 @given(tables(), *questions)
 def test_duckdb_and_numpy_engines_agree(table, subset, sens, level, k, delta):
     db = get_engine("duckdb", table, hierarchies=HIER)  # (its columns as text)

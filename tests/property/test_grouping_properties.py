@@ -4,7 +4,8 @@ classes equal ``np.unique(..., axis=0)`` over the columns, nulls included."""
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import given, settings
+import pytest
+from hypothesis import given
 from hypothesis import strategies as st
 
 from anonlab import EncodedTable
@@ -43,7 +44,7 @@ def reference(codes):
     return uniq, inverse.reshape(-1), counts
 
 
-@settings(max_examples=300, deadline=None)
+@pytest.mark.slow
 @given(code_tables(), limits)
 def test_lex_groups_equal_np_unique(table, limit):
     codes, cards = table
@@ -53,7 +54,7 @@ def test_lex_groups_equal_np_unique(table, limit):
     assert sizes.tolist() == counts.tolist()
 
 
-@settings(max_examples=200, deadline=None)
+@pytest.mark.slow
 @given(code_tables(), st.integers(0, 7), limits)
 def test_refining_a_prefix_equals_grouping_all_columns(table, split, limit):
     """Every partition refine_steps yields is the grouping of the columns done so far."""
@@ -101,7 +102,7 @@ def labelled_tables(draw):
     return EncodedTable.from_rows(rows, columns), columns
 
 
-@settings(max_examples=200, deadline=None)
+@pytest.mark.slow
 @given(labelled_tables(), st.data())
 def test_engine_classes_equal_np_unique_over_the_columns(table_columns, data):
     table, columns = table_columns
@@ -133,7 +134,6 @@ def test_engine_classes_equal_np_unique_over_the_columns(table_columns, data):
     assert sens.sum(axis=1).tolist() == stats.sizes.tolist()
 
 
-@settings(max_examples=100, deadline=None)
 @given(labelled_tables(), st.lists(st.integers(1, 9), min_size=1, max_size=6))
 def test_warm_engine_numbers_classes_like_a_fresh_one(table_columns, widths):
     """Cached prefixes (whatever was asked before) never change the class numbering."""
@@ -150,7 +150,6 @@ def test_warm_engine_numbers_classes_like_a_fresh_one(table_columns, widths):
         assert a.keys.tolist() == b.keys.tolist()
 
 
-@settings(max_examples=200, deadline=None)
 @given(st.lists(st.sampled_from([0, 1, 7, 2**63 - 1, 2**64 - 1, 12345678901234567]), max_size=60))
 def test_factorize_keys_groups_equal_keys_exactly(values):
     """Arrow-hashed dense ids: equal keys share an id, different keys never do."""
@@ -166,7 +165,6 @@ def test_factorize_keys_groups_equal_keys_exactly(values):
         assert len(pairs) == n
 
 
-@settings(max_examples=200, deadline=None)
 @given(
     st.sampled_from([1, 2, 255, 256, 2**16, 2**16 + 1, 2**33, 2**62, 2**63]),
     st.lists(st.integers(0, 2**63 - 1), max_size=80),

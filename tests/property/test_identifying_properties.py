@@ -13,13 +13,14 @@ from typing import Any
 from unittest import mock
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from anonlab import EncodedTable
 from anonlab.diagnosis import risk
 from anonlab.engines import get_engine
 from tests.support.identifying import reference, summary
+from tests.support.profiles import costly
 
 COLUMNS = ["q1", "q2", "code", "coarse", "detail", "free", "twin", "tag", "extra"]
 values = st.sampled_from(["a", "b", "c", "d", None])
@@ -95,7 +96,6 @@ def _rule():
     return mock.patch.multiple(risk, DEPENDENCY_TOLERANCE=TOLERANCE, DEPENDENCY_EXCEPTIONS=CAP)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tables(), st.integers(4, 30))
 def test_the_check_reports_what_its_rule_says_with_or_without_a_screen(case, screen):
     """The numpy engine's answer is the naive rule's, when the screen holds every record and
@@ -110,7 +110,9 @@ def test_the_check_reports_what_its_rule_says_with_or_without_a_screen(case, scr
             assert _production(get_engine("numpy", table), roles) == want
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# costly: each example screens the table on DuckDB
+@pytest.mark.slow
+@costly(40)
 @given(tables(), st.integers(1, 12))
 def test_duckdb_reports_what_numpy_reports(case, screen):
     """The DuckDB engine (its questions, its first records) gives numpy's answer."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from anonlab import EncodedTable, taxonomy_hierarchy
@@ -16,6 +16,7 @@ from anonlab.metrics import build_metric
 from anonlab.metrics.base import MetricContext
 from anonlab.models import build_model
 from tests.support.exhaustive import exhaustive_search
+from tests.support.profiles import costly
 
 QIS = ("a", "b", "c")
 H = {
@@ -74,7 +75,8 @@ def table_rows(min_size: int = 1) -> st.SearchStrategy[list[tuple[str, str, str,
     )
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# costly: each example searches a lattice and its brute force
+@costly(80)
 @given(
     table_rows(min_size=2),
     st.sampled_from(MODELS),
@@ -96,7 +98,8 @@ def test_optimal_equals_exhaustive(rows, models, metric, suppression):
     assert opt.evaluated_nodes <= lattice.size
 
 
-@settings(max_examples=40, deadline=None)
+# costly: each example searches a lattice and its brute force
+@costly(40)
 @given(
     st.lists(st.tuples(vals, vals, vals, st.sampled_from(["p", "q"])), min_size=1, max_size=15),
     st.sampled_from(
@@ -119,7 +122,6 @@ def test_vectorised_lower_bounds_equal_per_node_bounds(rows, metric):
     assert all(a <= b for a, b in zip(many, one_f))
 
 
-@settings(max_examples=200, deadline=None)
 @given(
     st.lists(st.tuples(st.integers(0, 2**40), st.integers(1, 50)), min_size=1, max_size=300),
     st.sampled_from([None, 1, 2, 4, 8]),
@@ -145,7 +147,7 @@ def test_hashed_grouping_equals_exact_grouping(pairs, bits, spread):
     assert np.bincount(ids, weights=w).astype(np.int64).tolist() == sizes.tolist()
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@pytest.mark.slow
 @given(
     st.lists(
         st.tuples(vals, vals, vals, st.sampled_from(["p", "q", "r"])), min_size=1, max_size=25
@@ -181,7 +183,6 @@ def test_refined_classes_equal_the_node_classes(rows, models, suppression, data)
     )
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     table_rows(),
     st.sampled_from(MODELS),
@@ -211,7 +212,8 @@ def test_loss_of_known_classes_equals_the_evaluated_loss(rows, models, metric, s
         assert got.loss == pytest.approx(ref.loss, rel=1e-12, abs=1e-12)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# costly: each example searches a lattice and its brute force
+@costly(60)
 @given(
     st.lists(
         st.tuples(vals, vals, vals, st.sampled_from(["p", "q", "r"])), min_size=1, max_size=25

@@ -11,7 +11,8 @@
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import HealthCheck, assume, given, settings
+import pytest
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from anonlab import EncodedTable, Hierarchy, anonymize, open_engine
@@ -37,7 +38,6 @@ rows_st = st.lists(
     min_size=2,
     max_size=40,
 )
-SLOW = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def _at_least(freq: float, alpha: float) -> float:
@@ -97,7 +97,7 @@ def holds_afresh(result, model):
 variants = st.sampled_from(["k", "simple", "several", "general", "multi"])
 
 
-@SLOW
+@pytest.mark.slow
 @given(
     rows=rows_st,
     variant=variants,
@@ -123,7 +123,6 @@ def test_outputs_are_alpha_k_anonymous_without_suppression(
     )
 
 
-@SLOW
 @given(
     rows=rows_st,
     variant=variants,
@@ -146,7 +145,6 @@ def test_loops_within_lemma6(rows, variant, alpha, k, algorithm):
         assert res.search.rounds <= bound + 1
 
 
-@SLOW
 @given(
     rows=rows_st,
     variant=variants,
@@ -176,7 +174,6 @@ def test_no_cell_above_its_max_level(rows, variant, k, levels, algorithm):
         assert holds_afresh(res, model)
 
 
-@SLOW
 @given(
     rows=rows_st,
     variant=variants,

@@ -13,7 +13,7 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from anonlab import EncodedTable, Hierarchy, open_engine, taxonomy_hierarchy
@@ -66,7 +66,6 @@ vals = st.sampled_from(["x", "y", "z"])
 rows_st = st.lists(st.tuples(vals, vals, vals), min_size=1, max_size=30)
 node_st = st.tuples(*(st.integers(0, h) for h in HEIGHTS))
 metric_st = st.sampled_from(METRICS)
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def setup(rows):
@@ -89,7 +88,6 @@ def le(a: float, b: float) -> bool:
     return bool(a <= b)
 
 
-@SETTINGS
 @given(rows_st, node_st, metric_st, st.data())
 def test_generalization_never_lowers_the_loss_without_suppression(rows, node, metric, data):
     ctx, at = setup(rows)
@@ -104,7 +102,7 @@ def test_generalization_never_lowers_the_loss_without_suppression(rows, node, me
     assert le(l0, l1), (node, upper, l0, l1)
 
 
-@SETTINGS
+@pytest.mark.slow
 @given(rows_st, node_st, metric_st, st.data())
 def test_monotonic_metrics_never_decrease_with_any_suppression(rows, node, metric, data):
     m = build_metric(metric[0], **metric[1])
@@ -120,7 +118,6 @@ def test_monotonic_metrics_never_decrease_with_any_suppression(rows, node, metri
     assert le(l0, l1)
 
 
-@SETTINGS
 @given(rows_st, node_st, metric_st, st.data())
 def test_lower_bound_never_exceeds_the_loss(rows, node, metric, data):
     ctx, at = setup(rows)
@@ -138,7 +135,6 @@ def test_lower_bound_never_exceeds_the_loss(rows, node, metric, data):
         assert le(bound, loss), (node, mask, bound, loss)
 
 
-@SETTINGS
 @given(rows_st, node_st, metric_st, st.data())
 def test_lower_bound_is_monotone_in_the_levels(rows, node, metric, data):
     ctx, _ = setup(rows)
@@ -151,7 +147,6 @@ def test_lower_bound_is_monotone_in_the_levels(rows, node, metric, data):
     assert b0 is not None and b1 is not None and le(b0, b1)
 
 
-@SETTINGS
 @given(rows_st, node_st, metric_st, st.data())
 def test_loss_is_invariant_to_class_order(rows, node, metric, data):
     ctx, at = setup(rows)
@@ -168,7 +163,6 @@ def test_loss_is_invariant_to_class_order(rows, node, metric, data):
         assert a == pytest.approx(b, rel=1e-12, abs=1e-12)
 
 
-@SETTINGS
 @given(rows_st, node_st, st.data())
 def test_bounds_of_suppression_blind_metrics_are_exact(rows, node, data):
     ctx, at = setup(rows)

@@ -12,7 +12,8 @@ import math
 from fractions import Fraction
 
 import numpy as np
-from hypothesis import given, settings
+import pytest
+from hypothesis import given
 from hypothesis import strategies as st
 
 from anonlab import flat_hierarchy, taxonomy_hierarchy
@@ -121,7 +122,7 @@ def merge(counts: np.ndarray, groups: np.ndarray) -> np.ndarray:
     return np.stack([counts[groups == g].sum(axis=0) for g in labels])
 
 
-@settings(max_examples=300, deadline=None)
+@pytest.mark.slow
 @given(partitions())
 def test_monotonic_models_survive_merging(part):
     counts, extra, groups, _ = part
@@ -140,7 +141,7 @@ def test_monotonic_models_survive_merging(part):
                     assert model.class_ok(coarse)[i], model
 
 
-@settings(max_examples=200, deadline=None)
+@pytest.mark.slow
 @given(partitions())
 def test_models_are_invariant_to_class_order(part):
     counts, extra, _, perm = part
@@ -238,7 +239,7 @@ def hier_emd(q, p, vals) -> Fraction:
     return cost
 
 
-@settings(max_examples=300, deadline=None)
+@pytest.mark.slow
 @given(partitions())
 def test_vectorised_checks_equal_the_oracle(part):
     counts, extra, _, _ = part
@@ -247,7 +248,6 @@ def test_vectorised_checks_equal_the_oracle(part):
         assert model.class_ok(s).tolist() == oracle_ok(model, counts, extra), model
 
 
-@settings(max_examples=200, deadline=None)
 @given(partitions())
 def test_hierarchical_with_flat_hierarchy_is_equal_distance(part):
     counts, _, _, _ = part
@@ -257,7 +257,6 @@ def test_hierarchical_with_flat_hierarchy_is_equal_distance(part):
     assert np.allclose(a, b, rtol=0, atol=1e-15)
 
 
-@settings(max_examples=200, deadline=None)
 @given(partitions())
 def test_value_is_consistent_with_class_ok(part):
     counts, extra, _, _ = part

@@ -12,15 +12,17 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from anonlab.anonymization import anonymize, build_problem, load_job
 from anonlab.data.table import EncodedTable
 from anonlab.release import AnonymityGraph, check_release
 from anonlab.release.anonymity_graph import ReleaseCells
+from tests.support.profiles import costly
 
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# costly: each example runs a search and its brute-force oracle
+SETTINGS = costly(60)
 
 
 def _disjoint_perfect_matchings(adj: np.ndarray, k: int) -> bool:

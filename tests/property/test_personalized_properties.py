@@ -45,7 +45,7 @@ from tests.support.personalized_reference import (
     sa_one_at_a_time,
 )
 
-SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+SETTINGS = settings(suppress_health_check=list(HealthCheck))
 
 #: A sensitive tree with branches of different sizes and a unary chain (f -> F -> *).
 TREE = Hierarchy(
@@ -92,6 +92,7 @@ groups_st = st.lists(
 )
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(rows=groups_st)
 def test_pleak_equals_definition_8(rows):
@@ -255,6 +256,7 @@ def test_every_output_meets_every_records_limit(rows):
     assert "limit" not in res.columns  # the limit column is never released unless asked
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(rows=qi_rows_st, k=st.integers(2, 4))
 def test_limits_of_one_leave_the_table_k_anonymous_only(rows, k):

@@ -12,7 +12,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, event, given, settings
+from hypothesis import assume, event, given
 from hypothesis import strategies as st
 
 from anonlab import EncodedTable, taxonomy_hierarchy
@@ -37,6 +37,7 @@ from tests.support.pf2_reference import (
     released_labels,
     table_of,
 )
+from tests.support.profiles import costly
 
 QIS = ("a", "b", "c")
 # "z" is its own parent in "a" (a label on two levels) and a null stays null at every level:
@@ -133,7 +134,9 @@ def run(rows, models, score, prio, suppression=0.0, bounds=None, **kw):
     return res, ev, lattice
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# costly: each example runs PrivacyFrost2 or its reference
+@pytest.mark.slow
+@costly(80)
 @given(rows_st, st.sampled_from(MODELS), st.sampled_from(SCORES), prio_st,
        st.none() | bounds_st, st.sampled_from([0.0, 0.1, 0.25]))  # fmt: skip
 def test_output_satisfies_its_models_within_the_levels(rows, models, score_fn, prio, bounds, supp):
@@ -177,7 +180,8 @@ def _exhaustive_best_basic(rows, ev, lattice, prio):
     return best
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# costly: each example runs PrivacyFrost2 or its reference
+@costly(60)
 @given(rows_st, st.sampled_from(MODELS), prio_st, st.none() | bounds_st, st.sampled_from([0, 1]))
 def test_basic_score_never_beats_exhaustive_search(rows, models, prio, bounds, p):
     res, ev, lattice = run(rows, models, "basic", prio, bounds=bounds, p=p)
@@ -214,7 +218,8 @@ def test_basic_score_ratio_to_exhaustive_search():
     assert mean >= 0.8
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# costly: each example runs PrivacyFrost2 or its reference
+@costly(40)
 @given(rows_st, st.tuples(*[st.integers(0, h) for h in HEIGHTS]), st.integers(1, 4),
        st.sampled_from(MODELS))  # fmt: skip
 def test_presampling_removes_exactly_the_isolated_records(rows, thresholds, k_prime, models):
@@ -255,7 +260,7 @@ def test_presampling_removes_exactly_the_isolated_records(rows, thresholds, k_pr
     assert recheck(kept, full, models, ev.max_suppressed)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@pytest.mark.slow
 @given(rows_st, st.sampled_from(MODELS), st.sampled_from(SCORES), prio_st,
        st.tuples(*[st.integers(0, h) for h in HEIGHTS]), st.tuples(*[st.integers(0, h) for h in HEIGHTS]),
        st.permutations(range(len(QIS))), st.sampled_from([0.0, 0.1, 0.25]))  # fmt: skip
@@ -283,7 +288,6 @@ def test_partial_step_equals_the_reference(rows, models, score_fn, prio, start, 
     event("rounds in one compiled call" if state._fused else "batches driven from Python")
 
 
-@settings(max_examples=200, deadline=None)
 @given(st.sampled_from(SCORES[:4]), st.data())
 def test_tabulated_score_terms_give_the_score(score_fn, data):
     """The sum or maximum of a score's tabulated terms (what the compiled partial step
@@ -315,7 +319,7 @@ def test_changed_scores_are_not_tabulated():
     assert BasicScore().terms([1.0], [2], [3]) is not None
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@pytest.mark.slow
 @given(rows_st, st.sampled_from(MODELS), st.sampled_from(SCORES), prio_st,
        st.tuples(*[st.integers(0, h) for h in HEIGHTS]), st.randoms(use_true_random=False))  # fmt: skip
 def test_partial_step_from_given_classes_equals_grouping_them(
@@ -363,7 +367,7 @@ def test_partial_step_rejects_classes_of_another_shape():
             )  # fmt: skip
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@pytest.mark.slow
 @given(rows_st, st.sampled_from(MODELS), st.sampled_from(SCORES), prio_st, st.data(),
        st.sampled_from([0.1, 0.5, 1.0]))  # fmt: skip
 def test_partial_step_equals_the_reference_from_mixed_levels(
@@ -401,7 +405,7 @@ def test_partial_step_equals_the_reference_from_mixed_levels(
         event("groups left alone (merges)")
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@pytest.mark.slow
 @given(st.lists(st.tuples(vals, vals, vals, st.sampled_from(["p", "q", "r"])), min_size=20,
                 max_size=80), st.sampled_from(MODELS), st.sampled_from(SCORES), prio_st,
        st.permutations(range(len(QIS))), st.data(), st.sampled_from([0.0, 0.2, 1.0]))  # fmt: skip
@@ -516,7 +520,9 @@ def test_groups_known_to_split_into_themselves_are_not_walked(seed):
     assert sum(unwalked) > 0  # the shortcut was taken
 
 
-@settings(max_examples=60, deadline=None)
+# costly: each example runs PrivacyFrost2 or its reference
+@pytest.mark.slow
+@costly(60)
 @given(
     st.lists(st.tuples(vals, vals, vals, st.sampled_from("pqr")), min_size=1, max_size=40),
     st.sampled_from(MODELS),
@@ -557,7 +563,6 @@ def _same_partition(want_ids, want_sizes, got_ids, got_sizes):
     return mapped
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rows_st, st.sampled_from(MODELS), st.data())
 def test_compiled_refinement_equals_the_rolled_up_refinement(rows, models, data):
     """The lattice's compiled refinement of a table's classes to a finer level of one
@@ -591,7 +596,6 @@ def test_compiled_refinement_equals_the_rolled_up_refinement(rows, models, data)
     assert search.evaluate(node) == (ref.anonymous, ref.suppressed_rows)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rows_st, st.sampled_from(MODELS), st.data())
 def test_compiled_grouping_equals_the_rolled_up_classes(rows, models, data):
     """The lattice's compiled grouping of a table straight from the base classes
@@ -611,7 +615,6 @@ def test_compiled_grouping_equals_the_rolled_up_classes(rows, models, data):
     assert first_met.tolist() == list(range(got_sizes.size))
 
 
-@settings(max_examples=100, deadline=None)
 @given(
     st.lists(st.integers(2, 2**40), min_size=1, max_size=5),
     st.integers(1, 40),
@@ -647,7 +650,6 @@ def test_compiled_grouping_packs_wide_keys_exactly(cards, n, data):
     assert (tkeys == -1).all()  # the hash table is left empty for the next call
 
 
-@settings(max_examples=150, deadline=None)
 @given(
     st.lists(st.tuples(st.integers(0, 300), st.integers(0, 4)), min_size=1, max_size=60),
     st.integers(1, 5),
@@ -685,9 +687,9 @@ JUDGED_MODELS = ["k_anonymity", "distinct_l_diversity", "recursive_cl_diversity"
                  "equal_t_closeness"]  # the models with a compiled rule  # fmt: skip
 
 
-@settings(max_examples=300, deadline=None)
 # a draw of all-zero counts has no counted value: t-closeness distances are 0 / 0 (NaN),
 # which both judges call a violation; numpy warns of the division
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore:invalid value encountered in divide:RuntimeWarning")
 @given(
     st.lists(st.lists(st.integers(0, 4), min_size=4, max_size=4), min_size=1, max_size=12),

@@ -5,7 +5,7 @@ tables counted, and the basic score still bounded by exhaustive search."""
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, assume, event, example, given, settings
+from hypothesis import assume, event, example, given
 from hypothesis import strategies as st
 
 from anonlab.algorithms.privacyfrost2 import privacyfrost2
@@ -22,9 +22,9 @@ from tests.property.test_privacyfrost2_properties import (
     rows_st,
     setup,
 )
+from tests.support.profiles import costly
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(rows_st, st.sampled_from(MODELS), st.sampled_from(SCORES), prio_st,
        st.none() | bounds_st, st.sampled_from([0.0, 0.1, 0.25]), st.integers(1, 12),
        st.sampled_from([0, 1]))  # fmt: skip
@@ -73,7 +73,8 @@ def test_restarts_never_return_a_worse_table(rows, models, score_fn, prio, bound
     assert res.full_domain_score == score_fn.score(e, res.priorities, res.base_value_counts)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# costly: each example runs PrivacyFrost2 against an exhaustive search
+@costly(60)
 @given(rows_st, st.sampled_from(MODELS), prio_st, st.none() | bounds_st)
 def test_restarts_never_beat_exhaustive_search(rows, models, prio, bounds):
     ev, lattice = setup(rows, models, 0.0, bounds)

@@ -9,12 +9,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from anonlab import CsvOptions, EncodedTable, diagnose, open_engine, taxonomy_hierarchy
 from anonlab.diagnosis import k_with_suppression
 from anonlab.diagnosis.suppression import suppression_budget
+from tests.support.profiles import costly
 
 COLS = ["a", "b", "c", "d"]
 
@@ -54,7 +55,8 @@ def test_lemma1_monotonicity(table, s1, s2, delta):
     assert int(eng.class_sizes(small).min()) == brute_k(table, small)
 
 
-@settings(max_examples=60)
+# costly: each example runs a brute-force oracle or DuckDB
+@costly(60)
 @given(st.lists(st.integers(0, 3), min_size=1, max_size=9), st.floats(0, 1))
 def test_lemma2_smallest_classes_first_is_optimal(labels, delta):
     """Brute force over every set of rows to remove equals compute-k-with-suppression."""
@@ -89,7 +91,8 @@ def brute_largest(table, k, delta):
     )
 
 
-@settings(max_examples=60)
+# costly: each example runs a brute-force oracle or DuckDB
+@costly(60)
 @given(tables(), st.integers(1, 6), st.sampled_from([0.0, 0.1, 0.3]))
 def test_apriori_search_equals_brute_force(table, k, delta):
     k = min(k, table.n_rows)
@@ -98,7 +101,8 @@ def test_apriori_search_equals_brute_force(table, k, delta):
     assert ans.evaluations <= 2 ** len(COLS) - 1
 
 
-@settings(max_examples=40)
+# costly: each example runs a brute-force oracle or DuckDB
+@costly(40)
 @given(tables(), st.sampled_from([None, 0.2]))
 def test_all_subsets_table_equals_brute_force(table, delta):
     ans = diagnose(table, delta=delta)
@@ -109,7 +113,8 @@ def test_all_subsets_table_equals_brute_force(table, delta):
         assert row.k == expected, row
 
 
-@settings(max_examples=30)
+# costly: each example runs a brute-force oracle or DuckDB
+@costly(30)
 @given(tables(), st.integers(1, 8))
 def test_delta_tables_equal_one_subset_answers(table, k):
     k = min(k, table.n_rows)
@@ -131,7 +136,8 @@ def _write_csv(table: EncodedTable, path: Path) -> None:
             w.writerow(["" if v is None else v for v in row])
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# costly: each example runs a brute-force oracle or DuckDB
+@costly(25)
 @given(tables(), subsets, st.sampled_from(COLS), st.booleans(), st.integers(1, 4))
 def test_numpy_and_duckdb_engines_agree(table, subset, sens, generalize, k):
     pytest.importorskip("duckdb")

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from anonlab import EncodedTable, Hierarchy, taxonomy_hierarchy
@@ -21,6 +21,7 @@ from anonlab.metrics import build_metric
 from anonlab.models import build_model
 from anonlab.release import FullDomain, Levels, Problem, metric_context, release_cells, verify
 from tests.property.test_metrics_properties import METRICS
+from tests.support.profiles import costly
 
 QIS = ("a", "b", "c")
 H = {
@@ -48,7 +49,7 @@ def problem(rows, metric, *, k=2, suppression=0):
     )
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@pytest.mark.slow
 @given(rows=rows_st, levels=levels_st, metric=st.sampled_from(METRICS), k=st.integers(1, 3))
 def test_mixed_formula_equals_full_domain_formula_on_full_domain_releases(rows, levels, metric, k):
     assume(k <= len(rows))
@@ -89,6 +90,7 @@ def test_a_mixed_release_by_hand():
     assert loss("discernibility") == 6.0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32])
 def test_levels_of_any_integer_type_release_and_measure_the_same(dtype):
     # PrivacyFrost2 hands its levels over in its own small integer type
@@ -127,6 +129,7 @@ def _adult_job(qis, algorithm, **more):
     return table, job
 
 
+@pytest.mark.slow
 def test_partial_domain_release_is_measured_on_the_release():
     import anonlab
 
@@ -168,7 +171,6 @@ def _reference_cells(p, recoding, row_class, suppressed):
     return out
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     rows=rows_st,
     data=st.data(),
@@ -280,7 +282,9 @@ def test_a_recoding_of_another_family_needs_no_cache_of_its_own():
     assert release.loss == pytest.approx(9.0)
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# costly: each example measures every group's rows one by one
+@pytest.mark.slow
+@costly(80)
 @given(rows_st, st.data())
 def test_cells_of_groups_equal_the_cells_of_their_rows(rows, data):
     """Releasing cells from their groups' levels (``group``) gives the column, cells and

@@ -9,17 +9,15 @@ of tests/conftest.py).
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given
 
 from anonlab.engines import get_engine
 from tests.property._engines import HIER, check_agrees, questions, tables
+from tests.support.profiles import costly
 
 
-@settings(
-    max_examples=20,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-)
+# costly: each example runs Spark jobs
+@costly(20, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(tables(), *questions)
 def test_spark_and_numpy_engines_agree(spark, table, subset, sens, level, k, delta):
     sp = get_engine("spark", table, hierarchies=HIER, spark=spark)

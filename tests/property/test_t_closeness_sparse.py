@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
-from hypothesis import given, settings
+import pytest
+from hypothesis import given
 from hypothesis import strategies as st
 
 from anonlab.data.hierarchy import Hierarchy
@@ -117,7 +118,7 @@ def _both_forms(f: npt.NDArray[np.int64], values: npt.NDArray[np.object_]):
     ]
 
 
-@settings(max_examples=300, deadline=None)
+@pytest.mark.slow
 @given(instances())
 def test_sparse_distances_equal_the_dense_computation(inst):
     f, values, h, order = inst
@@ -135,7 +136,6 @@ def test_sparse_distances_equal_the_dense_computation(inst):
                 assert got[0] == 0.0, (model, got)
 
 
-@settings(max_examples=100, deadline=None)
 @given(instances())
 def test_triplets_give_the_same_histogram_in_either_form(inst):
     f, values, _, _ = inst

@@ -256,6 +256,7 @@ def test_a_no_always_says_what_violates(tmp_path, kind):
     assert any(line.startswith("k_anonymity: ") for line in report.release["failures"])
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::anonlab.exceptions.PrivacyRiskWarning")  # the report's
 def test_k_after_of_a_cell_cover_is_its_anonymity_graph_k(tmp_path):
     """The problem seen: the report of a non-homogeneous release said "k after = 1" (its

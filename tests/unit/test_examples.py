@@ -71,12 +71,14 @@ def _check(*args: str) -> tuple[int, dict[str, Any]]:
     return res.exit_code, json.loads(res.stdout)
 
 
+@pytest.mark.slow
 def test_example_job_runs_and_passes_its_checks(run):
     doc = run.summary
     assert doc["checks"] and all(doc["checks"].values())
     assert run.release.exists() and run.release.stat().st_size > 0
 
 
+@pytest.mark.slow
 def test_example_job_writes_its_report(page):
     """``anonlab report DATA --job JOB`` on every example (the non-homogeneous one raised
     an AssertionError measuring its loss per attribute)."""
@@ -84,6 +86,7 @@ def test_example_job_writes_its_report(page):
         assert f'data-figure="{figure}"' in page, figure
 
 
+@pytest.mark.slow
 def test_every_family_release_is_read_back_by_check_with_its_own_job(run):
     """Issue 51, item 6: ``anonlab check DATA --job JOB --release RELEASE`` reads every
     family's release back with the job that wrote it (Adult's missing values are written
@@ -123,6 +126,7 @@ def _report_verdicts(page: str) -> list[tuple[str, bool, int, int, bool]]:
     ]
 
 
+@pytest.mark.slow
 def test_the_report_the_summary_and_check_agree(run, page):
     """Issue 51, item 5: one verdict per model, one "k after" (the anonymity graph's for a
     non-homogeneous release, never its smallest class), the same suppressed rows and

@@ -12,7 +12,7 @@ import re
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import anonlab.io.hierarchies as hio
@@ -127,7 +127,6 @@ def test_from_codes_rejects_codes_that_do_not_fit():
         Hierarchy.from_codes([np.array([0, 1])], lab)
 
 
-@settings(max_examples=200, deadline=None)
 @given(
     st.lists(
         st.lists(st.sampled_from(["a", "b", "c", "10", "9", "é", "", "*"]), min_size=3, max_size=3),
@@ -253,7 +252,6 @@ def test_large_file_is_parsed_by_pyarrow(tmp_path, monkeypatch):
 _ALPHABET = ["a", "b", "é", "1", "10", ";", ";", "\n", "\n", "\r\n", "\r", " ", '"', "*"]
 
 
-@settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from(_ALPHABET), max_size=60))
 def test_readers_agree_on_any_text(tmp_path_factory, parts):
     p = tmp_path_factory.mktemp("h") / "h.csv"
@@ -314,7 +312,6 @@ def test_prepare_with_a_large_hierarchy_file(tmp_path):
     assert lattice_of(prepared).max_levels == (3,)
 
 
-@settings(max_examples=200, deadline=None)
 @given(
     st.lists(
         st.lists(st.sampled_from([None, "*", "x", "y", "z", "xy", "1", "2"]), unique=True),

@@ -206,6 +206,7 @@ def test_results_do_not_depend_on_worker_processes():
     assert one.search.blocks == 4
 
 
+@pytest.mark.slow
 def test_example_job_and_check_on_the_bundled_data(tmp_path):
     from pathlib import Path
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
@@ -27,6 +27,7 @@ from anonlab.api import adult_path
 from anonlab.cli.app import app
 from anonlab.engines import get_engine
 from anonlab.exceptions import InputError, ParameterError, PrivacyCheckError
+from tests.support.profiles import costly
 
 duckdb = pytest.importorskip("duckdb")
 
@@ -135,6 +136,7 @@ def test_names_with_spaces_around_them_are_read_back_from_a_csv_release(tmp_path
     assert read(b.read_bytes()).startswith(b" age ,sex ,income\n")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "extra",
     [
@@ -230,11 +232,9 @@ def _tables(draw: Any) -> tuple[list[list[str | None]], int, float, bool]:
     return rows, k, delta, mask
 
 
-@settings(
-    max_examples=12,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+# costly: each example runs a job through DuckDB
+@pytest.mark.slow
+@costly(12, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(case=_tables())
 def test_random_tables_same_release(tmp_path_factory, case):
     rows, k, delta, mask = case
@@ -268,7 +268,8 @@ def test_random_tables_same_release(tmp_path_factory, case):
 
 
 # ------------------------------------------------------------------ the data model
-@settings(max_examples=40, deadline=None)
+# costly: each example runs a job through DuckDB
+@costly(40)
 @given(
     rows=st.lists(
         st.tuples(st.sampled_from("abc"), st.sampled_from("xy"), st.sampled_from("uvw")),
@@ -394,6 +395,7 @@ def test_missing_duckdb_names_the_extra(monkeypatch, tmp_path):
     assert len(res.stderr.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_many_suppressed_classes_are_found_by_a_join(tmp_path, monkeypatch):
     """Beyond the hash table held in a list, a hash join finds the suppressed classes (the
     rows' order is then DuckDB's): the same rows."""

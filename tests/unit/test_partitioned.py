@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
@@ -33,6 +33,7 @@ from anonlab.exceptions import (
 )
 from anonlab.models import build_model
 from anonlab.release.partitioned import DEFAULT_BLOCK_ROWS, check_union
+from tests.support.profiles import costly
 
 duckdb = pytest.importorskip("duckdb")
 pa = pytest.importorskip("pyarrow")
@@ -342,6 +343,7 @@ def test_a_written_file_whose_rows_moved_is_caught(request, adult, tmp_path, mon
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_a_spanning_class_over_its_limit_is_not_written(adult, tmp_path, monkeypatch):
     """Merged classes are judged again record by record; a failure writes nothing."""
     from anonlab.release import partitioned
@@ -433,9 +435,9 @@ def _random_job(
     return data, job
 
 
-@settings(
-    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+# costly: each example runs a block-by-block job out of core
+@pytest.mark.slow
+@costly(25, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(case=_tables())
 def test_random_tables_blocks_satisfy_k(tmp_path_factory, case):
     rows, algorithm, k, block = case
@@ -592,9 +594,8 @@ def test_spark_blocks_of_typed_and_csv_sources_equal_duckdb(spark, adult, tmp_pa
     assert outs[1] == outs[0]
 
 
-@settings(
-    max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+# costly: each example runs a block-by-block job out of core
+@costly(8, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(case=_tables(), mask=st.booleans())
 def test_random_tables_spark_blocks_equal_duckdb(spark, tmp_path_factory, case, mask):
     """On random small tables (values outside a hierarchy's order, ties, blocks of any
@@ -680,6 +681,7 @@ def _limits_job() -> dict[str, Any]:
     return job
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("block_rows", [500, 1500])
 def test_mixed_limits_out_of_core_meet_what_memory_meets(adult_limits, tmp_path, block_rows):
     """Limits per record, classes spanning blocks: a block's part of a merged class could

@@ -185,6 +185,7 @@ def test_bad_input_is_one_error_and_nothing_is_written(tmp_path, adult):
     assert data.read_text() == "a,b\n1,2\n3,4\n"
 
 
+@pytest.mark.slow
 def test_the_command_writes_the_report_and_fails_in_one_line(tmp_path):
     adult = str(api.adult_path())
     out = tmp_path / "report.html"

@@ -324,6 +324,7 @@ def _run(code: str, **env: str) -> str:
     return res.stdout
 
 
+@pytest.mark.slow
 def test_a_compilation_is_announced_then_the_next_process_loads_it_quietly(tmp_path):
     cache = tmp_path / "numba"
     first = _run(_KERNEL.format(setup=""), NUMBA_CACHE_DIR=str(cache))
@@ -336,6 +337,7 @@ def test_a_compilation_is_announced_then_the_next_process_loads_it_quietly(tmp_p
     assert second.splitlines() == ["[5, 0, 7]"]
 
 
+@pytest.mark.slow
 def test_a_read_only_installation_caches_in_the_users_folder(tmp_path):
     """Under a file nothing can be made, whoever runs it: a read-only site-packages."""
     from anonlab._compiled import cache_folder

@@ -85,6 +85,7 @@ def cli_json(*args: str) -> dict:
     return json.loads(out.stdout)
 
 
+@pytest.mark.slow
 def test_cli_api_and_app_give_the_same_numbers(client):
     where = open_adult(client)
     eng = anonlab.open_engine(anonlab.load_adult())
@@ -114,6 +115,7 @@ def test_cli_api_and_app_give_the_same_numbers(client):
     ]
 
 
+@pytest.mark.slow
 def test_a_job_runs_and_its_files_are_the_release(client, root):
     where = open_adult(client)
     form = {
@@ -200,6 +202,7 @@ def test_bad_questions_and_jobs_are_one_line_and_write_nothing(client, root):
     assert not (root / "anonlab-output").exists() or not any((root / "anonlab-output").iterdir())
 
 
+@pytest.mark.slow
 def test_the_form_drops_the_other_columns_and_a_job_file_must_declare_them(client):
     """A job from the form releases its quasi-identifiers and sensitive attributes only (the
     page says so); a job file that would release an identifying column undeclared is refused
@@ -459,6 +462,7 @@ def test_questions_about_every_subset_are_bounded_as_the_report_is(root):
         assert r.is_success and 'data-question="Q12"' in r.text
 
 
+@pytest.mark.slow
 def test_uploads_and_outputs_are_private_and_removed_when_the_app_stops(root):
     for keep in (False, True):
         with signed_in(create_app(root, token=TOKEN, keep_outputs=keep)) as c:
@@ -508,6 +512,7 @@ KEEPS_HOUSEHOLD = (
 )
 
 
+@pytest.mark.slow
 def test_a_release_that_keeps_an_identifying_column_or_has_k_1_waits_for_confirmation(root):
     households(root)
     write_csv(
@@ -561,6 +566,7 @@ def test_a_release_that_keeps_an_identifying_column_or_has_k_1_waits_for_confirm
         assert 'data-status="done"' in wait(c, r.headers["location"])
 
 
+@pytest.mark.slow
 def test_the_report_is_internal_and_masks_identifying_values(root):
     households(root)
     with signed_in(create_app(root, token=TOKEN)) as c:
@@ -635,6 +641,7 @@ def serve_command(*args: str, timeout: float = 60) -> subprocess.CompletedProces
     )
 
 
+@pytest.mark.slow
 def test_serve_checks_its_options_in_one_line_and_binds_before_it_says_serving(tmp_path):
     import socket
 

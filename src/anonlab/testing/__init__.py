@@ -10,7 +10,14 @@ tables and checks what every family must guarantee, whatever it does inside:
 * an unknown parameter names the valid ones;
 * missing quasi-identifier values form classes of their own (or join the root);
 * an empty table and a one-row table give clear errors;
-* the same input gives the same output.
+* the same input gives the same output;
+* a job with a suppression limit: the written release lacks at most that many rows (an
+  algorithm that never suppresses refuses the limit);
+* an l-diversity job: a family that forms equivalence classes releases classes of at least
+  k rows and l sensitive values, counted afresh from the written file;
+* :func:`check_engine`, on each engine (numpy, duckdb, spark): the job run from a file keeps
+  the in-memory run's guarantees; out of core the algorithm runs on the frequency set (its
+  release is the in-memory one) or block by block, or it is refused before any work.
 
 A new family passes it by registering; its class may set ``conformance_job`` (a mapping of
 job keys) when it needs other models than k-anonymity.
@@ -18,24 +25,30 @@ job keys) when it needs other models than k-anonymity.
 
 from __future__ import annotations
 
+import math
 import tempfile
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from anonlab.algorithms import ALGORITHMS
 from anonlab.algorithms.base import Anonymizer, Param
-from anonlab.anonymization import anonymize
-from anonlab.anonymization import check as check_table
+from anonlab.api import anonymize
+from anonlab.api import check as check_table
 from anonlab.data.table import EncodedTable
 from anonlab.engines import get_engine
 from anonlab.exceptions import InputError, ParameterError
 from anonlab.io import read_table
+from anonlab.io.writers import write_table
 from anonlab.models import build_model
 
-__all__ = ["check_anonymizer", "conformance_table", "CHECKS"]
+__all__ = ["check_anonymizer", "check_engine", "conformance_table", "CHECKS", "ENGINES"]
+
+#: The engines :func:`check_engine` runs a job on (``spark`` needs pyspark and Java 17+).
+ENGINES = ("numpy", "duckdb", "spark")
 
 _COLUMNS = ("age", "zip", "sex", "disease")
 
@@ -67,6 +80,34 @@ def conformance_table(n: int = 60, seed: int = 0, nulls: bool = False) -> Encode
         zips[rng.choice(n, size=max(n // 10, 1), replace=False)] = None
         sexes[0] = None
     return EncodedTable.from_columns({"age": ages, "zip": zips, "sex": sexes, "disease": disease})
+
+
+def _outliers_table(seed: int = 0) -> EncodedTable:
+    """60 rows: 54 in their thirties in two zip codes, and 6 outliers of other ages and zip
+    codes (suppressing the outliers is the cheap release: a suppression limit must stop it)."""
+    rng = np.random.default_rng(seed)
+    ages = [str(a) for a in rng.integers(30, 40, size=54)] + ["21", "45", "52", "58", "63", "69"]
+    zips = list(rng.choice(["4350", "4351"], size=54)) + ["4360", "4361"] * 3
+    return EncodedTable.from_columns(
+        {
+            "age": np.array(ages, dtype=object),
+            "zip": np.array(zips, dtype=object),
+            "sex": rng.choice(["F", "M"], size=60).astype(object),
+            "disease": rng.choice(["flu", "hiv", "cold", "cancer"], size=60).astype(object),
+        }
+    )
+
+
+def _zip_disease_table(n: int = 60, seed: int = 0, nulls: bool = False) -> EncodedTable:
+    """:func:`conformance_table` whose disease follows the zip code (one disease per zip
+    code): a class that keeps one zip code holds one disease."""
+    table = conformance_table(n, seed, nulls)
+    zips = table.column("zip").labels()
+    by_zip = {"4350": "flu", "4351": "hiv", "4352": "cold", "4360": "cancer", "4361": "flu"}
+    disease = np.array([by_zip.get(z, "cold") for z in zips], dtype=object)
+    columns = table.to_dict()
+    columns["disease"] = disease
+    return EncodedTable.from_columns(columns)
 
 
 def _job(cls: type[Anonymizer], **extra: Any) -> dict[str, Any]:
@@ -196,6 +237,176 @@ def check_deterministic(cls: type[Anonymizer]) -> None:
         assert list(a.columns[name]) == list(b.columns[name]), f"column {name} differs"
 
 
+def _limit(job: Mapping[str, Any], n_rows: int) -> int:
+    """The rows a job's suppression limit lets go (a fraction of the rows, rounded down)."""
+    return math.floor(float(job.get("suppression", 0.0)) * n_rows + 1e-9)
+
+
+def _refused(
+    cls: type[Anonymizer], job: dict[str, Any], words: str, data: Any = None, **options: Any
+) -> None:
+    """The job is refused before any work with a ParameterError that says ``words``."""
+    try:
+        anonymize(conformance_table() if data is None else data, job, **options)
+    except ParameterError as exc:
+        assert words in str(exc), str(exc)
+    else:  # pragma: no cover - the check's failure
+        raise AssertionError(f"{cls.name}: the job {dict(job)} was accepted")
+
+
+def check_suppression_limit(cls: type[Anonymizer]) -> None:
+    """A job with a suppression limit (5 %, with outliers that are cheaper to suppress than
+    to generalize: :func:`_outliers_table`): the written release lacks at most that many rows,
+    counted from the file (the limit as the job states it, not as the algorithm read it),
+    and the verification says how many it suppressed. An algorithm that never suppresses
+    refuses the limit before any work."""
+    if not cls().suppresses_rows():
+        _refused(cls, _job(cls, suppression=0.1), "would do nothing")
+        return
+    job = _job(cls, models=[{"k_anonymity": {"k": 6}}], suppression=0.05)
+    with tempfile.TemporaryDirectory() as tmp:
+        for table in (_outliers_table(), conformance_table(n=80, seed=1, nulls=True)):
+            out = Path(tmp) / "release.csv"
+            result = anonymize(table, job, output=out)
+            missing = table.n_rows - read_table(out).n_rows
+            limit = _limit(job, table.n_rows)
+            assert missing <= limit, (
+                f"{cls.name}: {missing} rows are missing from the release, more than the "
+                f"suppression limit of {limit}"
+            )
+            assert result.release.verification.suppressed_rows <= missing, (
+                f"{cls.name} says it suppressed {result.release.verification.suppressed_rows} "
+                f"rows; {missing} are missing from the file"
+            )
+
+
+def _class_figures(
+    table: EncodedTable, qis: list[str], sensitive: str
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """Each class's rows and distinct sensitive values, counted with numpy alone (the
+    released labels as text, a missing value as its own label)."""
+
+    def text(name: str) -> npt.NDArray[np.str_]:
+        labels = table.column(name).labels()
+        return np.array(["\x00" if v is None else str(v) for v in labels], dtype=str)
+
+    keys = np.stack([text(q) for q in qis], axis=1)
+    _, row_class = np.unique(keys, axis=0, return_inverse=True)
+    row_class = row_class.reshape(-1)
+    sizes = np.bincount(row_class)
+    pairs = np.unique(np.stack([row_class.astype(str), text(sensitive)], axis=1), axis=0)
+    distinct = np.bincount(pairs[:, 0].astype(np.int64), minlength=sizes.size)
+    return sizes.astype(np.int64), distinct.astype(np.int64)
+
+
+def check_l_diversity(cls: type[Anonymizer]) -> None:
+    """An l-diversity job (k = 3, distinct l = 2 on a disease that follows the zip code,
+    :func:`_zip_disease_table`): a family that
+    forms equivalence classes writes classes of at least k rows holding at least l
+    sensitive values, counted afresh from the file, and ``anonlab check --release`` agrees;
+    a family whose models exclude l-diversity refuses the job before any work, naming it."""
+    k, diversity = 3, 2
+    job = _job(
+        cls,
+        models=[
+            {"k_anonymity": {"k": k}},
+            {"distinct_l_diversity": {"attribute": "disease", "l": diversity}},
+        ],
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        for table in (_zip_disease_table(), _zip_disease_table(n=80, seed=1, nulls=True)):
+            out = Path(tmp) / "release.csv"
+            try:
+                anonymize(table, job, output=out)
+            except ParameterError as exc:
+                assert "distinct_l_diversity" in str(exc), str(exc)
+                assert not out.exists(), f"{cls.name} refused the job but wrote {out}"
+                return
+            if cls.verifier == "classes":
+                sizes, distinct = _class_figures(
+                    read_table(out), list(job["quasi_identifiers"]), "disease"
+                )
+                assert int(sizes.min(initial=k)) >= k, f"{cls.name}: a class of {sizes.min()} rows"
+                assert int(distinct.min(initial=diversity)) >= diversity, (
+                    f"{cls.name}: a released class holds {distinct.min()} sensitive value(s), "
+                    f"fewer than l = {diversity}"
+                )
+            report = check_table(table, job, release=out)
+            assert report.release is not None and report.release["holds"], report.release
+
+
+def _rows(path: Path) -> list[tuple[Any, ...]]:
+    """The rows of a written release, sorted (a release out of core keeps no row order)."""
+    columns = read_table(path).to_dict()
+    return sorted(zip(*columns.values()), key=repr)
+
+
+def check_engine(
+    cls: type[Anonymizer], engine: str, engine_options: Mapping[str, Any] | None = None
+) -> None:
+    """The job run from a CSV file on ``engine`` keeps the in-memory run's guarantees.
+
+    On ``"numpy"`` the table is read in memory; out of core (``"duckdb"``, ``"spark"``) an
+    algorithm that searches the frequency set writes the in-memory release row for row, one
+    that places individual rows runs block by block (blocks of 30 rows) and its written
+    release satisfies the models, lacks at most the suppression limit's rows and is verified
+    by ``anonlab check --release``; any other algorithm is refused before any work.
+
+    Parameters
+    ----------
+    cls : Anonymizer subclass
+    engine : str
+        One of :data:`ENGINES`.
+    engine_options : mapping, optional
+        The engine's options (``{"spark": session}``).
+
+    Raises
+    ------
+    AssertionError
+        What the run on ``engine`` breaks.
+
+    Examples
+    --------
+    >>> from anonlab.algorithms import ALGORITHMS
+    >>> check_engine(ALGORITHMS["optimal"], "numpy")  # returns None: the guarantees hold
+    """
+    algorithm = cls()
+    frequency_set = algorithm.accepts_frequency_set()
+    blocks = not frequency_set and algorithm.accepts_partitions()
+    job = _job(cls)
+    options: dict[str, Any] = {"engine": engine, "engine_options": engine_options}
+    if engine != "numpy" and blocks:
+        options["block_rows"] = 30
+    table = conformance_table(n=90, seed=2)
+    with tempfile.TemporaryDirectory() as tmp:
+        source = Path(tmp) / "input.csv"
+        write_table(table.to_dict(), source)
+        if engine != "numpy" and not (frequency_set or blocks):
+            _refused(cls, job, "--engine numpy", str(source), **options)
+            return
+        out, whole = Path(tmp) / "release.csv", Path(tmp) / "in-memory.csv"
+        result = anonymize(str(source), job, output=out, **options)
+        anonymize(str(source), job, output=whole, engine="numpy")
+        written = read_table(out)
+        missing = table.n_rows - written.n_rows
+        assert missing <= _limit(job, table.n_rows), (
+            f"{cls.name} on {engine}: {missing} rows missing, over the suppression limit"
+        )
+        if cls.verifier == "classes":
+            _holds(written, job)
+        if frequency_set:
+            assert _rows(out) == _rows(whole), (
+                f"{cls.name} on {engine}: the release differs from the in-memory release"
+            )
+        report = check_table(str(source), job, release=out)
+        assert report.release is not None and report.release["holds"], report.release
+        said = result.release.verification.k_after  # (None: a block run states none)
+        assert report.release["k_after"] == (report.release["k_after"] if said is None else said), (
+            f"{cls.name} on {engine}: the release says k = {said}, the check finds "
+            f"{report.release['k_after']}"
+        )
+
+
 #: The checks, in the order they run.
 CHECKS: tuple[Callable[[type[Anonymizer]], None], ...] = (
     check_written_release_holds,
@@ -203,16 +414,23 @@ CHECKS: tuple[Callable[[type[Anonymizer]], None], ...] = (
     check_nulls_form_classes_of_their_own,
     check_empty_and_one_row_tables,
     check_deterministic,
+    check_suppression_limit,
+    check_l_diversity,
 )
 
 
-def check_anonymizer(algorithm: str | type[Anonymizer]) -> None:
+def check_anonymizer(
+    algorithm: str | type[Anonymizer], engines: tuple[str, ...] = ("numpy", "duckdb")
+) -> None:
     """Run every conformance check on a registered algorithm.
 
     Parameters
     ----------
     algorithm : str or Anonymizer subclass
         The algorithm's registered name, or its class.
+    engines : tuple of str
+        The engines :func:`check_engine` runs the algorithm on (DuckDB needs the ``duckdb``
+        extra; Spark, which needs pyspark and Java 17+, is left out by default).
 
     Raises
     ------
@@ -226,3 +444,5 @@ def check_anonymizer(algorithm: str | type[Anonymizer]) -> None:
     cls = ALGORITHMS[algorithm] if isinstance(algorithm, str) else algorithm
     for check in CHECKS:
         check(cls)
+    for engine in engines:
+        check_engine(cls, engine)
