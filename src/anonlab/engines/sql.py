@@ -13,9 +13,10 @@ the engines import theirs.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Self
+from typing import Any, Protocol, Self
 
 import numpy as np
 import numpy.typing as npt
@@ -23,8 +24,8 @@ import numpy.typing as npt
 from anonlab._validation import check_columns
 from anonlab.data.hierarchy import Hierarchy
 from anonlab.data.stats import ClassStats
-from anonlab.data.table import EncodedTable
-from anonlab.engines.base import Engine, Levels, root_label
+from anonlab.data.table import EncodedColumn, EncodedTable
+from anonlab.engines.base import Engine, Levels, ReleasePlan, RowsPlan, root_label
 from anonlab.exceptions import InputError, ParameterError
 
 __all__ = [
@@ -153,13 +154,79 @@ def text_table(table: EncodedTable, pa: Any) -> Any:
     return pa.table(arrays, names=list(table.names))
 
 
+class ReleaseWriter(Protocol):
+    """What writes an engine's full-domain releases and groups them again (see
+    :meth:`Engine.write_release` and :meth:`Engine.release_stats`)."""
+
+    def write(
+        self, plan: ReleasePlan, path: str | os.PathLike[str], *, fmt: str, separator: str = ","
+    ) -> int | None:
+        """Write the release ``plan`` describes to ``path``."""
+
+    def release_stats(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        fmt: str,
+        quasi_identifiers: Sequence[str],
+        sensitive: Sequence[str] = (),
+        separator: str = ",",
+    ) -> ClassStats:
+        """The classes of a written release, read back from the file."""
+
+
+class Blocks(Protocol):
+    """What runs an engine's per-partition releases (see :meth:`Engine.partitions` and the
+    staging methods after it); ``partitions`` takes arguments already checked."""
+
+    def partitions(
+        self,
+        cols: list[str],
+        categories: Mapping[str, npt.NDArray[np.object_]],
+        order_by: Mapping[str, Hierarchy],
+        rows: int,
+    ) -> Iterator[tuple[npt.NDArray[np.int64], EncodedTable]]:
+        """The rows sorted by ``order_by`` in blocks of ``rows``."""
+
+    def stage_labels(
+        self,
+        rows: npt.NDArray[np.int64],
+        labels: Mapping[str, EncodedColumn],
+        keep: npt.NDArray[np.bool_],
+    ) -> None:
+        """Keep one block's labels until the release is written."""
+
+    def clear_staged(self) -> None:
+        """Delete the staged labels."""
+
+    def write_staged_release(
+        self, plan: RowsPlan, path: str | os.PathLike[str], *, fmt: str, separator: str = ","
+    ) -> int:
+        """Write the staged release in the source's order."""
+
+    def staged_mismatches(
+        self, plan: RowsPlan, path: str | os.PathLike[str], *, fmt: str, separator: str = ","
+    ) -> int:
+        """Count the written rows that differ from the staged labels."""
+
+    def staged_spanning(
+        self,
+        plan: RowsPlan,
+        columns: Sequence[str],
+        categories: Mapping[str, npt.NDArray[np.object_]],
+    ) -> tuple[int, npt.NDArray[np.int64], EncodedTable, EncodedTable]:
+        """The released classes whose labels occur in more than one staged block."""
+
+
 class SqlEngine(Engine):
     """What the DuckDB and Spark engines do alike around their queries.
 
     The questions' arguments are checked here, once, and the query is the engine's own
-    (``_count_classes``, ``_class_stats``, ``_head``, ``_frequency_set``, ``_partitions``).
-    Class sizes are remembered per (column, level) set: results are small, and every
-    question reuses them.
+    (``_count_classes``, ``_class_stats``, ``_head``, ``_frequency_set``,
+    ``_distinct_counts``). Class sizes are remembered per (column, level) set: results are
+    small, and every question reuses them. Releases are written by the engine's
+    :class:`ReleaseWriter` (``_writer``) and per-partition releases run by its
+    :class:`Blocks` (``_blocks``), helper objects that hold the engine.
 
     Examples
     --------
@@ -169,6 +236,8 @@ class SqlEngine(Engine):
 
     _names: list[str]
     _sizes: dict[tuple[tuple[str, int], ...], npt.NDArray[np.int64]]
+    _writer: ReleaseWriter
+    _blocks: Blocks
 
     def __enter__(self) -> Self:
         """Return the engine itself (``with Engine(...) as engine:``)."""
@@ -282,13 +351,83 @@ class SqlEngine(Engine):
         rows = int(block_rows)
         if rows < 1:
             raise ParameterError(f"The 'block_rows' of partitions must be >= 1. Got {rows}.")
-        yield from self._partitions(cols, categories, order_by, rows)
+        yield from self._blocks.partitions(cols, categories, order_by, rows)
 
-    def _partitions(
+    def stage_labels(
         self,
-        cols: list[str],
+        rows: npt.NDArray[np.int64],
+        labels: Mapping[str, EncodedColumn],
+        keep: npt.NDArray[np.bool_],
+    ) -> None:
+        """Write one block's labels to a Parquet file of the engine's folder (see
+        :meth:`Engine.stage_labels`)."""
+        self._blocks.stage_labels(rows, labels, keep)
+
+    def clear_staged(self) -> None:
+        """Delete the staged labels."""
+        self._blocks.clear_staged()
+
+    def write_staged_release(
+        self,
+        plan: RowsPlan,
+        path: str | os.PathLike[str],
+        *,
+        fmt: str,
+        separator: str = ",",
+    ) -> int:
+        """Write the staged release in the source's order (see
+        :meth:`Engine.write_staged_release`)."""
+        return self._blocks.write_staged_release(plan, path, fmt=fmt, separator=separator)
+
+    def staged_mismatches(
+        self,
+        plan: RowsPlan,
+        path: str | os.PathLike[str],
+        *,
+        fmt: str,
+        separator: str = ",",
+    ) -> int:
+        """Count the written rows that differ from the staged labels (see
+        :meth:`Engine.staged_mismatches`)."""
+        return self._blocks.staged_mismatches(plan, path, fmt=fmt, separator=separator)
+
+    def staged_spanning(
+        self,
+        plan: RowsPlan,
+        columns: Sequence[str],
         categories: Mapping[str, npt.NDArray[np.object_]],
-        order_by: Mapping[str, Hierarchy],
-        rows: int,
-    ) -> Iterator[tuple[npt.NDArray[np.int64], EncodedTable]]:
-        raise NotImplementedError
+    ) -> tuple[int, npt.NDArray[np.int64], EncodedTable, EncodedTable]:
+        """The released classes whose labels occur in more than one staged block (see
+        :meth:`Engine.staged_spanning`)."""
+        return self._blocks.staged_spanning(plan, columns, categories)
+
+    def write_release(
+        self,
+        plan: ReleasePlan,
+        path: str | os.PathLike[str],
+        *,
+        fmt: str,
+        separator: str = ",",
+    ) -> int | None:
+        """Write the release ``plan`` describes to ``path``, the rows in the source's order
+        (see :meth:`Engine.write_release`)."""
+        return self._writer.write(plan, path, fmt=fmt, separator=separator)
+
+    def release_stats(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        fmt: str,
+        quasi_identifiers: Sequence[str],
+        sensitive: Sequence[str] = (),
+        separator: str = ",",
+    ) -> ClassStats:
+        """Group a written release again, read back from its file (see
+        :meth:`Engine.release_stats`)."""
+        return self._writer.release_stats(
+            path,
+            fmt=fmt,
+            quasi_identifiers=quasi_identifiers,
+            sensitive=sensitive,
+            separator=separator,
+        )

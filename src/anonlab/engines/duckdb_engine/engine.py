@@ -29,7 +29,7 @@ from __future__ import annotations
 import itertools
 import os
 import weakref
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -41,14 +41,13 @@ from anonlab._validation import check_columns
 from anonlab.data.hierarchy import Hierarchy
 from anonlab.data.source import CsvOptions, FileSource, ragged_error
 from anonlab.data.stats import ClassStats, SensitiveHistogram
-from anonlab.data.table import EncodedColumn, EncodedTable
-from anonlab.engines.base import Levels, ReleasePlan, RowsPlan
+from anonlab.data.table import EncodedTable
+from anonlab.engines.base import Levels
 from anonlab.engines.duckdb_engine.blocks import DuckDBBlocks
 from anonlab.engines.duckdb_engine.dialect import (
     FLOATS,
     RN,
     ROW_GROUP_ROWS,
-    csv_scan,
     factorize_fetched,
     is_clock,
     nested_kind,
@@ -67,7 +66,7 @@ from anonlab.engines.sql import (
     quoted,
 )
 from anonlab.engines.staging import ROW, encode_text
-from anonlab.exceptions import DataFormatError, HierarchyError, ParameterError
+from anonlab.exceptions import DataFormatError, HierarchyError
 from anonlab.io.temporary import make_folder, private_file
 
 __all__ = ["DuckDBEngine"]
@@ -469,45 +468,6 @@ class DuckDBEngine(SqlEngine):
         weights = np.asarray(res.column("n").to_numpy(), dtype=np.int64)
         return EncodedTable(tuple(encoded), source=self.source_name, weights=weights)
 
-    def release_stats(
-        self,
-        path: str | os.PathLike[str],
-        *,
-        fmt: str,
-        quasi_identifiers: Sequence[str],
-        sensitive: Sequence[str] = (),
-        separator: str = ",",
-    ) -> ClassStats:
-        """Group a written release again, read back from its file (see
-        :meth:`Engine.release_stats`)."""
-        if fmt == "parquet":
-            scan = f"read_parquet({literal(str(path))})"
-        elif fmt in ("csv", "csv.gz"):
-            scan = csv_scan(path, fmt, separator)
-        else:
-            raise ParameterError(f"Unknown release format {fmt!r}.")
-        cols = list(quasi_identifiers)
-        wanted = cols + [c for c in sensitive if c not in cols]
-        try:
-            kinds = self._kinds_of(scan)
-        except self._duckdb.Error as exc:
-            raise DataFormatError(f"Cannot read the written release back: {summary(exc)}") from None
-        casts = ", ".join(
-            f"{text_of(quoted(c), kinds.get(c, 'VARCHAR'))} AS {quoted(c)}" for c in wanted
-        )
-        try:
-            self.con.execute(f"CREATE OR REPLACE TEMP VIEW released AS SELECT {casts} FROM {scan}")
-        except self._duckdb.Error as exc:
-            raise DataFormatError(f"Cannot read the written release back: {summary(exc)}") from None
-        return self._view_stats(
-            cols,
-            tuple(0 for _ in cols),
-            list(sensitive),
-            with_rows=False,
-            with_keys=True,
-            view="released",
-        )
-
     # ------------------------------------------------------------- per partition
     def _numbered(self) -> str:
         """SQL of the source's rows with their positions (column :data:`ROW`), the rows a
@@ -577,72 +537,3 @@ class DuckDBEngine(SqlEngine):
     def _enum_values(self, name: str) -> list[str]:
         """The values of an ENUM type, in the order of their positions."""
         return list(self._run(f"SELECT enum_range(NULL::{name})").fetchall()[0][0])
-
-    # ------------------------------------------------- releases and partitions
-    def write_release(
-        self,
-        plan: ReleasePlan,
-        path: str | os.PathLike[str],
-        *,
-        fmt: str,
-        separator: str = ",",
-    ) -> int:
-        """Stream the release ``plan`` describes into ``path`` with one ``COPY (SELECT ...)``;
-        rows keep the source's order (see :meth:`DuckDBRelease.write`)."""
-        return self._writer.write(plan, path, fmt=fmt, separator=separator)
-
-    def _partitions(
-        self,
-        cols: list[str],
-        categories: Mapping[str, npt.NDArray[np.object_]],
-        order_by: Mapping[str, Hierarchy],
-        rows: int,
-    ) -> Iterator[tuple[npt.NDArray[np.int64], EncodedTable]]:
-        return self._blocks.partitions(cols, categories, order_by, rows)
-
-    def stage_labels(
-        self,
-        rows: npt.NDArray[np.int64],
-        labels: Mapping[str, EncodedColumn],
-        keep: npt.NDArray[np.bool_],
-    ) -> None:
-        """Write one block's labels to a Parquet file (see :meth:`DuckDBBlocks.stage_labels`)."""
-        self._blocks.stage_labels(rows, labels, keep)
-
-    def clear_staged(self) -> None:
-        """Delete the staged labels."""
-        self._blocks.clear_staged()
-
-    def write_staged_release(
-        self,
-        plan: RowsPlan,
-        path: str | os.PathLike[str],
-        *,
-        fmt: str,
-        separator: str = ",",
-    ) -> int:
-        """Write the staged release in the source's order (see
-        :meth:`DuckDBBlocks.write_staged_release`)."""
-        return self._blocks.write_staged_release(plan, path, fmt=fmt, separator=separator)
-
-    def staged_mismatches(
-        self,
-        plan: RowsPlan,
-        path: str | os.PathLike[str],
-        *,
-        fmt: str,
-        separator: str = ",",
-    ) -> int:
-        """Count the written rows that differ from the staged labels (see
-        :meth:`DuckDBBlocks.staged_mismatches`)."""
-        return self._blocks.staged_mismatches(plan, path, fmt=fmt, separator=separator)
-
-    def staged_spanning(
-        self,
-        plan: RowsPlan,
-        columns: Sequence[str],
-        categories: Mapping[str, npt.NDArray[np.object_]],
-    ) -> tuple[int, npt.NDArray[np.int64], EncodedTable, EncodedTable]:
-        """The released classes whose labels occur in more than one staged block (see
-        :meth:`DuckDBBlocks.staged_spanning`)."""
-        return self._blocks.staged_spanning(plan, columns, categories)

@@ -18,8 +18,9 @@ import numpy.typing as npt
 
 from anonlab._optional import import_optional
 from anonlab._validation import check_columns
+from anonlab.data.stats import ClassStats
 from anonlab.engines.base import ReleasePlan
-from anonlab.engines.duckdb_engine.dialect import copy_options, summary, text_of
+from anonlab.engines.duckdb_engine.dialect import copy_options, csv_scan, summary, text_of
 from anonlab.engines.sql import literal, quoted
 from anonlab.exceptions import DataFormatError, ParameterError
 
@@ -211,6 +212,47 @@ class DuckDBRelease:
         np.cumsum(np.bincount(at, minlength=buckets), out=offsets[1:])
         lists["buckets"] = pa.ListArray.from_arrays(pa.array(offsets), pa.array(numbers[order]))
         return f"list_contains(L.buckets[({number}) % {buckets} + 1], {number})"
+
+    def release_stats(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        fmt: str,
+        quasi_identifiers: Sequence[str],
+        sensitive: Sequence[str] = (),
+        separator: str = ",",
+    ) -> ClassStats:
+        """Group a written release again, read back from its file (see
+        :meth:`Engine.release_stats`)."""
+        if fmt == "parquet":
+            scan = f"read_parquet({literal(str(path))})"
+        elif fmt in ("csv", "csv.gz"):
+            scan = csv_scan(path, fmt, separator)
+        else:
+            raise ParameterError(f"Unknown release format {fmt!r}.")
+        cols = list(quasi_identifiers)
+        wanted = cols + [c for c in sensitive if c not in cols]
+        try:
+            kinds = self._engine._kinds_of(scan)
+        except self._engine._duckdb.Error as exc:
+            raise DataFormatError(f"Cannot read the written release back: {summary(exc)}") from None
+        casts = ", ".join(
+            f"{text_of(quoted(c), kinds.get(c, 'VARCHAR'))} AS {quoted(c)}" for c in wanted
+        )
+        try:
+            self._engine.con.execute(
+                f"CREATE OR REPLACE TEMP VIEW released AS SELECT {casts} FROM {scan}"
+            )
+        except self._engine._duckdb.Error as exc:
+            raise DataFormatError(f"Cannot read the written release back: {summary(exc)}") from None
+        return self._engine._view_stats(
+            cols,
+            tuple(0 for _ in cols),
+            list(sensitive),
+            with_rows=False,
+            with_keys=True,
+            view="released",
+        )
 
 
 def _number(codes: Sequence[str], cards: Sequence[int]) -> str:

@@ -36,7 +36,7 @@ import shutil
 import socket
 import warnings
 import weakref
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -56,7 +56,7 @@ from anonlab.data.source import (
 )
 from anonlab.data.stats import ClassStats
 from anonlab.data.table import EncodedColumn, EncodedTable
-from anonlab.engines.base import Levels, ReleasePlan, RowsPlan
+from anonlab.engines.base import Levels, ReleasePlan
 from anonlab.engines.spark_engine.blocks import SparkBlocks
 from anonlab.engines.spark_engine.classes import SparkClasses, encode_labels, label_domain
 from anonlab.engines.spark_engine.reading import (
@@ -366,6 +366,8 @@ class SparkEngine(SqlEngine):
     """
 
     name = "spark"
+    _writer: SparkRelease
+    _blocks: SparkBlocks
 
     def __init__(
         self,
@@ -826,90 +828,3 @@ class SparkEngine(SqlEngine):
         """The release ``plan`` describes, as a Spark DataFrame (nothing is computed yet;
         see :meth:`SparkRelease.release_frame`)."""
         return self._writer.release_frame(plan)
-
-    def write_release(
-        self,
-        plan: ReleasePlan,
-        path: str | os.PathLike[str],
-        *,
-        fmt: str,
-        separator: str = ",",
-    ) -> int | None:
-        """Write the release ``plan`` describes to the file ``path`` (see
-        :meth:`SparkRelease.write`)."""
-        return self._writer.write(plan, path, fmt=fmt, separator=separator)
-
-    def release_stats(
-        self,
-        path: str | os.PathLike[str],
-        *,
-        fmt: str,
-        quasi_identifiers: Sequence[str],
-        sensitive: Sequence[str] = (),
-        separator: str = ",",
-    ) -> ClassStats:
-        """Group a written release again, read back from its file by Spark (see
-        :meth:`Engine.release_stats`)."""
-        return self._writer.release_stats(
-            path,
-            fmt=fmt,
-            quasi_identifiers=quasi_identifiers,
-            sensitive=sensitive,
-            separator=separator,
-        )
-
-    def _partitions(
-        self,
-        cols: list[str],
-        categories: Mapping[str, npt.NDArray[np.object_]],
-        order_by: Mapping[str, Hierarchy],
-        rows: int,
-    ) -> Iterator[tuple[npt.NDArray[np.int64], EncodedTable]]:
-        return self._blocks.partitions(cols, categories, order_by, rows)
-
-    def stage_labels(
-        self,
-        rows: npt.NDArray[np.int64],
-        labels: Mapping[str, EncodedColumn],
-        keep: npt.NDArray[np.bool_],
-    ) -> None:
-        """Write one block's labels to a Parquet file (see :meth:`SparkBlocks.stage_labels`)."""
-        self._blocks.stage_labels(rows, labels, keep)
-
-    def clear_staged(self) -> None:
-        """Delete the staged labels."""
-        self._blocks.clear_staged()
-
-    def write_staged_release(
-        self,
-        plan: RowsPlan,
-        path: str | os.PathLike[str],
-        *,
-        fmt: str,
-        separator: str = ",",
-    ) -> int:
-        """Write the staged release in the source's order (see
-        :meth:`SparkBlocks.write_staged_release`)."""
-        return self._blocks.write_staged_release(plan, path, fmt=fmt, separator=separator)
-
-    def staged_mismatches(
-        self,
-        plan: RowsPlan,
-        path: str | os.PathLike[str],
-        *,
-        fmt: str,
-        separator: str = ",",
-    ) -> int:
-        """Count the written rows that differ from the staged labels (see
-        :meth:`SparkBlocks.staged_mismatches`)."""
-        return self._blocks.staged_mismatches(plan, path, fmt=fmt, separator=separator)
-
-    def staged_spanning(
-        self,
-        plan: RowsPlan,
-        columns: Sequence[str],
-        categories: Mapping[str, npt.NDArray[np.object_]],
-    ) -> tuple[int, npt.NDArray[np.int64], EncodedTable, EncodedTable]:
-        """The released classes whose labels occur in more than one staged block (see
-        :meth:`SparkBlocks.staged_spanning`)."""
-        return self._blocks.staged_spanning(plan, columns, categories)
