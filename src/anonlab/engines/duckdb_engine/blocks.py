@@ -179,14 +179,7 @@ class DuckDBBlocks:
             f"SELECT {', '.join(select)} FROM {self._engine._kept_rows()} AS s "
             f"POSITIONAL JOIN {labels} AS L{where}"
         )
-        try:
-            res = self._engine.con.execute(f"COPY ({query}) TO {literal(str(path))} ({options})")
-            written = res.fetchall()
-        except self._engine._duckdb.Error as exc:
-            raise DataFormatError(
-                f"Cannot write the release of {self._engine._label()}: {summary(exc)}"
-            ) from None
-        return int(written[0][0]) if written and written[0] else 0
+        return self._engine._copy_release(query, path, options)
 
     def staged_mismatches(
         self,

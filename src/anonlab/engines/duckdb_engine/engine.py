@@ -324,6 +324,17 @@ class DuckDBEngine(SqlEngine):
     def _nested_kind(self, column: str) -> str:
         return self._kinds[column]
 
+    def _copy_release(self, query: str, path: str | os.PathLike[str], options: str) -> int:
+        """Run ``COPY (query) TO path`` (a release); return the rows written."""
+        try:
+            res = self.con.execute(f"COPY ({query}) TO {literal(str(path))} ({options})")
+            written = res.fetchall()
+        except self._duckdb.Error as exc:
+            raise DataFormatError(
+                f"Cannot write the release of {self._label()}: {summary(exc)}"
+            ) from None
+        return int(written[0][0]) if written and written[0] else 0
+
     def _run(self, sql: str) -> Any:
         try:
             return self.con.execute(sql)

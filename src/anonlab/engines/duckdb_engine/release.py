@@ -120,16 +120,10 @@ class DuckDBRelease:
             + (f" WHERE {' AND '.join(where)}" if where else "")
         )
         try:
-            res = self._engine.con.execute(f"COPY ({query}) TO {literal(str(path))} ({options})")
-            written = res.fetchall()
-        except self._engine._duckdb.Error as exc:
-            raise DataFormatError(
-                f"Cannot write the release of {self._engine._label()}: {summary(exc)}"
-            ) from None
+            return self._engine._copy_release(query, path, options)
         finally:
             if lists:
                 self._engine.con.execute(f"DROP TABLE IF EXISTS {view}")
-        return int(written[0][0]) if written and written[0] else 0
 
     def _mapping(
         self,
