@@ -399,9 +399,9 @@ def test_missing_duckdb_names_the_extra(monkeypatch, tmp_path):
 def test_many_suppressed_classes_are_found_by_a_join(tmp_path, monkeypatch):
     """Beyond the hash table held in a list, a hash join finds the suppressed classes (the
     rows' order is then DuckDB's): the same rows."""
-    from anonlab.engines.duckdb_engine import engine as duckdb_engine
+    from anonlab.engines.duckdb_engine import release as duckdb_release
 
-    monkeypatch.setattr(duckdb_engine, "_BUCKETED", 0)
+    monkeypatch.setattr(duckdb_release, "_BUCKETED", 0)
     job = _adult_job(output={"suppressed": "mask"})
     ra, rb, a, b = _both(ADULT, job, tmp_path, ".csv")
     _same_result(ra, rb)
