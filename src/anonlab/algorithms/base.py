@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from anonlab._progress import Progress
+from anonlab._registry import Registry
 from anonlab._validation import did_you_mean
 from anonlab.exceptions import ParameterError
 from anonlab.metrics.base import MetricContext
@@ -307,8 +308,11 @@ PARTITION_ALGORITHMS = (
     "The row-placing algorithms (progressive, top_down, wong_nh, murakami_uno, personalized)"
 )
 
-#: Every algorithm by its job-file name (filled by :func:`register`).
-ALGORITHMS: dict[str, type[Anonymizer]] = {}
+#: Every algorithm by its job-file name (filled by :func:`register`, and by installed packages
+#: through the entry-point group ``anonlab.algorithms``).
+ALGORITHMS: Registry[type[Anonymizer]] = Registry(
+    "algorithm", group="anonlab.algorithms", sort=True
+)
 
 _A = TypeVar("_A", bound=type[Anonymizer])
 
@@ -317,7 +321,7 @@ def register(cls: _A) -> _A:
     """Class decorator: make an algorithm available to job files under ``cls.name``."""
     if not cls.name:
         raise ValueError(f"{cls.__name__} has no name.")
-    ALGORITHMS[cls.name] = cls
+    ALGORITHMS.register(cls.name, cls)
     return cls
 
 
@@ -336,12 +340,7 @@ def build_anonymizer(name: str, params: Mapping[str, Any] | None = None) -> Anon
     ParameterError
         An unknown algorithm or an unknown parameter; the message names the valid ones.
     """
-    cls = ALGORITHMS.get(name) if isinstance(name, str) else None
-    if cls is None:
-        raise ParameterError(
-            f"Unknown algorithm {name!r}.{did_you_mean(str(name), ALGORITHMS)} "
-            f"Valid algorithms: {', '.join(sorted(ALGORITHMS))}."
-        )
+    cls = ALGORITHMS.lookup(name)
     valid = cls.parameter_names()
     for key in params or {}:
         if key not in valid:

@@ -34,6 +34,7 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from anonlab._registry import Registry
 from anonlab._validation import did_you_mean
 from anonlab.exceptions import ParameterError
 from anonlab.metrics.aggregate import Aggregate, RankedLoss, aggregate, parse_aggregate
@@ -187,19 +188,22 @@ def _info_left(
     return InformationLeft(weights=weights, n_sensitive=n_sensitive)
 
 
-#: Job-file names of the metrics and their factories (keyword parameters only).
-METRICS: dict[str, Callable[..., Metric]] = {
-    "entropy": _entropy,
-    "loss": _loss,
-    "discernibility": _discernibility,
-    "aecs": _aecs,
-    "precision": _precision,
-    "height": _height,
-    "ncp": _ncp,
-    "gcp": _gcp,
-    "distortion": _distortion,
-    "info_left": _info_left,
-}
+#: Job-file names of the metrics and their factories (keyword parameters only); installed
+#: packages add factories through the entry-point group ``anonlab.metrics``.
+METRICS: Registry[Callable[..., Metric]] = Registry("metric", group="anonlab.metrics")
+for _name, _factory in (
+    ("entropy", _entropy),
+    ("loss", _loss),
+    ("discernibility", _discernibility),
+    ("aecs", _aecs),
+    ("precision", _precision),
+    ("height", _height),
+    ("ncp", _ncp),
+    ("gcp", _gcp),
+    ("distortion", _distortion),
+    ("info_left", _info_left),
+):
+    METRICS.register(_name, _factory)
 
 
 def build_metric(name: str, **params: Any) -> Metric:
@@ -223,12 +227,9 @@ def build_metric(name: str, **params: Any) -> Metric:
         belong to the metric (the message lists those that do) or has an invalid value.
     """
     key = str(name).strip().lower() if isinstance(name, str) else name
-    factory = METRICS.get(key) if isinstance(key, str) else None
-    if factory is None:
-        raise ParameterError(
-            f"Unknown metric {name!r}.{did_you_mean(str(name), METRICS)} "
-            f"Valid metrics: {', '.join(METRICS)}."
-        )
+    if not isinstance(key, str) or key not in METRICS:
+        raise METRICS.unknown(name)
+    factory = METRICS[key]
     allowed = list(inspect.signature(factory).parameters)
     unknown = [p for p in params if p not in allowed]
     if unknown:
