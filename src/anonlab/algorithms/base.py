@@ -11,11 +11,8 @@ place, one uniform message), reads a :class:`~anonlab.release.problem.Problem` a
 from __future__ import annotations
 
 import inspect
-import math
-import numbers
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
 import numpy as np
@@ -23,7 +20,7 @@ import numpy.typing as npt
 
 from anonlab._progress import Progress
 from anonlab._registry import Registry
-from anonlab._validation import did_you_mean
+from anonlab._validation import Param, did_you_mean
 from anonlab.exceptions import ParameterError
 from anonlab.metrics.base import MetricContext
 from anonlab.release.problem import Problem
@@ -35,85 +32,10 @@ __all__ = [
     "Anonymizer",
     "FREQUENCY_SET_ALGORITHMS",
     "PARTITION_ALGORITHMS",
-    "Param",
+    "Param",  # (declared in anonlab._validation: one vocabulary for every layer)
     "build_anonymizer",
     "register",
 ]
-
-
-@dataclass(frozen=True)
-class Param:
-    """The constraint of one algorithm parameter (validated by :meth:`Anonymizer.fit`).
-
-    Parameters
-    ----------
-    kind : type or tuple of types
-        ``int``, ``float`` (an int is accepted), ``bool``, ``str``, ``dict``, ``list``.
-    low, high : float, optional
-        Inclusive bounds of a number.
-    choices : tuple, optional
-        The values allowed.
-    none : bool
-        Whether None is allowed (a default decided by the algorithm).
-    """
-
-    kind: type | tuple[type, ...]
-    low: float | None = None
-    high: float | None = None
-    choices: tuple[Any, ...] | None = None
-    none: bool = False
-
-    def describe(self) -> str:
-        """The constraint in words: ``an int >= 0``, ``one of 'basic', 'log'``."""
-        if self.choices is not None:
-            text = "one of " + ", ".join(repr(c) for c in self.choices)
-        else:
-            kinds = self.kind if isinstance(self.kind, tuple) else (self.kind,)
-            names = {
-                int: "an int",
-                float: "a number",
-                bool: "true or false",
-                str: "a string",
-                dict: "a mapping",
-                list: "a list",
-            }
-            text = " or ".join(names.get(k, k.__name__) for k in kinds)
-            if self.low is not None and self.high is not None:
-                text += f" in [{self.low:g}, {self.high:g}]"
-            elif self.low is not None:
-                text += f" >= {self.low:g}"
-            elif self.high is not None:
-                text += f" <= {self.high:g}"
-        return text + (" (or None)" if self.none else "")
-
-    def accepts(self, value: Any) -> bool:
-        """Whether ``value`` satisfies the constraint."""
-        if value is None:
-            return self.none
-        if self.choices is not None:
-            return any(value == c and type(value) is type(c) for c in self.choices)
-        kinds = self.kind if isinstance(self.kind, tuple) else (self.kind,)
-        ok = False
-        for k in kinds:
-            if k is bool:
-                ok |= isinstance(value, bool)
-            elif k is int:
-                ok |= isinstance(value, numbers.Integral) and not isinstance(value, bool)
-            elif k is float:
-                ok |= isinstance(value, numbers.Real) and not isinstance(value, bool)
-            else:
-                ok |= isinstance(value, k)
-        if not ok:
-            return False
-        if isinstance(value, numbers.Real) and not isinstance(value, bool):
-            x = float(value)
-            if math.isnan(x):
-                return False
-            if self.low is not None and x < self.low:
-                return False
-            if self.high is not None and x > self.high:
-                return False
-        return True
 
 
 class Anonymizer(ABC):
@@ -157,14 +79,11 @@ class Anonymizer(ABC):
         return {name: getattr(self, name) for name in self.parameter_names()}
 
     def _validate_params(self) -> None:
-        """Check every parameter against its :class:`Param` (the uniform message)."""
+        """Check every parameter against its :class:`Param` (the one wording)."""
         for name, value in self.get_params().items():
             rule = self._parameter_constraints.get(name)
-            if rule is not None and not rule.accepts(value):
-                raise ParameterError(
-                    f"The {name!r} parameter of {self.name} must be {rule.describe()}. "
-                    f"Got {value!r} instead."
-                )
+            if rule is not None:
+                rule.check(value, name, owner=self.name)
 
     def fit(self, problem: Problem, *, progress: Progress | None = None) -> Anonymizer:
         """Validate the parameters, then find a recoding of ``problem``.
