@@ -35,7 +35,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from anonlab._registry import Registry
-from anonlab._validation import did_you_mean
+from anonlab._validation import Param, did_you_mean
 from anonlab.exceptions import ParameterError
 from anonlab.metrics.aggregate import Aggregate, RankedLoss, aggregate, parse_aggregate
 from anonlab.metrics.arx import (
@@ -81,12 +81,13 @@ __all__ = [
 ]
 
 
+#: The constraint of a metric's ``monotonic`` parameter (the variant to build).
+_MONOTONIC = Param(bool, text="a bool")
+
+
 def _check_monotonic(value: object, name: str) -> bool:
-    if not isinstance(value, bool):
-        raise ParameterError(
-            f"The 'monotonic' parameter of metric {name!r} must be a bool. Got {value!r} instead."
-        )
-    return value
+    checked: bool = _MONOTONIC.check(value, "monotonic", owner=f"metric {name!r}")
+    return checked
 
 
 def _single(name: str, fixed: bool, monotonic: object) -> None:
