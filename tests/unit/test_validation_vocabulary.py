@@ -26,3 +26,50 @@ def test_a_builder_keeps_its_own_message(kind, options, message):
     with pytest.raises(ParameterError) as info:
         build_hierarchy(kind, ["10", "20"], options, attribute="a")
     assert str(info.value) == message
+
+
+JOB = {"quasi_identifiers": {"age": {}}, "models": ["k_anonymity"]}
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (
+            {"suppression": 1.5},
+            "The 'suppression' parameter must be a number in [0, 1]. Got 1.5 instead.",
+        ),
+        (
+            {"quasi_identifiers": {"age": {"max_level": 1.5}}},
+            "The 'max_level' of quasi-identifier 'age' must be an int. Got 1.5 instead.",
+        ),
+        (
+            {"quasi_identifiers": {"age": {"weight": -1}}},
+            "The 'weight' of quasi-identifier 'age' must be a number >= 0. Got -1 instead.",
+        ),
+        (  # a weight that is not a number at all (NaN) was taken before the declared rule
+            {"quasi_identifiers": {"age": {"weight": float("nan")}}},
+            "The 'weight' of quasi-identifier 'age' must be a number >= 0. Got nan instead.",
+        ),
+        (
+            {"personalized": {"default_limit": 0}},
+            "The 'default_limit' parameter of 'personalized' (a leakage limit) must be a number "
+            "in (0, 1]. Got 0 instead.",
+        ),
+    ],
+)
+def test_the_jobs_own_keys_speak_the_one_wording(change, message):
+    from anonlab.io.job import parse_job
+
+    with pytest.raises(ParameterError) as info:
+        parse_job({**JOB, **change})
+    assert str(info.value) == message
+
+
+def test_models_declare_their_parameters():
+    from anonlab.models import MODELS, model_parameters
+
+    for name, cls in MODELS.items():
+        required, optional = model_parameters(name)
+        declared = set(cls._parameter_constraints)
+        assert declared <= set(required + optional), name
+        assert declared, name
