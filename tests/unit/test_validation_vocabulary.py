@@ -73,3 +73,60 @@ def test_models_declare_their_parameters():
         declared = set(cls._parameter_constraints)
         assert declared <= set(required + optional), name
         assert declared, name
+
+
+def _patients():
+    import pandas as pd
+
+    ages = [34, 35, 36, 37, 44, 45, 46, 47, 52, 53, 58, 59]
+    return pd.DataFrame(
+        {
+            "age": [str(a) for a in ages],
+            "sex": ["F", "F", "M", "M"] * 3,
+            "disease": ["flu", "hiv", "cold"] * 4,
+        }
+    )
+
+
+def test_privacyfrost2_is_validated_once_per_job(monkeypatch):
+    from anonlab.algorithms.privacyfrost2 import PrivacyFrost2, search
+    from anonlab.api import anonymize
+
+    calls = []
+    original = PrivacyFrost2._validate_params
+
+    def counted(self):
+        calls.append(1)
+        original(self)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the search validated the job's parameters again")
+
+    monkeypatch.setattr(PrivacyFrost2, "_validate_params", counted)
+    monkeypatch.setattr(search, "per_attribute", refuse)
+    monkeypatch.setattr(search, "check_int", refuse)
+    job = {
+        "quasi_identifiers": {"age": {"intervals": {"widths": [5, 10, 20]}}, "sex": {}},
+        "sensitive": ["disease"],
+        "models": [{"k_anonymity": {"k": 3}}],
+        "algorithm": {"name": "privacyfrost2", "p": 1},
+    }
+    result = anonymize(_patients(), job)
+    assert calls == [1]
+    assert result.algorithm == "privacyfrost2"
+
+
+def test_fit_checks_again_when_the_parameters_changed_after_check():
+    from anonlab.algorithms import build_anonymizer
+    from anonlab.api import build_problem, load_job
+
+    job = {
+        "quasi_identifiers": {"age": {}, "sex": {}},
+        "models": [{"k_anonymity": {"k": 2}}],
+    }
+    problem = build_problem(_patients(), load_job(job))
+    algorithm = build_anonymizer("privacyfrost2")
+    algorithm.check(problem)
+    algorithm.p = -1
+    with pytest.raises(ParameterError, match="'p' parameter of privacyfrost2 must be an int >= 0"):
+        algorithm.fit(problem)

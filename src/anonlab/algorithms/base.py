@@ -10,7 +10,9 @@ place, one uniform message), reads a :class:`~anonlab.release.problem.Problem` a
 
 from __future__ import annotations
 
+import copy
 import inspect
+import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Any, ClassVar, TypeVar
@@ -67,6 +69,8 @@ class Anonymizer(ABC):
     recoding_: Recoding
     search_: SearchStats
     context_: MetricContext | None = None
+    #: The problem and the parameters :meth:`check` last accepted.
+    _checked: tuple[weakref.ref[Problem], dict[str, Any]] | None = None
 
     @classmethod
     def parameter_names(cls) -> list[str]:
@@ -86,7 +90,8 @@ class Anonymizer(ABC):
                 rule.check(value, name, owner=self.name)
 
     def fit(self, problem: Problem, *, progress: Progress | None = None) -> Anonymizer:
-        """Validate the parameters, then find a recoding of ``problem``.
+        """Validate the parameters (unless :meth:`check` just did, for this problem and
+        these parameters), then find a recoding of ``problem``.
 
         Parameters
         ----------
@@ -99,7 +104,8 @@ class Anonymizer(ABC):
         Anonymizer
             ``self``, with ``recoding_`` and ``search_`` set.
         """
-        self.check(problem)
+        if not self._checked_for(problem):
+            self.check(problem)
         self._fit(problem, progress)
         return self
 
@@ -116,9 +122,22 @@ class Anonymizer(ABC):
         ParameterError
             Naming the parameter, or what the algorithm needs.
         """
+        self._checked = None
         self._validate_params()
         self._check_frequency_set(problem)
         self._check_problem(problem)
+        self._checked = (weakref.ref(problem), copy.deepcopy(self.get_params()))
+
+    def _checked_for(self, problem: Problem) -> bool:
+        """Whether :meth:`check` passed for this very problem with the parameters as they are
+        now (a job checks before it opens anything; :meth:`fit` then does not check again)."""
+        if self._checked is None:
+            return False
+        ref, params = self._checked
+        try:
+            return ref() is problem and bool(params == self.get_params())
+        except (TypeError, ValueError):  # a parameter that does not compare: check again
+            return False
 
     def _check_problem(self, problem: Problem) -> None:
         """Refuse, before any work, a problem the algorithm cannot solve (default: accept)."""

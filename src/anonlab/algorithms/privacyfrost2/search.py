@@ -579,9 +579,8 @@ def privacyfrost2(
             f"Got {score!r} instead."
         )
     p = check_int(p, "p", low=0, owner=OWNER)
-    if restarts is None:
-        restarts = 0 if partial_domain is True else DEFAULT_RESTARTS
-    restarts = check_int(restarts, "restarts", low=0, owner=OWNER)
+    if restarts is not None:
+        restarts = check_int(restarts, "restarts", low=0, owner=OWNER)
     if not isinstance(partial_domain, bool):
         raise ParameterError(
             f"The 'partial_domain' parameter of {OWNER} must be a bool. "
@@ -592,6 +591,90 @@ def privacyfrost2(
             f"The 'presampling' parameter of {OWNER} must be a PreSampling or None. "
             f"Got {presampling!r} instead."
         )
+    return _run(
+        evaluator,
+        lattice,
+        attrs,
+        prio=prio,
+        score_fn=score_fn,
+        p=p,
+        restarts=restarts,
+        partial_domain=partial_domain,
+        presampling=presampling,
+        progress=progress,
+        t0=t0,
+    )
+
+
+def search(
+    evaluator: LatticeEvaluator,
+    lattice: Lattice,
+    *,
+    priorities: Sequence[int],
+    score: Score,
+    p: int,
+    restarts: int | None,
+    partial_domain: bool,
+    presampling: PreSampling | None,
+    progress: Progress | None = None,
+) -> PrivacyFrost2Result:
+    """:func:`privacyfrost2` on parameters already validated, once: by :func:`privacyfrost2`
+    itself, or by :meth:`PrivacyFrost2.check <anonlab.algorithms.base.Anonymizer.check>`
+    (their declared constraints) for a job.
+
+    Parameters
+    ----------
+    evaluator, lattice
+        As :func:`privacyfrost2` takes them (their agreement is checked here).
+    priorities : sequence of int
+        One priority ``v >= 1`` per quasi-identifier, in the table's order.
+    score : Score
+    p : int
+    restarts : int or None
+        None: the default of :func:`privacyfrost2`.
+    partial_domain : bool
+    presampling : PreSampling or None
+        Its levels are checked against the hierarchies here, before any work.
+    progress : callable, optional
+
+    Returns
+    -------
+    PrivacyFrost2Result
+    """
+    t0 = time.perf_counter()
+    attrs = _validate(evaluator, lattice)
+    return _run(
+        evaluator,
+        lattice,
+        attrs,
+        prio=list(priorities),
+        score_fn=score,
+        p=p,
+        restarts=restarts,
+        partial_domain=partial_domain,
+        presampling=presampling,
+        progress=progress,
+        t0=t0,
+    )
+
+
+def _run(
+    evaluator: LatticeEvaluator,
+    lattice: Lattice,
+    attrs: tuple[str, ...],
+    *,
+    prio: list[int],
+    score_fn: Score,
+    p: int,
+    restarts: int | None,
+    partial_domain: bool,
+    presampling: PreSampling | None,
+    progress: Progress | None,
+    t0: float,
+) -> PrivacyFrost2Result:
+    """The search of :func:`privacyfrost2` on validated parameters (see :func:`search`)."""
+    if restarts is None:
+        restarts = 0 if partial_domain else DEFAULT_RESTARTS
     if presampling is not None:
         presampling.levels(evaluator)  # validate before any work
 
