@@ -107,6 +107,20 @@ class Registry(Mapping[str, _T], Generic[_T]):
         self._load()
         return sorted(self._entries) if self.sort else list(self._entries)
 
+    def registered(self) -> list[tuple[str, _T]]:
+        """Every entry in the order it was registered (anonlab's own first), whatever
+        ``sort`` says: the order help texts and messages group them in.
+
+        Examples
+        --------
+        >>> r = Registry[int]("number", sort=True)
+        >>> _ = r.register("two", 2); _ = r.register("one", 1)
+        >>> r.registered()
+        [('two', 2), ('one', 1)]
+        """
+        self._load()
+        return list(self._entries.items())
+
     def unknown(self, name: object) -> ParameterError:
         """The error for a name the registry does not hold: the closest name and every name.
 

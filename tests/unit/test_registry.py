@@ -87,3 +87,85 @@ def test_the_job_builders_read_the_registries(monkeypatch):
     monkeypatch.setitem(MODELS._entries, "k_anonymity_plugin", KAnonymity)
     assert build_model("k_anonymity_plugin", {"k": 3}).k == 3
     assert build_anonymizer("optimal").name == "optimal"
+
+
+# ------------------------------------------------------------- lists made from the registry
+
+
+@pytest.fixture
+def plugin_family():
+    """A family an installed package would add: it places rows, block by block."""
+    from typing import ClassVar
+
+    from anonlab.algorithms.base import Anonymizer, register
+
+    @register
+    class Mondrian(Anonymizer):
+        name: ClassVar[str] = "mondrian_plugin"
+        family: ClassVar[str] = "multidimensional partitioning"
+
+        def __init__(self) -> None:
+            pass
+
+        def accepts_partitions(self) -> bool:
+            return True
+
+        def _fit(self, problem, progress):  # pragma: no cover - never run here
+            raise NotImplementedError
+
+    yield Mondrian
+    del ALGORITHMS["mondrian_plugin"]
+
+
+def test_capability_lists_are_made_from_the_registry(plugin_family):
+    from anonlab.algorithms import base
+
+    assert base.FREQUENCY_SET_ALGORITHMS == (
+        "The full-domain searches (optimal, incognito, and privacyfrost2 without "
+        "partial_domain and presampling)"
+    )
+    assert base.PARTITION_ALGORITHMS == (
+        "The row-placing algorithms (progressive, top_down, wong_nh, murakami_uno, "
+        "personalized, mondrian_plugin)"
+    )
+    assert base.algorithm_families().endswith("; mondrian_plugin (multidimensional partitioning)")
+
+
+def test_help_lists_are_made_from_the_registry(plugin_family):
+    from anonlab import api
+
+    lists = api.help_lists()
+    assert lists["partition_algorithms"].endswith("personalized, mondrian_plugin")
+    assert lists["algorithms"].startswith(
+        "optimal, incognito or privacyfrost2 (full-domain generalization); progressive or "
+        "top_down ((alpha,k) local recoding); wong_nh or murakami_uno (non-homogeneous "
+        "generalization); personalized (each person's own limit, with the personalized section)"
+    )
+    assert api.engine_names() == list(ENGINES)
+
+
+def test_the_command_line_help_shows_the_registry():
+    from typer.testing import CliRunner
+
+    from anonlab import api
+    from anonlab.cli import app
+
+    def shown(*args):
+        output = CliRunner().invoke(app, [*args, "--help"], env={"COLUMNS": "200"}).output
+        return " ".join(output.replace("\u2502", " ").split())  # (the boxes' side lines)
+
+    text = shown("anonymize")
+    for name in ALGORITHMS:
+        assert name in text
+    assert api.help_lists()["partition_algorithms"] in text
+    text = shown("diagnose")
+    assert "numpy|duckdb|spark" in text
+
+
+def test_the_readme_names_every_registered_entry():
+    from pathlib import Path
+
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    for registry in (ALGORITHMS, MODELS, METRICS, ENGINES):
+        missing = [name for name in registry if name not in readme]
+        assert not missing, f"README names no {registry.kind} {missing}"

@@ -32,9 +32,11 @@ from anonlab.release.result import SearchStats
 __all__ = [
     "ALGORITHMS",
     "Anonymizer",
-    "FREQUENCY_SET_ALGORITHMS",
-    "PARTITION_ALGORITHMS",
-    "Param",  # (declared in anonlab._validation: one vocabulary for every layer)
+    "Param",
+    "algorithm_families",
+    "frequency_set_algorithms",
+    "partition_algorithm_names",
+    "partition_algorithms",  # (declared in anonlab._validation: one vocabulary for every layer)
     "build_anonymizer",
     "register",
 ]
@@ -65,6 +67,11 @@ class Anonymizer(ABC):
     #: released labels; ``"graph"``: a cell cover on its anonymity graph). ``anonlab check
     #: --release`` judges a written release the same way.
     verifier: ClassVar[str] = "classes"
+    #: The family in words, as help texts list the algorithms (:func:`algorithm_families`).
+    family: ClassVar[str] = ""
+    #: The parameters with which the algorithm runs on a frequency set, in words, when not
+    #: all do (:func:`frequency_set_algorithms`).
+    frequency_set_condition: ClassVar[str] = ""
 
     recoding_: Recoding
     search_: SearchStats
@@ -221,7 +228,7 @@ class Anonymizer(ABC):
             raise ParameterError(
                 f"Algorithm {self.name!r} places individual rows, and this table was read "
                 "out of core as the counts of its distinct combinations (the DuckDB engine), "
-                f"which it cannot use. {FREQUENCY_SET_ALGORITHMS} run on any engine; or run "
+                f"which it cannot use. {frequency_set_algorithms()} run on any engine; or run "
                 f"{self.name!r} on a table that fits in memory (--engine numpy). Nothing "
                 "was written."
             )
@@ -234,17 +241,6 @@ class Anonymizer(ABC):
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
         return f"{type(self).__name__}({args})"
 
-
-#: The algorithms that run on a frequency set, in words (for messages).
-FREQUENCY_SET_ALGORITHMS = (
-    "The full-domain searches (optimal, incognito, and privacyfrost2 without "
-    "partial_domain and presampling)"
-)
-
-#: The algorithms that run out of core partition by partition, in words (for messages).
-PARTITION_ALGORITHMS = (
-    "The row-placing algorithms (progressive, top_down, wong_nh, murakami_uno, personalized)"
-)
 
 #: Every algorithm by its job-file name (filled by :func:`register`, and by installed packages
 #: through the entry-point group ``anonlab.algorithms``).
@@ -261,6 +257,89 @@ def register(cls: _A) -> _A:
         raise ValueError(f"{cls.__name__} has no name.")
     ALGORITHMS.register(cls.name, cls)
     return cls
+
+
+def frequency_set_algorithms() -> str:
+    """The algorithms that run on a frequency set, in words (for messages), from the
+    registry: each whose default instance :meth:`~Anonymizer.accepts_frequency_set`, with
+    its :attr:`~Anonymizer.frequency_set_condition`.
+
+    Examples
+    --------
+    >>> import anonlab.algorithms
+    >>> frequency_set_algorithms()
+    'The full-domain searches (optimal, incognito, and privacyfrost2 without partial_domain and presampling)'
+    """
+    names = [
+        f"{name} {cls.frequency_set_condition}".strip()
+        for name, cls in ALGORITHMS.registered()
+        if _by_default(cls, "accepts_frequency_set")
+    ]
+    listed = ", ".join(names[:-1]) + ", and " + names[-1] if len(names) > 2 else " and ".join(names)
+    return f"The full-domain searches ({listed})"
+
+
+def partition_algorithms() -> str:
+    """The algorithms that run out of core partition by partition, in words (for messages),
+    from the registry: each whose default instance :meth:`~Anonymizer.accepts_partitions`.
+
+    Examples
+    --------
+    >>> import anonlab.algorithms
+    >>> partition_algorithms()
+    'The row-placing algorithms (progressive, top_down, wong_nh, murakami_uno, personalized)'
+    """
+    return f"The row-placing algorithms ({', '.join(partition_algorithm_names())})"
+
+
+def partition_algorithm_names() -> list[str]:
+    """The names of the algorithms that run out of core partition by partition.
+
+    Examples
+    --------
+    >>> import anonlab.algorithms
+    >>> partition_algorithm_names()[:2]
+    ['progressive', 'top_down']
+    """
+    return [name for name, cls in ALGORITHMS.registered() if _by_default(cls, "accepts_partitions")]
+
+
+def algorithm_families() -> str:
+    """Every algorithm, grouped by :attr:`~Anonymizer.family` in registration order, as help
+    texts list them.
+
+    Examples
+    --------
+    >>> import anonlab.algorithms
+    >>> algorithm_families().split("; ")[0]
+    'optimal, incognito or privacyfrost2 (full-domain generalization)'
+    """
+    families: dict[str, list[str]] = {}
+    for name, cls in ALGORITHMS.registered():
+        families.setdefault(cls.family, []).append(name)
+    parts = []
+    for family, names in families.items():
+        listed = ", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else names[0]
+        parts.append(f"{listed} ({family})" if family else listed)
+    return "; ".join(parts)
+
+
+def _by_default(cls: type[Anonymizer], capability: str) -> bool:
+    """Whether the algorithm with its default parameters has ``capability``."""
+    try:
+        return bool(getattr(cls(), capability)())
+    except Exception:  # an algorithm without defaults for every parameter: not listed
+        return False
+
+
+def __getattr__(name: str) -> str:
+    """``FREQUENCY_SET_ALGORITHMS`` and ``PARTITION_ALGORITHMS``: the texts above, made
+    from the registry when read (the families register after this module is loaded)."""
+    if name == "FREQUENCY_SET_ALGORITHMS":
+        return frequency_set_algorithms()
+    if name == "PARTITION_ALGORITHMS":
+        return partition_algorithms()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def build_anonymizer(name: str, params: Mapping[str, Any] | None = None) -> Anonymizer:

@@ -102,6 +102,7 @@ class WongNH(Anonymizer):
     """
 
     name: ClassVar[str] = "wong_nh"
+    family: ClassVar[str] = "non-homogeneous generalization"
     verifier: ClassVar[str] = "graph"  # a cell cover, on its anonymity graph
     conformance_job: ClassVar[dict[str, Any]] = {"metric": {"name": "gcp"}, "suppression": 0.0}
     _parameter_constraints: ClassVar[dict[str, Param]] = {
@@ -252,6 +253,7 @@ class MurakamiUno(Anonymizer):
     """
 
     name: ClassVar[str] = "murakami_uno"
+    family: ClassVar[str] = "non-homogeneous generalization"
     verifier: ClassVar[str] = "graph"  # a cell cover, on its anonymity graph
     conformance_job: ClassVar[dict[str, Any]] = {"metric": {"name": "gcp"}, "suppression": 0.0}
     _parameter_constraints: ClassVar[dict[str, Param]] = {

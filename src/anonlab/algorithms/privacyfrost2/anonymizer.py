@@ -90,6 +90,8 @@ class PrivacyFrost2(Anonymizer):
     """
 
     name: ClassVar[str] = "privacyfrost2"
+    family: ClassVar[str] = "full-domain generalization"
+    frequency_set_condition: ClassVar[str] = "without partial_domain and presampling"
     _parameter_constraints: ClassVar[dict[str, Param]] = {
         "score": Param(str, choices=tuple(sorted(SCORES))),
         "d": Param(int, low=1, none=True),
