@@ -52,8 +52,8 @@ class Param:
     empty : bool
         Whether an empty string is accepted.
     text : str, optional
-        The constraint in words when its kind does not say it (``the name of a sensitive
-        column (str)``); the bounds are then not repeated.
+        The whole constraint in words when its kind does not say it (``the name of a
+        sensitive column (str)``); neither the bounds nor None are added to it.
 
     Examples
     --------
@@ -82,8 +82,8 @@ class Param:
     def describe(self) -> str:
         """The constraint in words: ``an int >= 0``, ``one of 'basic', 'log'``."""
         if self.text is not None:
-            text = self.text
-        elif self.choices is not None:
+            return self.text
+        if self.choices is not None:
             text = "one of " + ", ".join(repr(c) for c in self.choices)
         else:
             kinds = self.kind if isinstance(self.kind, tuple) else (self.kind,)

@@ -88,6 +88,11 @@ def _patients():
     )
 
 
+class _Refused(dict):
+    def __getitem__(self, key):
+        raise AssertionError("the search validated the job's parameters again")
+
+
 def test_privacyfrost2_is_validated_once_per_job(monkeypatch):
     from anonlab.algorithms.privacyfrost2 import PrivacyFrost2, search
     from anonlab.api import anonymize
@@ -104,7 +109,7 @@ def test_privacyfrost2_is_validated_once_per_job(monkeypatch):
 
     monkeypatch.setattr(PrivacyFrost2, "_validate_params", counted)
     monkeypatch.setattr(search, "per_attribute", refuse)
-    monkeypatch.setattr(search, "check_int", refuse)
+    monkeypatch.setattr(search, "_ARGUMENTS", _Refused())
     job = {
         "quasi_identifiers": {"age": {"intervals": {"widths": [5, 10, 20]}}, "sex": {}},
         "sensitive": ["disease"],

@@ -25,7 +25,7 @@ import numpy.typing as npt
 
 from anonlab._progress import Progress
 from anonlab._typing import IntArray
-from anonlab._validation import check_int
+from anonlab._validation import Param
 from anonlab.algorithms._lattice.judge import class_hists
 from anonlab.algorithms._lattice.lattice import Lattice, LatticeEvaluator
 from anonlab.algorithms.privacyfrost2._common import per_attribute, to_paper_levels
@@ -482,6 +482,17 @@ def _validate(evaluator: LatticeEvaluator, lattice: Lattice) -> tuple[str, ...]:
     return attrs
 
 
+#: The declared constraints of :func:`privacyfrost2`'s own arguments (a job's parameters are
+#: the registered algorithm's ``_parameter_constraints``, checked once before the search).
+_ARGUMENTS = {
+    "score": Param((str, Score), text="a Score or a score name"),
+    "p": Param(int, low=0),
+    "restarts": Param(int, low=0),
+    "partial_domain": Param(bool, text="a bool"),
+    "presampling": Param(PreSampling, none=True, text="a PreSampling or None"),
+}
+
+
 def privacyfrost2(
     evaluator: LatticeEvaluator,
     lattice: Lattice,
@@ -569,28 +580,13 @@ def privacyfrost2(
     t0 = time.perf_counter()
     attrs = _validate(evaluator, lattice)
     prio = per_attribute(priorities, attrs, "priorities", low=1, default=1)
-    if isinstance(score, str):
-        score_fn = build_score(score)
-    elif isinstance(score, Score):
-        score_fn = score
-    else:
-        raise ParameterError(
-            f"The 'score' parameter of {OWNER} must be a Score or a score name. "
-            f"Got {score!r} instead."
-        )
-    p = check_int(p, "p", low=0, owner=OWNER)
-    if restarts is not None:
-        restarts = check_int(restarts, "restarts", low=0, owner=OWNER)
-    if not isinstance(partial_domain, bool):
-        raise ParameterError(
-            f"The 'partial_domain' parameter of {OWNER} must be a bool. "
-            f"Got {partial_domain!r} instead."
-        )
-    if presampling is not None and not isinstance(presampling, PreSampling):
-        raise ParameterError(
-            f"The 'presampling' parameter of {OWNER} must be a PreSampling or None. "
-            f"Got {presampling!r} instead."
-        )
+    _ARGUMENTS["score"].check(score, "score", owner=OWNER)
+    score_fn = build_score(score) if isinstance(score, str) else score
+    p = _ARGUMENTS["p"].check(p, "p", owner=OWNER)
+    if restarts is not None:  # (None: the default, decided by partial_domain)
+        restarts = _ARGUMENTS["restarts"].check(restarts, "restarts", owner=OWNER)
+    _ARGUMENTS["partial_domain"].check(partial_domain, "partial_domain", owner=OWNER)
+    _ARGUMENTS["presampling"].check(presampling, "presampling", owner=OWNER)
     return _run(
         evaluator,
         lattice,
