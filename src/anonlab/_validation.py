@@ -7,10 +7,13 @@ import math
 import numbers
 import unicodedata
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from anonlab.exceptions import ColumnNotFoundError, ParameterError
 
 __all__ = [
+    "Param",
     "check_int",
     "check_fraction",
     "check_columns",
@@ -24,6 +27,205 @@ __all__ = [
 SHOWN_CHARS = 80
 
 
+@dataclass(frozen=True)
+class Param:
+    """The declared constraint of one parameter, and its one error wording.
+
+    Algorithms (``_parameter_constraints``), privacy models, metrics and the job's own keys
+    declare their parameters with it; :meth:`check` refuses a value with one sentence:
+    ``The 'k' parameter of KAnonymity must be an int >= 1. Got 0 instead.``
+
+    Parameters
+    ----------
+    kind : type or tuple of types
+        ``int``, ``float`` (an int is accepted), ``bool``, ``str``, ``dict``, ``list``.
+    low, high : float, optional
+        Inclusive bounds of a number.
+    choices : tuple, optional
+        The values allowed.
+    none : bool
+        Whether None is allowed (a default decided by the owner).
+    low_open : bool
+        Whether ``low`` itself is excluded (``> 0``, ``(0, 1]``).
+    finite : bool
+        Whether the number must be finite (said in the message: ``a finite number``).
+    empty : bool
+        Whether an empty string is accepted.
+    text : str, optional
+        The whole constraint in words when its kind does not say it (``the name of a
+        sensitive column (str)``); neither the bounds nor None are added to it.
+
+    Examples
+    --------
+    >>> Param(int, low=1).describe()
+    'an int >= 1'
+    >>> Param(float, low=0, high=1, low_open=True).describe()
+    'a number in (0, 1]'
+    >>> Param(int, low=1).check(3, "k", owner="KAnonymity")
+    3
+    >>> Param(int, low=1).check(0, "k", owner="KAnonymity")
+    Traceback (most recent call last):
+    ...
+    anonlab.exceptions.ParameterError: The 'k' parameter of KAnonymity must be an int >= 1. Got 0 instead.
+    """
+
+    kind: type | tuple[type, ...]
+    low: float | None = None
+    high: float | None = None
+    choices: tuple[Any, ...] | None = None
+    none: bool = False
+    low_open: bool = False
+    finite: bool = False
+    empty: bool = True
+    text: str | None = None
+
+    def describe(self) -> str:
+        """The constraint in words: ``an int >= 0``, ``one of 'basic', 'log'``."""
+        if self.text is not None:
+            return self.text
+        if self.choices is not None:
+            text = "one of " + ", ".join(repr(c) for c in self.choices)
+        else:
+            kinds = self.kind if isinstance(self.kind, tuple) else (self.kind,)
+            text = " or ".join(_KIND_NAMES.get(k, k.__name__) for k in kinds)
+            if self.finite:
+                text = text.replace("a number", "a finite number")
+            low_mark = "(" if self.low_open else "["
+            if self.low is not None and self.high is not None:
+                text += f" in {low_mark}{_bound(self.low)}, {_bound(self.high)}]"
+            elif self.low is not None:
+                text += f" {'>' if self.low_open else '>='} {_bound(self.low)}"
+            elif self.high is not None:
+                text += f" <= {_bound(self.high)}"
+        return text + (" (or None)" if self.none else "")
+
+    def accepts(self, value: Any) -> bool:
+        """Whether ``value`` satisfies the constraint.
+
+        Examples
+        --------
+        >>> Param(float, low=0).accepts(2), Param(float, low=0).accepts(True)
+        (True, False)
+        """
+        if value is None:
+            return self.none
+        if self.choices is not None:
+            return any(value == c and type(value) is type(c) for c in self.choices)
+        if not self._of_kind(value):
+            return False
+        if isinstance(value, str) and not value and not self.empty:
+            return False
+        if _is_number(value):
+            x = float(value)
+            if math.isnan(x) or (self.finite and math.isinf(x)):
+                return False
+            if self.low is not None and (x < self.low or (self.low_open and x == self.low)):
+                return False
+            if self.high is not None and x > self.high:
+                return False
+        return True
+
+    def check(
+        self,
+        value: Any,
+        name: str,
+        *,
+        owner: str | None = None,
+        subject: str | None = None,
+    ) -> Any:
+        """Return ``value`` (an int as ``int``, a number as ``float``) or raise the one wording.
+
+        Parameters
+        ----------
+        value : object
+            The value to check.
+        name : str
+            The parameter's name.
+        owner : str, optional
+            What the parameter belongs to, named in the message (``of KAnonymity``).
+        subject : str, optional
+            The message's subject in place of ``The 'name' parameter of owner`` (a job's
+            own key: ``The 'weight' of quasi-identifier 'age'``).
+
+        Returns
+        -------
+        object
+            The value; an int of kind ``int`` as ``int``, a number of kind ``float`` as
+            ``float``.
+
+        Raises
+        ------
+        ParameterError
+            ``<subject> must be <constraint>. Got <value> instead.``
+
+        Examples
+        --------
+        >>> Param(float, low=0, high=1).check(1.5, "delta")
+        Traceback (most recent call last):
+        ...
+        anonlab.exceptions.ParameterError: The 'delta' parameter must be a number in [0, 1]. Got 1.5 instead.
+        """
+        if not self.accepts(value):
+            if subject is None:
+                subject = f"The {name!r} parameter{f' of {owner}' if owner else ''}"
+            raise ParameterError(
+                f"{subject} must be {self.describe()}. Got {self._shown(value)} instead."
+            )
+        if value is None or self.choices is not None or not _is_number(value):
+            return value
+        kinds = self.kind if isinstance(self.kind, tuple) else (self.kind,)
+        if kinds == (int,):
+            return int(value)
+        if kinds == (float,):
+            return float(value)
+        return value
+
+    def _of_kind(self, value: Any) -> bool:
+        kinds = self.kind if isinstance(self.kind, tuple) else (self.kind,)
+        for k in kinds:
+            if k is bool:
+                ok = isinstance(value, bool)
+            elif k is int:
+                ok = isinstance(value, numbers.Integral) and not isinstance(value, bool)
+            elif k is float:
+                ok = _is_number(value)
+            else:
+                ok = isinstance(value, k)
+            if ok:
+                return True
+        return False
+
+    def _shown(self, value: Any) -> str:
+        """The refused value as the message shows it: a number of the right kind by its
+        value (``3``, ``1.5``, ``nan``), anything else by its ``repr``."""
+        if self.choices is None and _is_number(value) and self._of_kind(value):
+            if isinstance(value, numbers.Integral):
+                return str(int(value))
+            return f"{float(value):g}"
+        return repr(value)
+
+
+_KIND_NAMES: dict[type, str] = {
+    int: "an int",
+    float: "a number",
+    bool: "true or false",
+    str: "a string",
+    dict: "a mapping",
+    list: "a list",
+}
+
+
+def _bound(value: float) -> str:
+    """A bound as the message shows it: an int whole (``32561``), a fraction by ``:g``."""
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
+    return f"{value:g}"
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
 def check_int(
     value: object,
     name: str,
@@ -32,7 +234,8 @@ def check_int(
     high: int | None = None,
     owner: str | None = None,
 ) -> int:
-    """Return ``value`` as an int, or raise :class:`ParameterError` with a uniform message.
+    """Return ``value`` as an int, or raise :class:`ParameterError` with the one wording
+    (:class:`Param` ``(int, low=low, high=high)``).
 
     Parameters
     ----------
@@ -49,18 +252,14 @@ def check_int(
     -------
     int
         The validated value.
+
+    Examples
+    --------
+    >>> check_int(3, "k", low=1)
+    3
     """
-    where = f" of {owner}" if owner else ""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise ParameterError(
-            f"The {name!r} parameter{where} must be an int{_range(low, high)}. Got {value!r} instead."
-        )
-    ivalue = int(value)
-    if (low is not None and ivalue < low) or (high is not None and ivalue > high):
-        raise ParameterError(
-            f"The {name!r} parameter{where} must be an int{_range(low, high)}. Got {ivalue} instead."
-        )
-    return ivalue
+    result: int = Param(int, low=low, high=high).check(value, name, owner=owner)
+    return result
 
 
 def check_fraction(
@@ -72,7 +271,8 @@ def check_fraction(
     low_open: bool = False,
     owner: str | None = None,
 ) -> float:
-    """Return ``value`` as a float in ``[low, high]`` (or ``(low, high]``), else raise.
+    """Return ``value`` as a float in ``[low, high]`` (or ``(low, high]``), else raise the
+    one wording (:class:`Param` ``(float, low=low, high=high, low_open=low_open)``).
 
     Parameters
     ----------
@@ -91,19 +291,15 @@ def check_fraction(
     -------
     float
         The validated value.
+
+    Examples
+    --------
+    >>> check_fraction(1, "delta")
+    1.0
     """
-    where = f" of {owner}" if owner else ""
-    interval = f"{'(' if low_open else '['}{low:g}, {high:g}]"
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ParameterError(
-            f"The {name!r} parameter{where} must be a number in {interval}. Got {value!r} instead."
-        )
-    fvalue = float(value)
-    if math.isnan(fvalue) or fvalue > high or fvalue < low or (low_open and fvalue == low):
-        raise ParameterError(
-            f"The {name!r} parameter{where} must be a number in {interval}. Got {fvalue:g} instead."
-        )
-    return fvalue
+    rule = Param(float, low=low, high=high, low_open=low_open)
+    result: float = rule.check(value, name, owner=owner)
+    return result
 
 
 def column_name(name: object) -> str:
@@ -201,14 +397,4 @@ def separator_hint(names: Sequence[str]) -> str:
                 f" The header reads as one column holding {said}: is the file separated by "
                 f"them? Give the separator (--separator {cli}; in a job, separator: {job})."
             )
-    return ""
-
-
-def _range(low: int | None, high: int | None) -> str:
-    if low is not None and high is not None:
-        return f" in [{low}, {high}]"
-    if low is not None:
-        return f" >= {low}"
-    if high is not None:
-        return f" <= {high}"
     return ""

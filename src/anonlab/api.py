@@ -13,6 +13,7 @@ from anonlab._progress import Progress, listening, stage
 from anonlab._resources import memory_budget
 from anonlab._validation import column_name, did_you_mean
 from anonlab.algorithms import ALGORITHMS
+from anonlab.algorithms.base import algorithm_families, partition_algorithm_names
 from anonlab.anonymization import (
     AnonymizationResult,
     CheckReport,
@@ -39,7 +40,7 @@ from anonlab.diagnosis import (
 from anonlab.diagnosis.profile import TableProfile, profile_release, profile_table
 from anonlab.diagnosis.questions import Answer
 from anonlab.diagnosis.risk import identifying_columns as _identifying_columns
-from anonlab.engines import Engine, get_engine
+from anonlab.engines import ENGINES, Engine, get_engine
 from anonlab.exceptions import AnonlabError, InputError, ParameterError, PrivacyRiskWarning
 from anonlab.io import read_hierarchy, read_table
 from anonlab.io.atomic import atomic_write, check_output
@@ -71,6 +72,8 @@ __all__ = [
     "identifying_columns",
     "find_quasi_identifiers",
     "job_choices",
+    "help_lists",
+    "engine_names",
     "job_input_files",
     "listening",
     "validate_job",
@@ -404,6 +407,38 @@ def job_choices() -> dict[str, list[str]]:
         "models": sorted(MODELS),
         "metrics": sorted(METRICS),
         "algorithms": sorted(ALGORITHMS),
+    }
+
+
+def engine_names() -> list[str]:
+    """The engines a command may name, from the engine registry.
+
+    Examples
+    --------
+    >>> engine_names()
+    ['numpy', 'duckdb', 'spark']
+    """
+    return list(ENGINES)
+
+
+def help_lists() -> dict[str, str]:
+    """The lists of names the command line's help texts show, made from the registries.
+
+    Returns
+    -------
+    dict of str to str
+        ``algorithms``: every algorithm by family (``optimal, incognito or privacyfrost2
+        (full-domain generalization); ...``); ``partition_algorithms``: the algorithms that
+        run out of core block by block (``progressive, top_down, ...``).
+
+    Examples
+    --------
+    >>> help_lists()["partition_algorithms"]
+    'progressive, top_down, wong_nh, murakami_uno, personalized'
+    """
+    return {
+        "algorithms": algorithm_families(),
+        "partition_algorithms": ", ".join(partition_algorithm_names()),
     }
 
 

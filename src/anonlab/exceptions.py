@@ -1,7 +1,9 @@
 """Exceptions and warnings raised by anonlab.
 
 Every error anonlab raises on purpose derives from :class:`AnonlabError`, so a caller can catch
-them all in one place. Errors that concern user input also derive from :class:`ValueError`.
+them all in one place. Errors that concern user input also derive from :class:`ValueError`; a
+parameter of the wrong type or out of its range (:class:`ParameterError`) also from
+:class:`TypeError`, as Python's own functions raise either for a bad argument.
 """
 
 from __future__ import annotations
@@ -47,8 +49,11 @@ class InputError(AnonlabError, ValueError):
     """
 
 
-class ParameterError(InputError):
+class ParameterError(InputError, TypeError):
     """A parameter is out of its valid range or of the wrong type.
+
+    It is a :class:`ValueError` and a :class:`TypeError` both, so that code that catches
+    either for a bad argument catches it.
 
     Examples
     --------
@@ -57,7 +62,7 @@ class ParameterError(InputError):
     Traceback (most recent call last):
     ...
     anonlab.exceptions.ParameterError: The 'k' parameter of KAnonymity must be an int >= 1. Got 0 instead.
-    >>> issubclass(ParameterError, InputError)
+    >>> issubclass(ParameterError, ValueError) and issubclass(ParameterError, TypeError)
     True
     """
 

@@ -10,19 +10,19 @@ place, one uniform message), reads a :class:`~anonlab.release.problem.Problem` a
 
 from __future__ import annotations
 
+import copy
 import inspect
-import math
-import numbers
+import weakref
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from anonlab._progress import Progress
-from anonlab._validation import did_you_mean
+from anonlab._registry import Registry
+from anonlab._validation import Param, did_you_mean
 from anonlab.exceptions import ParameterError
 from anonlab.metrics.base import MetricContext
 from anonlab.release.problem import Problem
@@ -32,87 +32,14 @@ from anonlab.release.result import SearchStats
 __all__ = [
     "ALGORITHMS",
     "Anonymizer",
-    "FREQUENCY_SET_ALGORITHMS",
-    "PARTITION_ALGORITHMS",
     "Param",
+    "algorithm_families",
+    "frequency_set_algorithms",
+    "partition_algorithm_names",
+    "partition_algorithms",  # (declared in anonlab._validation: one vocabulary for every layer)
     "build_anonymizer",
     "register",
 ]
-
-
-@dataclass(frozen=True)
-class Param:
-    """The constraint of one algorithm parameter (validated by :meth:`Anonymizer.fit`).
-
-    Parameters
-    ----------
-    kind : type or tuple of types
-        ``int``, ``float`` (an int is accepted), ``bool``, ``str``, ``dict``, ``list``.
-    low, high : float, optional
-        Inclusive bounds of a number.
-    choices : tuple, optional
-        The values allowed.
-    none : bool
-        Whether None is allowed (a default decided by the algorithm).
-    """
-
-    kind: type | tuple[type, ...]
-    low: float | None = None
-    high: float | None = None
-    choices: tuple[Any, ...] | None = None
-    none: bool = False
-
-    def describe(self) -> str:
-        """The constraint in words: ``an int >= 0``, ``one of 'basic', 'log'``."""
-        if self.choices is not None:
-            text = "one of " + ", ".join(repr(c) for c in self.choices)
-        else:
-            kinds = self.kind if isinstance(self.kind, tuple) else (self.kind,)
-            names = {
-                int: "an int",
-                float: "a number",
-                bool: "true or false",
-                str: "a string",
-                dict: "a mapping",
-                list: "a list",
-            }
-            text = " or ".join(names.get(k, k.__name__) for k in kinds)
-            if self.low is not None and self.high is not None:
-                text += f" in [{self.low:g}, {self.high:g}]"
-            elif self.low is not None:
-                text += f" >= {self.low:g}"
-            elif self.high is not None:
-                text += f" <= {self.high:g}"
-        return text + (" (or None)" if self.none else "")
-
-    def accepts(self, value: Any) -> bool:
-        """Whether ``value`` satisfies the constraint."""
-        if value is None:
-            return self.none
-        if self.choices is not None:
-            return any(value == c and type(value) is type(c) for c in self.choices)
-        kinds = self.kind if isinstance(self.kind, tuple) else (self.kind,)
-        ok = False
-        for k in kinds:
-            if k is bool:
-                ok |= isinstance(value, bool)
-            elif k is int:
-                ok |= isinstance(value, numbers.Integral) and not isinstance(value, bool)
-            elif k is float:
-                ok |= isinstance(value, numbers.Real) and not isinstance(value, bool)
-            else:
-                ok |= isinstance(value, k)
-        if not ok:
-            return False
-        if isinstance(value, numbers.Real) and not isinstance(value, bool):
-            x = float(value)
-            if math.isnan(x):
-                return False
-            if self.low is not None and x < self.low:
-                return False
-            if self.high is not None and x > self.high:
-                return False
-        return True
 
 
 class Anonymizer(ABC):
@@ -140,10 +67,17 @@ class Anonymizer(ABC):
     #: released labels; ``"graph"``: a cell cover on its anonymity graph). ``anonlab check
     #: --release`` judges a written release the same way.
     verifier: ClassVar[str] = "classes"
+    #: The family in words, as help texts list the algorithms (:func:`algorithm_families`).
+    family: ClassVar[str] = ""
+    #: The parameters with which the algorithm runs on a frequency set, in words, when not
+    #: all do (:func:`frequency_set_algorithms`).
+    frequency_set_condition: ClassVar[str] = ""
 
     recoding_: Recoding
     search_: SearchStats
     context_: MetricContext | None = None
+    #: The problem and the parameters :meth:`check` last accepted.
+    _checked: tuple[weakref.ref[Problem], dict[str, Any]] | None = None
 
     @classmethod
     def parameter_names(cls) -> list[str]:
@@ -156,17 +90,15 @@ class Anonymizer(ABC):
         return {name: getattr(self, name) for name in self.parameter_names()}
 
     def _validate_params(self) -> None:
-        """Check every parameter against its :class:`Param` (the uniform message)."""
+        """Check every parameter against its :class:`Param` (the one wording)."""
         for name, value in self.get_params().items():
             rule = self._parameter_constraints.get(name)
-            if rule is not None and not rule.accepts(value):
-                raise ParameterError(
-                    f"The {name!r} parameter of {self.name} must be {rule.describe()}. "
-                    f"Got {value!r} instead."
-                )
+            if rule is not None:
+                rule.check(value, name, owner=self.name)
 
     def fit(self, problem: Problem, *, progress: Progress | None = None) -> Anonymizer:
-        """Validate the parameters, then find a recoding of ``problem``.
+        """Validate the parameters (unless :meth:`check` just did, for this problem and
+        these parameters), then find a recoding of ``problem``.
 
         Parameters
         ----------
@@ -179,7 +111,8 @@ class Anonymizer(ABC):
         Anonymizer
             ``self``, with ``recoding_`` and ``search_`` set.
         """
-        self.check(problem)
+        if not self._checked_for(problem):
+            self.check(problem)
         self._fit(problem, progress)
         return self
 
@@ -196,9 +129,22 @@ class Anonymizer(ABC):
         ParameterError
             Naming the parameter, or what the algorithm needs.
         """
+        self._checked = None
         self._validate_params()
         self._check_frequency_set(problem)
         self._check_problem(problem)
+        self._checked = (weakref.ref(problem), copy.deepcopy(self.get_params()))
+
+    def _checked_for(self, problem: Problem) -> bool:
+        """Whether :meth:`check` passed for this very problem with the parameters as they are
+        now (a job checks before it opens anything; :meth:`fit` then does not check again)."""
+        if self._checked is None:
+            return False
+        ref, params = self._checked
+        try:
+            return ref() is problem and bool(params == self.get_params())
+        except (TypeError, ValueError):  # a parameter that does not compare: check again
+            return False
 
     def _check_problem(self, problem: Problem) -> None:
         """Refuse, before any work, a problem the algorithm cannot solve (default: accept)."""
@@ -282,7 +228,7 @@ class Anonymizer(ABC):
             raise ParameterError(
                 f"Algorithm {self.name!r} places individual rows, and this table was read "
                 "out of core as the counts of its distinct combinations (the DuckDB engine), "
-                f"which it cannot use. {FREQUENCY_SET_ALGORITHMS} run on any engine; or run "
+                f"which it cannot use. {frequency_set_algorithms()} run on any engine; or run "
                 f"{self.name!r} on a table that fits in memory (--engine numpy). Nothing "
                 "was written."
             )
@@ -296,19 +242,11 @@ class Anonymizer(ABC):
         return f"{type(self).__name__}({args})"
 
 
-#: The algorithms that run on a frequency set, in words (for messages).
-FREQUENCY_SET_ALGORITHMS = (
-    "The full-domain searches (optimal, incognito, and privacyfrost2 without "
-    "partial_domain and presampling)"
+#: Every algorithm by its job-file name (filled by :func:`register`, and by installed packages
+#: through the entry-point group ``anonlab.algorithms``).
+ALGORITHMS: Registry[type[Anonymizer]] = Registry(
+    "algorithm", group="anonlab.algorithms", sort=True
 )
-
-#: The algorithms that run out of core partition by partition, in words (for messages).
-PARTITION_ALGORITHMS = (
-    "The row-placing algorithms (progressive, top_down, wong_nh, murakami_uno, personalized)"
-)
-
-#: Every algorithm by its job-file name (filled by :func:`register`).
-ALGORITHMS: dict[str, type[Anonymizer]] = {}
 
 _A = TypeVar("_A", bound=type[Anonymizer])
 
@@ -317,8 +255,91 @@ def register(cls: _A) -> _A:
     """Class decorator: make an algorithm available to job files under ``cls.name``."""
     if not cls.name:
         raise ValueError(f"{cls.__name__} has no name.")
-    ALGORITHMS[cls.name] = cls
+    ALGORITHMS.register(cls.name, cls)
     return cls
+
+
+def frequency_set_algorithms() -> str:
+    """The algorithms that run on a frequency set, in words (for messages), from the
+    registry: each whose default instance :meth:`~Anonymizer.accepts_frequency_set`, with
+    its :attr:`~Anonymizer.frequency_set_condition`.
+
+    Examples
+    --------
+    >>> import anonlab.algorithms
+    >>> frequency_set_algorithms()
+    'The full-domain searches (optimal, incognito, and privacyfrost2 without partial_domain and presampling)'
+    """
+    names = [
+        f"{name} {cls.frequency_set_condition}".strip()
+        for name, cls in ALGORITHMS.registered()
+        if _by_default(cls, "accepts_frequency_set")
+    ]
+    listed = ", ".join(names[:-1]) + ", and " + names[-1] if len(names) > 2 else " and ".join(names)
+    return f"The full-domain searches ({listed})"
+
+
+def partition_algorithms() -> str:
+    """The algorithms that run out of core partition by partition, in words (for messages),
+    from the registry: each whose default instance :meth:`~Anonymizer.accepts_partitions`.
+
+    Examples
+    --------
+    >>> import anonlab.algorithms
+    >>> partition_algorithms()
+    'The row-placing algorithms (progressive, top_down, wong_nh, murakami_uno, personalized)'
+    """
+    return f"The row-placing algorithms ({', '.join(partition_algorithm_names())})"
+
+
+def partition_algorithm_names() -> list[str]:
+    """The names of the algorithms that run out of core partition by partition.
+
+    Examples
+    --------
+    >>> import anonlab.algorithms
+    >>> partition_algorithm_names()[:2]
+    ['progressive', 'top_down']
+    """
+    return [name for name, cls in ALGORITHMS.registered() if _by_default(cls, "accepts_partitions")]
+
+
+def algorithm_families() -> str:
+    """Every algorithm, grouped by :attr:`~Anonymizer.family` in registration order, as help
+    texts list them.
+
+    Examples
+    --------
+    >>> import anonlab.algorithms
+    >>> algorithm_families().split("; ")[0]
+    'optimal, incognito or privacyfrost2 (full-domain generalization)'
+    """
+    families: dict[str, list[str]] = {}
+    for name, cls in ALGORITHMS.registered():
+        families.setdefault(cls.family, []).append(name)
+    parts = []
+    for family, names in families.items():
+        listed = ", ".join(names[:-1]) + " or " + names[-1] if len(names) > 1 else names[0]
+        parts.append(f"{listed} ({family})" if family else listed)
+    return "; ".join(parts)
+
+
+def _by_default(cls: type[Anonymizer], capability: str) -> bool:
+    """Whether the algorithm with its default parameters has ``capability``."""
+    try:
+        return bool(getattr(cls(), capability)())
+    except Exception:  # an algorithm without defaults for every parameter: not listed
+        return False
+
+
+def __getattr__(name: str) -> str:
+    """``FREQUENCY_SET_ALGORITHMS`` and ``PARTITION_ALGORITHMS``: the texts above, made
+    from the registry when read (the families register after this module is loaded)."""
+    if name == "FREQUENCY_SET_ALGORITHMS":
+        return frequency_set_algorithms()
+    if name == "PARTITION_ALGORITHMS":
+        return partition_algorithms()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def build_anonymizer(name: str, params: Mapping[str, Any] | None = None) -> Anonymizer:
@@ -336,12 +357,7 @@ def build_anonymizer(name: str, params: Mapping[str, Any] | None = None) -> Anon
     ParameterError
         An unknown algorithm or an unknown parameter; the message names the valid ones.
     """
-    cls = ALGORITHMS.get(name) if isinstance(name, str) else None
-    if cls is None:
-        raise ParameterError(
-            f"Unknown algorithm {name!r}.{did_you_mean(str(name), ALGORITHMS)} "
-            f"Valid algorithms: {', '.join(sorted(ALGORITHMS))}."
-        )
+    cls = ALGORITHMS.lookup(name)
     valid = cls.parameter_names()
     for key in params or {}:
         if key not in valid:

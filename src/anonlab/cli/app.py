@@ -36,12 +36,14 @@ out = Console()
 err = Console(stderr=True)
 
 
-class EngineName(str, Enum):
-    """Engines selectable on the command line."""
+#: The names the help texts list, from the registries (algorithms by family, ...).
+_LISTS = api.help_lists()
 
-    numpy = "numpy"
-    duckdb = "duckdb"
-    spark = "spark"
+#: Engines selectable on the command line: every engine of the registry.
+EngineName = Enum(  # type: ignore[misc]
+    "EngineName", {name: name for name in api.engine_names()}, type=str
+)
+EngineName.__doc__ = "Engines selectable on the command line (the engine registry's)."
 
 
 def _version(value: bool) -> None:
@@ -257,7 +259,7 @@ def diagnose(
     max_k: Annotated[
         int | None, typer.Option(help="Largest k of the delta tables (Q11, Q12); default 50.")
     ] = None,
-    engine: Annotated[EngineName, typer.Option(help="Engine.")] = EngineName.numpy,
+    engine: Annotated[EngineName, typer.Option(help="Engine.")] = EngineName("numpy"),
     spark_master: SparkMaster = None,
     separator: Annotated[
         str,
@@ -368,7 +370,7 @@ def diagnose(
         needed = None  # --risk reads every column: it looks for identifying ones too
         if (qi_list is not None or attr_list is not None) and not risk:
             needed = list(dict.fromkeys((qi_list or []) + (attr_list or [])))
-        if spark_master is not None and engine is not EngineName.spark:
+        if spark_master is not None and engine is not EngineName("spark"):
             raise ParameterError("--spark-master applies to --engine spark only.")
         engine_options: dict[str, Any] = {"master": spark_master} if spark_master else {}
         eng = api.open_engine(
@@ -570,7 +572,29 @@ def demo(
             render(result, title=title)
 
 
-@app.command()
+_ANONYMIZE_HELP = f"""Anonymize a table as a YAML job file says, with the least information loss.
+
+The job file (README, section "Anonymize a table") has these top-level keys:
+quasi_identifiers (column: {{hierarchy: FILE | mask | intervals | dates, min_level,
+max_level, weight, priority}}), sensitive, identifiers (dropped from the release),
+insensitive (released as they are, knowingly), identifying_threshold (default 0.01),
+models (- k_anonymity: {{k: 5}}, ...), suppression, metric, algorithm ({{name: ...,
+params}}: {_LISTS["algorithms"]}), output ({{suppressed: remove | mask}}), and the CSV options
+separator, header, quote, encoding, na_values, strip, names.
+
+A column of the table that is none of these is released as it is: the job is refused,
+with the figures, when such a column identifies people (unique on more than
+identifying_threshold of the records, alone or with another column; dependent on a
+quasi-identifier; or named like an identifier) until the job declares it.
+
+The output format follows the suffix: .csv, .csv.gz or .parquet (a CSV release is
+written with the job's separator); with --engine spark an output ending with / is a new folder of Parquet part files (a dataset, written in
+parallel). The result is re-checked by the privacy models before it is written
+(atomically); the input, the job file and its hierarchy files are never overwritten.
+"""
+
+
+@app.command(help=_ANONYMIZE_HELP)
 def anonymize(
     data: Annotated[str, typer.Argument(help="CSV or Parquet file.", show_default=False)],
     job: Annotated[str, typer.Option("--job", help="YAML job file.", show_default=False)],
@@ -598,35 +622,14 @@ def anonymize(
         typer.Option(
             "--block-rows",
             help="Out of core: rows per block of the algorithms that place rows "
-            "(progressive, top_down, wong_nh, murakami_uno, personalized), which run block "
+            f"({_LISTS['partition_algorithms']}), which run block "
             "by block on the table sorted on its quasi-identifiers; default 100,000.",
             show_default=False,
         ),
     ] = None,
 ) -> None:
-    """Anonymize a table as a YAML job file says, with the least information loss.
-
-    The job file (README, section "Anonymize a table") has these top-level keys:
-    quasi_identifiers (column: {hierarchy: FILE | mask | intervals | dates, min_level,
-    max_level, weight, priority}), sensitive, identifiers (dropped from the release),
-    insensitive (released as they are, knowingly), identifying_threshold (default 0.01),
-    models (- k_anonymity: {k: 5}, ...), suppression, metric, algorithm ({name: ...,
-    params}: optimal, incognito or privacyfrost2 (full-domain generalization); progressive
-    or top_down ((alpha,k) local recoding); wong_nh or murakami_uno (non-homogeneous
-    generalization); personalized (each person's own limit, with the personalized
-    section)), output ({suppressed: remove | mask}), and the CSV options separator, header,
-    quote, encoding, na_values, strip, names.
-
-    A column of the table that is none of these is released as it is: the job is refused,
-    with the figures, when such a column identifies people (unique on more than
-    identifying_threshold of the records, alone or with another column; dependent on a
-    quasi-identifier; or named like an identifier) until the job declares it.
-
-    The output format follows the suffix: .csv, .csv.gz or .parquet (a CSV release is
-    written with the job's separator); with --engine spark an output ending with / is a new folder of Parquet part files (a dataset, written in
-    parallel). The result is re-checked by the privacy models before it is written
-    (atomically); the input, the job file and its hierarchy files are never overwritten.
-    """
+    """Anonymize a table as a YAML job file says, with the least information loss (the
+    help text, with the algorithms of the registry: ``_ANONYMIZE_HELP``)."""
     with _errors():
         with _progress(not as_json, "nodes") as progress:
             result = api.anonymize(

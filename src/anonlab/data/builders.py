@@ -397,6 +397,8 @@ def build_hierarchy(
             )
     try:
         return BUILDERS[kind](values, attribute=attribute, **options)
+    except ParameterError:  # the builder's own message (a ParameterError is a TypeError too)
+        raise
     except TypeError as exc:  # a value of the wrong type ("widths: 5" for a list)
         raise ParameterError(
             f"Bad {kind!r} options of attribute {attribute!r} ({shown(dict(options))}): {exc}."

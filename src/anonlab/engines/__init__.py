@@ -5,18 +5,17 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from anonlab._validation import did_you_mean
+from anonlab._registry import Registry
 from anonlab.engines.base import Engine, Levels
-from anonlab.exceptions import ParameterError
 
 __all__ = ["Engine", "Levels", "get_engine", "ENGINES"]
 
-#: Engine name -> module that defines ``ENGINE`` (the engine class).
-ENGINES = {
-    "numpy": "anonlab.engines.numpy_engine",
-    "duckdb": "anonlab.engines.duckdb_engine",
-    "spark": "anonlab.engines.spark_engine",
-}
+#: Engine name -> module that defines ``ENGINE`` (the engine class), imported when the engine
+#: is opened (the heavy libraries of an engine are loaded by it alone).
+ENGINES: Registry[str] = Registry("engine")
+ENGINES.register("numpy", "anonlab.engines.numpy_engine")
+ENGINES.register("duckdb", "anonlab.engines.duckdb_engine")
+ENGINES.register("spark", "anonlab.engines.spark_engine")
 
 
 def get_engine(name: str, data: Any, **kwargs: Any) -> Engine:
@@ -36,11 +35,6 @@ def get_engine(name: str, data: Any, **kwargs: Any) -> Engine:
     -------
     Engine
     """
-    if name not in ENGINES:
-        raise ParameterError(
-            f"Unknown engine {name!r}.{did_you_mean(name, ENGINES)} "
-            f"Valid engines: {', '.join(ENGINES)}."
-        )
-    module = importlib.import_module(ENGINES[name])
+    module = importlib.import_module(ENGINES.lookup(name))
     engine: Engine = module.ENGINE(data, **kwargs)
     return engine

@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from anonlab._optional import import_optional
-from anonlab._validation import check_fraction, column_name, did_you_mean
+from anonlab._validation import Param, column_name, did_you_mean
 from anonlab.data.hierarchy import Hierarchy
 from anonlab.data.source import DEFAULT_NA_VALUES, CsvOptions
 from anonlab.exceptions import InputError, ParameterError
@@ -87,6 +87,20 @@ _QI_KEYS = {
     "priority",
 }
 _BUILDERS = ("hierarchy", "mask", "intervals", "dates")
+#: The declared constraints of the job's own numeric keys (the wording of every parameter).
+_KEY_PARAMS = {
+    "suppression": Param(float, low=0, high=1),
+    "identifying_threshold": Param(float, low=0, high=1),
+}
+#: Of a quasi-identifier's numeric options.
+_QI_PARAMS = {
+    "min_level": Param(int),
+    "max_level": Param(int),
+    "priority": Param(int),
+    "weight": Param(float, low=0),
+}
+#: Of ``personalized.default_limit`` (a leakage limit: a probability above 0).
+_DEFAULT_LIMIT = Param(float, low=0, high=1, low_open=True)
 _PERSONALIZED_KEYS = ("limit_column", "default_limit", "release_limits")
 
 
@@ -247,7 +261,7 @@ def parse_job(data: Any, *, base_dir: Path | None = None, source: str | None = N
     else:
         raise InputError(f"'metric' must be a name or a mapping with 'name'{where}.")
     sensitive = _names(data.get("sensitive", []), "sensitive", where)
-    suppression = check_fraction(data.get("suppression", 0.0), "suppression")
+    suppression = _KEY_PARAMS["suppression"].check(data.get("suppression", 0.0), "suppression")
     csv = CsvOptions(
         separator=_text(data, "separator", ",", where),
         header=_flag(data, "header", True, where),
@@ -279,7 +293,7 @@ def parse_job(data: Any, *, base_dir: Path | None = None, source: str | None = N
     insensitive = _parse_insensitive(data, qis, sensitive, identifiers, personalized, where)
     threshold = data.get("identifying_threshold")
     if threshold is not None:
-        threshold = check_fraction(threshold, "identifying_threshold")
+        threshold = _KEY_PARAMS["identifying_threshold"].check(threshold, "identifying_threshold")
     return JobSpec(
         quasi_identifiers=qis,
         models=models,
@@ -350,8 +364,8 @@ def _parse_personalized(raw: Any, where: str) -> PersonalizedSpec | None:
         )
     default = raw.get("default_limit")
     if default is not None:
-        default = check_fraction(
-            default, "default_limit", low_open=True, owner="'personalized' (a leakage limit)"
+        default = _DEFAULT_LIMIT.check(
+            default, "default_limit", owner="'personalized' (a leakage limit)"
         )
     if column is None and default is None:
         raise InputError(
@@ -457,21 +471,10 @@ def _parse_qi(name: str, opts: Any, base: Path, where: str) -> QuasiIdentifierSp
         if not isinstance(params, dict):
             raise InputError(f"'{given[0]}' of quasi-identifier {name!r} must be a mapping{where}.")
         spec.builder = (given[0], dict(params))
-    for key in ("min_level", "max_level", "priority"):
+    for key, rule in _QI_PARAMS.items():
         if key in opts:
-            value = opts[key]
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise ParameterError(
-                    f"The {key!r} of quasi-identifier {name!r} must be an int. Got {value!r} instead."
-                )
-            setattr(spec, key, value)
-    if "weight" in opts:
-        w = opts["weight"]
-        if isinstance(w, bool) or not isinstance(w, (int, float)) or w < 0:
-            raise ParameterError(
-                f"The 'weight' of quasi-identifier {name!r} must be a number >= 0. Got {w!r} instead."
-            )
-        spec.weight = float(w)
+            subject = f"The {key!r} of quasi-identifier {name!r}"
+            setattr(spec, key, rule.check(opts[key], key, subject=subject))
     return spec
 
 

@@ -34,7 +34,8 @@ import inspect
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from anonlab._validation import did_you_mean
+from anonlab._registry import Registry
+from anonlab._validation import Param, did_you_mean
 from anonlab.exceptions import ParameterError
 from anonlab.metrics.aggregate import Aggregate, RankedLoss, aggregate, parse_aggregate
 from anonlab.metrics.arx import (
@@ -80,12 +81,13 @@ __all__ = [
 ]
 
 
+#: The constraint of a metric's ``monotonic`` parameter (the variant to build).
+_MONOTONIC = Param(bool, text="a bool")
+
+
 def _check_monotonic(value: object, name: str) -> bool:
-    if not isinstance(value, bool):
-        raise ParameterError(
-            f"The 'monotonic' parameter of metric {name!r} must be a bool. Got {value!r} instead."
-        )
-    return value
+    checked: bool = _MONOTONIC.check(value, "monotonic", owner=f"metric {name!r}")
+    return checked
 
 
 def _single(name: str, fixed: bool, monotonic: object) -> None:
@@ -187,19 +189,22 @@ def _info_left(
     return InformationLeft(weights=weights, n_sensitive=n_sensitive)
 
 
-#: Job-file names of the metrics and their factories (keyword parameters only).
-METRICS: dict[str, Callable[..., Metric]] = {
-    "entropy": _entropy,
-    "loss": _loss,
-    "discernibility": _discernibility,
-    "aecs": _aecs,
-    "precision": _precision,
-    "height": _height,
-    "ncp": _ncp,
-    "gcp": _gcp,
-    "distortion": _distortion,
-    "info_left": _info_left,
-}
+#: Job-file names of the metrics and their factories (keyword parameters only); installed
+#: packages add factories through the entry-point group ``anonlab.metrics``.
+METRICS: Registry[Callable[..., Metric]] = Registry("metric", group="anonlab.metrics")
+for _name, _factory in (
+    ("entropy", _entropy),
+    ("loss", _loss),
+    ("discernibility", _discernibility),
+    ("aecs", _aecs),
+    ("precision", _precision),
+    ("height", _height),
+    ("ncp", _ncp),
+    ("gcp", _gcp),
+    ("distortion", _distortion),
+    ("info_left", _info_left),
+):
+    METRICS.register(_name, _factory)
 
 
 def build_metric(name: str, **params: Any) -> Metric:
@@ -223,12 +228,9 @@ def build_metric(name: str, **params: Any) -> Metric:
         belong to the metric (the message lists those that do) or has an invalid value.
     """
     key = str(name).strip().lower() if isinstance(name, str) else name
-    factory = METRICS.get(key) if isinstance(key, str) else None
-    if factory is None:
-        raise ParameterError(
-            f"Unknown metric {name!r}.{did_you_mean(str(name), METRICS)} "
-            f"Valid metrics: {', '.join(METRICS)}."
-        )
+    if not isinstance(key, str) or key not in METRICS:
+        raise METRICS.unknown(name)
+    factory = METRICS[key]
     allowed = list(inspect.signature(factory).parameters)
     unknown = [p for p in params if p not in allowed]
     if unknown:

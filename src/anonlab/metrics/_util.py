@@ -15,7 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from anonlab._typing import FloatArray, IntArray
-from anonlab._validation import check_fraction
+from anonlab._validation import Param
 from anonlab.data.hierarchy import Hierarchy
 from anonlab.data.stats import ClassStats
 from anonlab.exceptions import HierarchyError, ParameterError
@@ -39,9 +39,14 @@ def gs_factors(gamma: float) -> tuple[float, float]:
     return g_factor, s_factor
 
 
+#: The constraint of ARX's gs-factor ``gamma``.
+GAMMA = Param(float, low=0, high=1)
+
+
 def check_gamma(gamma: object, owner: str) -> float:
-    """Validate a gs-factor (a number in [0, 1])."""
-    return check_fraction(gamma, "gamma", owner=owner)
+    """Validate a gs-factor (:data:`GAMMA`: a number in [0, 1])."""
+    value: float = GAMMA.check(gamma, "gamma", owner=owner)
+    return value
 
 
 def arx_round(values: npt.ArrayLike) -> FloatArray:

@@ -41,7 +41,7 @@ import numpy as np
 import numpy.typing as npt
 
 from anonlab._typing import FloatArray
-from anonlab._validation import check_int
+from anonlab._validation import Param
 from anonlab.data.hierarchy import Hierarchy
 from anonlab.data.stats import ClassStats
 from anonlab.data.table import EncodedTable
@@ -233,10 +233,13 @@ class InformationLeft(Metric):
 
     name: ClassVar[str] = "info_left"
     monotonic: ClassVar[bool] = False
+    _parameter_constraints: ClassVar[dict[str, Param]] = {"n_sensitive": Param(int, low=0)}
 
     def __init__(self, *, weights: Mapping[str, float] | None = None, n_sensitive: int = 0) -> None:
         self.weights = check_weights(weights, type(self).__name__)
-        self.n_sensitive = check_int(n_sensitive, "n_sensitive", low=0, owner="InformationLeft")
+        self.n_sensitive: int = self._parameter_constraints["n_sensitive"].check(
+            n_sensitive, "n_sensitive", owner="InformationLeft"
+        )
 
     def _loss(
         self,

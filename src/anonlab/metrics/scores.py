@@ -32,7 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from anonlab._typing import FloatArray
-from anonlab._validation import check_int, did_you_mean
+from anonlab._validation import Param, did_you_mean
 from anonlab.exceptions import ParameterError
 
 __all__ = ["SCORES", "BasicScore", "EtaScore", "LogScore", "Score", "build_score"]
@@ -264,9 +264,10 @@ class EtaScore(Score):
 
     name = "eta"
     combine = "sum"
+    _parameter_constraints: ClassVar[dict[str, Param]] = {"d": Param(int, low=1)}
 
     def __init__(self, d: int) -> None:
-        self.d = check_int(d, "d", low=1, owner=type(self).__name__)
+        self.d: int = self._parameter_constraints["d"].check(d, "d", owner=type(self).__name__)
 
     def eta(self, x: npt.ArrayLike) -> FloatArray:
         """The step function ``eta`` of section 6.2, elementwise."""

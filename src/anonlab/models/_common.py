@@ -2,69 +2,27 @@
 
 from __future__ import annotations
 
-import math
-import numbers
 from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 import numpy.typing as npt
 
+from anonlab._validation import Param
 from anonlab.data.stats import ClassStats, SensitiveHistogram
-from anonlab.exceptions import InputError, ParameterError
+from anonlab.exceptions import InputError
 from anonlab.models.base import PrivacyModel
 
 __all__ = [
+    "ATTRIBUTE",
     "Counts",
     "SensitiveModel",
-    "check_attribute",
-    "check_number",
     "ceil_tolerant",
     "distinct_in_table",
 ]
 
-
-def check_number(
-    value: object,
-    name: str,
-    *,
-    owner: str,
-    low: float | None = None,
-    low_open: bool = False,
-    high: float | None = None,
-) -> float:
-    """Return ``value`` as a finite float within bounds, or raise the uniform ParameterError.
-
-    The message reads "The 'c' parameter of RecursiveCLDiversity must be a number > 0.
-    Got 0 instead.", like :func:`anonlab._validation.check_int`.
-    """
-    parts = []
-    if low is not None:
-        parts.append(f"{'>' if low_open else '>='} {low:g}")
-    if high is not None:
-        parts.append(f"<= {high:g}")
-    bound = (" " + " and ".join(parts)) if parts else ""
-    msg = f"The {name!r} parameter of {owner} must be a finite number{bound}."
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ParameterError(f"{msg} Got {value!r} instead.")
-    fvalue = float(value)
-    if (
-        not math.isfinite(fvalue)
-        or (low is not None and (fvalue < low or (low_open and fvalue == low)))
-        or (high is not None and fvalue > high)
-    ):
-        raise ParameterError(f"{msg} Got {fvalue:g} instead.")
-    return fvalue
-
-
-def check_attribute(value: object, *, owner: str, name: str = "attribute") -> str:
-    """Return ``value`` if it is a non-empty column name, else raise ParameterError."""
-    if not isinstance(value, str) or not value:
-        raise ParameterError(
-            f"The {name!r} parameter of {owner} must be the name of a sensitive column (str). "
-            f"Got {value!r} instead."
-        )
-    return value
+#: The constraint of a model's sensitive ``attribute`` parameter.
+ATTRIBUTE = Param(str, empty=False, text="the name of a sensitive column (str)")
 
 
 def ceil_tolerant(x: npt.NDArray[np.float64]) -> npt.NDArray[np.int64]:

@@ -30,18 +30,18 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
-from anonlab._validation import check_fraction, check_int, did_you_mean
+from anonlab._validation import Param, did_you_mean
 from anonlab.data.stats import ClassStats
 from anonlab.exceptions import ParameterError
 from anonlab.models._common import (
+    ATTRIBUTE,
     Counts,
     ceil_tolerant,
-    check_attribute,
     counts_of,
     distinct_in_table,
     max_or_zero,
@@ -53,6 +53,10 @@ __all__ = ["AlphaKAnonymity", "further_removal_bound"]
 
 def _label(value: object) -> str | None:
     return None if value is None else str(value)
+
+
+#: The constraint of alpha, the largest frequency a class may give a sensitive value.
+_ALPHA = Param(float, low=0, high=1, low_open=True)
 
 
 def _normalize_values(values: object, owner: str) -> tuple[str | None, ...]:
@@ -140,6 +144,12 @@ class AlphaKAnonymity(PrivacyModel):
     """
 
     name = "alpha_k_anonymity"
+    _parameter_constraints: ClassVar[dict[str, Param]] = {
+        "attribute": ATTRIBUTE,
+        "alpha": _ALPHA,
+        "k": Param(int, low=1),
+        "refined": Param(bool, text="True or False"),
+    }
     monotonic_suppression = False
 
     def __init__(
@@ -152,10 +162,10 @@ class AlphaKAnonymity(PrivacyModel):
     ) -> None:
         owner = type(self).__name__
         if isinstance(attribute, str):
-            self.attributes: tuple[str, ...] = (check_attribute(attribute, owner=owner),)
+            self.attributes: tuple[str, ...] = (self._checked("attribute", attribute),)
             self.multi = False
         elif isinstance(attribute, Sequence) and attribute:
-            self.attributes = tuple(check_attribute(a, owner=owner) for a in attribute)
+            self.attributes = tuple(self._checked("attribute", a) for a in attribute)
             if len(set(self.attributes)) != len(self.attributes):
                 raise ParameterError(f"The 'attribute' parameter of {owner} names a column twice.")
             self.multi = True
@@ -164,13 +174,9 @@ class AlphaKAnonymity(PrivacyModel):
                 f"The 'attribute' parameter of {owner} must be a sensitive column or a "
                 f"non-empty list of them. Got {attribute!r} instead."
             )
-        self.alpha = check_fraction(alpha, "alpha", low=0.0, high=1.0, low_open=True, owner=owner)
-        self.k = check_int(k, "k", low=1, owner=owner)
-        if not isinstance(refined, bool):
-            raise ParameterError(
-                f"The 'refined' parameter of {owner} must be True or False. Got {refined!r} instead."
-            )
-        self.refined = refined
+        self.alpha: float = self._checked("alpha", alpha)
+        self.k: int = self._checked("k", k)
+        self.refined: bool = self._checked("refined", refined)
         self.values: tuple[str | None, ...] | None = None
         if values is not None:
             if len(self.attributes) > 1:
@@ -364,11 +370,11 @@ def further_removal_bound(n_remaining: int, n_sensitive: int | Sequence[int], al
     2
     """
     owner = "further_removal_bound"
-    n_r = check_int(n_remaining, "n_remaining", low=0, owner=owner)
-    a = check_fraction(alpha, "alpha", low=0.0, high=1.0, low_open=True, owner=owner)
+    n_r: int = Param(int, low=0).check(n_remaining, "n_remaining", owner=owner)
+    a: float = _ALPHA.check(alpha, "alpha", owner=owner)
     raw: list[object] = list(n_sensitive) if isinstance(n_sensitive, Sequence) else [n_sensitive]
     if not raw:
         raise ParameterError(f"The 'n_sensitive' parameter of {owner} is empty.")
-    counts = [check_int(s, "n_sensitive", low=0, owner=owner) for s in raw]
+    counts = [Param(int, low=0).check(s, "n_sensitive", owner=owner) for s in raw]
     x = n_r - np.asarray(counts, dtype=np.float64) / a
     return int((-ceil_tolerant(-x)).min())

@@ -10,6 +10,7 @@ from typing import Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
+from anonlab._validation import Param
 from anonlab.data.stats import ClassStats
 
 __all__ = ["ClassRule", "PrivacyModel", "RuleArray", "RuleParams"]
@@ -49,8 +50,10 @@ class ClassRule:
 class PrivacyModel(ABC):
     """A privacy model: a validated value object that judges classes, vectorised.
 
-    Subclasses validate their parameters in ``__init__`` (raising
-    :class:`~anonlab.exceptions.ParameterError` with the uniform message) and implement
+    Subclasses declare their parameters' constraints in ``_parameter_constraints`` (a
+    :class:`~anonlab._validation.Param` each, the vocabulary of algorithms, metrics and
+    job keys too), check them in ``__init__`` with :meth:`_checked` (raising
+    :class:`~anonlab.exceptions.ParameterError` with the one wording) and implement
     :meth:`class_ok`.
 
     Attributes
@@ -79,6 +82,19 @@ class PrivacyModel(ABC):
     name: ClassVar[str] = ""
     monotonic_generalization: bool = False
     monotonic_suppression: bool = False
+    #: The declared constraint of each ``__init__`` parameter.
+    _parameter_constraints: ClassVar[dict[str, Param]] = {}
+
+    def _checked(self, name: str, value: Any) -> Any:
+        """``value`` checked against the declared constraint of the parameter ``name``
+        (an int returned as ``int``, a number as ``float``).
+
+        Raises
+        ------
+        ParameterError
+            ``The 'k' parameter of KAnonymity must be an int >= 1. Got 0 instead.``
+        """
+        return self._parameter_constraints[name].check(value, name, owner=type(self).__name__)
 
     @property
     def sensitive_attributes(self) -> tuple[str, ...]:

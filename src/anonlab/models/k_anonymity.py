@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
-from anonlab._validation import check_int
+from anonlab._validation import Param
 from anonlab.data.stats import ClassStats
 from anonlab.models.base import ClassRule, PrivacyModel, RuleArray, RuleParams
 
@@ -67,11 +67,12 @@ class KAnonymity(PrivacyModel):
     """
 
     name = "k_anonymity"
+    _parameter_constraints: ClassVar[dict[str, Param]] = {"k": Param(int, low=1)}
     monotonic_generalization = True
     monotonic_suppression = True
 
     def __init__(self, k: int) -> None:
-        self.k = check_int(k, "k", low=1, owner=type(self).__name__)
+        self.k: int = self._checked("k", k)
 
     @property
     def min_class_size(self) -> int:

@@ -3,19 +3,18 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
-from anonlab._validation import check_int
+from anonlab._validation import Param
 from anonlab.data.stats import ClassStats
 from anonlab.exceptions import ParameterError
 from anonlab.models._common import (
+    ATTRIBUTE,
     Counts,
     SensitiveModel,
-    check_attribute,
-    check_number,
     distinct_in_table,
     max_or_zero,
     min_or_zero,
@@ -141,13 +140,16 @@ class DistinctLDiversity(SensitiveModel):
     """
 
     name = "distinct_l_diversity"
+    _parameter_constraints: ClassVar[dict[str, Param]] = {
+        "attribute": ATTRIBUTE,
+        "l": Param(int, low=1),
+    }
     monotonic_generalization = True
     monotonic_suppression = True
 
     def __init__(self, attribute: str, l: int) -> None:  # noqa: E741 - the paper's name
-        owner = type(self).__name__
-        self.attribute = check_attribute(attribute, owner=owner)
-        self.l = check_int(l, "l", low=1, owner=owner)
+        self.attribute: str = self._checked("attribute", attribute)
+        self.l: int = self._checked("l", l)
 
     @property
     def min_class_size(self) -> int:
@@ -239,13 +241,16 @@ class EntropyLDiversity(SensitiveModel):
     """
 
     name = "entropy_l_diversity"
+    _parameter_constraints: ClassVar[dict[str, Param]] = {
+        "attribute": ATTRIBUTE,
+        "l": Param(float, low=1, finite=True),
+    }
     monotonic_generalization = True
     monotonic_suppression = False
 
     def __init__(self, attribute: str, l: float) -> None:  # noqa: E741
-        owner = type(self).__name__
-        self.attribute = check_attribute(attribute, owner=owner)
-        self.l = check_number(l, "l", low=1.0, owner=owner)
+        self.attribute: str = self._checked("attribute", attribute)
+        self.l: float = self._checked("l", l)
 
     @property
     def min_class_size(self) -> int:
@@ -347,14 +352,18 @@ class RecursiveCLDiversity(SensitiveModel):
     """
 
     name = "recursive_cl_diversity"
+    _parameter_constraints: ClassVar[dict[str, Param]] = {
+        "attribute": ATTRIBUTE,
+        "c": Param(float, low=0, low_open=True, finite=True),
+        "l": Param(int, low=1),
+    }
     monotonic_generalization = True
     monotonic_suppression = False
 
     def __init__(self, attribute: str, c: float, l: int) -> None:  # noqa: E741
-        owner = type(self).__name__
-        self.attribute = check_attribute(attribute, owner=owner)
-        self.c = check_number(c, "c", low=0.0, low_open=True, owner=owner)
-        self.l = check_int(l, "l", low=1, owner=owner)
+        self.attribute: str = self._checked("attribute", attribute)
+        self.c: float = self._checked("c", c)
+        self.l: int = self._checked("l", l)
 
     @property
     def min_class_size(self) -> int:

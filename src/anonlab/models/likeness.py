@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
+from anonlab._validation import Param
 from anonlab.data.stats import ClassStats
 from anonlab.models._common import (
+    ATTRIBUTE,
     Counts,
     SensitiveModel,
-    check_attribute,
-    check_number,
     max_or_zero,
 )
 
@@ -86,13 +86,16 @@ class BasicBetaLikeness(SensitiveModel):
     """
 
     name = "basic_beta_likeness"
+    _parameter_constraints: ClassVar[dict[str, Param]] = {
+        "attribute": ATTRIBUTE,
+        "beta": Param(float, low=0, low_open=True, finite=True),
+    }
     monotonic_generalization = True
     monotonic_suppression = False
 
     def __init__(self, attribute: str, beta: float) -> None:
-        owner = type(self).__name__
-        self.attribute = check_attribute(attribute, owner=owner)
-        self.beta = check_number(beta, "beta", low=0.0, low_open=True, owner=owner)
+        self.attribute: str = self._checked("attribute", attribute)
+        self.beta: float = self._checked("beta", beta)
 
     def class_values(self, stats: ClassStats) -> npt.NDArray[np.float64]:
         """The largest relative gain ``(q - p) / p`` of each class."""
@@ -162,13 +165,16 @@ class EnhancedBetaLikeness(SensitiveModel):
     """
 
     name = "enhanced_beta_likeness"
+    _parameter_constraints: ClassVar[dict[str, Param]] = {
+        "attribute": ATTRIBUTE,
+        "beta": Param(float, low=0, low_open=True, finite=True),
+    }
     monotonic_generalization = True
     monotonic_suppression = False
 
     def __init__(self, attribute: str, beta: float) -> None:
-        owner = type(self).__name__
-        self.attribute = check_attribute(attribute, owner=owner)
-        self.beta = check_number(beta, "beta", low=0.0, low_open=True, owner=owner)
+        self.attribute: str = self._checked("attribute", attribute)
+        self.beta: float = self._checked("beta", beta)
 
     def _gain_and_cap(self, stats: ClassStats) -> tuple[npt.NDArray[np.float64], ...]:
         c = self.counts(stats)
@@ -250,13 +256,16 @@ class DeltaDisclosure(SensitiveModel):
     """
 
     name = "delta_disclosure"
+    _parameter_constraints: ClassVar[dict[str, Param]] = {
+        "attribute": ATTRIBUTE,
+        "delta": Param(float, low=0, low_open=True, finite=True),
+    }
     monotonic_generalization = False
     monotonic_suppression = False
 
     def __init__(self, attribute: str, delta: float) -> None:
-        owner = type(self).__name__
-        self.attribute = check_attribute(attribute, owner=owner)
-        self.delta = check_number(delta, "delta", low=0.0, low_open=True, owner=owner)
+        self.attribute: str = self._checked("attribute", attribute)
+        self.delta: float = self._checked("delta", delta)
 
     def class_values(self, stats: ClassStats) -> npt.NDArray[np.float64]:
         """Largest ``|log2(q/p)|`` over the values present in each class."""

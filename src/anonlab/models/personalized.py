@@ -37,17 +37,18 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
-from typing import Any, Self
+from typing import Any, ClassVar, Self
 
 import numpy as np
 import numpy.typing as npt
 
 from anonlab._typing import FloatArray, IntArray
+from anonlab._validation import Param
 from anonlab.data.hierarchy import Hierarchy
 from anonlab.data.stats import ClassStats
 from anonlab.data.table import EncodedColumn
 from anonlab.exceptions import HierarchyError, InputError, ParameterError
-from anonlab.models._common import check_attribute, counts_of
+from anonlab.models._common import ATTRIBUTE, counts_of
 from anonlab.models.per_record import RecordFractions, RecordModel
 
 __all__ = [
@@ -332,12 +333,13 @@ class PersonalizedLeakage(RecordModel):
     """
 
     name = "personalized_leakage"
+    _parameter_constraints: ClassVar[dict[str, Param]] = {"attribute": ATTRIBUTE}
     record_parameter = "leakage_limit"
     measure = "pleak"
 
     def __init__(self, attribute: str, hierarchy: Hierarchy | None = None) -> None:
         owner = type(self).__name__
-        self.attribute = check_attribute(attribute, owner=owner)
+        self.attribute: str = self._checked("attribute", attribute)
         if hierarchy is None:
             raise ParameterError(
                 f"Model 'personalized_leakage' needs the generalization tree of sensitive "

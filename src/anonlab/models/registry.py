@@ -6,6 +6,7 @@ import inspect
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from anonlab._registry import Registry
 from anonlab._validation import did_you_mean
 from anonlab.data.hierarchy import Hierarchy
 from anonlab.data.stats import ClassStats
@@ -28,24 +29,27 @@ from anonlab.models.t_closeness import (
 
 __all__ = ["MODELS", "build_model", "check_feasible", "model_parameters"]
 
-#: Every privacy model by its job-file name.
-MODELS: dict[str, type[PrivacyModel]] = {
-    cls.name: cls
-    for cls in (
-        KAnonymity,
-        DistinctLDiversity,
-        EntropyLDiversity,
-        RecursiveCLDiversity,
-        EqualTCloseness,
-        OrderedTCloseness,
-        HierarchicalTCloseness,
-        AlphaKAnonymity,
-        BasicBetaLikeness,
-        EnhancedBetaLikeness,
-        DeltaDisclosure,
-        PersonalizedLeakage,
-    )
-}
+#: Every privacy model by its job-file name (and those installed packages add through the
+#: entry-point group ``anonlab.models``).
+MODELS: Registry[type[PrivacyModel]] = Registry(
+    "privacy model", plural="models", group="anonlab.models", sort=True
+)
+_BUILT_IN: tuple[type[PrivacyModel], ...] = (
+    KAnonymity,
+    DistinctLDiversity,
+    EntropyLDiversity,
+    RecursiveCLDiversity,
+    EqualTCloseness,
+    OrderedTCloseness,
+    HierarchicalTCloseness,
+    AlphaKAnonymity,
+    BasicBetaLikeness,
+    EnhancedBetaLikeness,
+    DeltaDisclosure,
+    PersonalizedLeakage,
+)
+for _cls in _BUILT_IN:
+    MODELS.register(_cls.name, _cls)
 
 HierarchyLoader = Callable[[str, str], Hierarchy]
 
@@ -67,12 +71,7 @@ def model_parameters(name: str) -> tuple[list[str], list[str]]:
 
 
 def _model_class(name: object) -> type[PrivacyModel]:
-    if not isinstance(name, str) or name not in MODELS:
-        raise ParameterError(
-            f"Unknown privacy model {name!r}.{did_you_mean(str(name), MODELS)} "
-            f"Valid models: {', '.join(sorted(MODELS))}."
-        )
-    return MODELS[name]
+    return MODELS.lookup(name)
 
 
 def build_model(

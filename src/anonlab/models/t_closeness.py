@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
+from anonlab._validation import Param
 from anonlab.data.hierarchy import Hierarchy
 from anonlab.data.labels import natural_order
 from anonlab.data.stats import ClassStats
 from anonlab.exceptions import ParameterError
 from anonlab.models._common import (
+    ATTRIBUTE,
     SensitiveModel,
-    check_attribute,
-    check_number,
     max_or_zero,
 )
 from anonlab.models.base import ClassRule, RuleArray, RuleParams
@@ -51,11 +51,14 @@ class _TCloseness(SensitiveModel):
 
     monotonic_generalization = True
     monotonic_suppression = False
+    _parameter_constraints: ClassVar[dict[str, Param]] = {
+        "attribute": ATTRIBUTE,
+        "t": Param(float, low=0, high=1, finite=True),
+    }
 
     def _init(self, attribute: str, t: float) -> None:
-        owner = type(self).__name__
-        self.attribute = check_attribute(attribute, owner=owner)
-        self.t = check_number(t, "t", low=0.0, high=1.0, owner=owner)
+        self.attribute: str = self._checked("attribute", attribute)
+        self.t: float = self._checked("t", t)
 
     def class_distance(self, stats: ClassStats) -> npt.NDArray[np.float64]:
         """The earth mover's distance of each class to the table distribution."""

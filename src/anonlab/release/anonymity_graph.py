@@ -599,7 +599,7 @@ def _verify_graph(
     )
 
 
-VERIFIERS["graph"] = _verify_graph
+VERIFIERS.register("graph", _verify_graph)
 
 
 # --------------------------------------------------------------------------- check

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from anonlab._registry import Registry
 from anonlab.data.stats import ClassStats
 from anonlab.data.table import EncodedTable, LabelColumns
 from anonlab.engines import get_engine
@@ -255,8 +256,10 @@ def _judge(
 
 Verifier = Callable[..., Release]
 
-#: How each kind of release is verified (``Recoding.verifier``).
-VERIFIERS: dict[str, Verifier] = {"classes": _verify_classes}
+#: How each kind of release is verified (``Recoding.verifier``); a family whose releases are
+#: judged otherwise than by their classes registers its verifier here.
+VERIFIERS: Registry[Verifier] = Registry("verifier")
+VERIFIERS.register("classes", _verify_classes)
 
 
 def verify(

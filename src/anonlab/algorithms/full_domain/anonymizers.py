@@ -51,6 +51,8 @@ class LatticeSearchStats(SearchStats):
 class _LatticeSearch(Anonymizer):
     """The shared part of the full-domain searches: feasibility, the top node, the release."""
 
+    family: ClassVar[str] = "full-domain generalization"
+
     def _check_problem(self, problem: Problem) -> None:
         check_lattice(problem, self.name)
 

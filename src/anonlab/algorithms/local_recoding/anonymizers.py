@@ -147,6 +147,8 @@ class _LocalRecoding(Anonymizer):
     """The shared part: validation before any work, the recoding, the common statistics.
     Neither algorithm takes parameters."""
 
+    family: ClassVar[str] = "(alpha,k) local recoding"
+
     def __init__(self) -> None:
         pass
 

@@ -124,6 +124,7 @@ class WongNH(Anonymizer):
     """
 
     name: ClassVar[str] = "wong_nh"
+    family: ClassVar[str] = "non-homogeneous generalization"
     verifier: ClassVar[str] = "graph"  # a cell cover, on its anonymity graph
     conformance_job: ClassVar[dict[str, Any]] = {"metric": {"name": "gcp"}, "suppression": 0.0}
     _parameter_constraints: ClassVar[dict[str, Param]] = {
@@ -297,6 +298,7 @@ class MurakamiUno(Anonymizer):
     """
 
     name: ClassVar[str] = "murakami_uno"
+    family: ClassVar[str] = "non-homogeneous generalization"
     verifier: ClassVar[str] = "graph"  # a cell cover, on its anonymity graph
     conformance_job: ClassVar[dict[str, Any]] = {"metric": {"name": "gcp"}, "suppression": 0.0}
     _parameter_constraints: ClassVar[dict[str, Param]] = {

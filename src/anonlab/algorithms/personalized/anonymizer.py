@@ -143,6 +143,7 @@ class Personalized(Anonymizer):
     """
 
     name: ClassVar[str] = "personalized"
+    family: ClassVar[str] = "each person's own limit, with the personalized section"
     _parameter_constraints: ClassVar[dict[str, Param]] = {"k": Param(int, low=2, none=True)}
 
     def __init__(self, *, k: int | None = None) -> None:

@@ -12,7 +12,7 @@ from anonlab._progress import Progress
 from anonlab.algorithms._lattice import build_evaluator, lattice_of
 from anonlab.algorithms.base import Anonymizer, Param, register
 from anonlab.algorithms.privacyfrost2.presampling import PreSampling, presample
-from anonlab.algorithms.privacyfrost2.search import privacyfrost2
+from anonlab.algorithms.privacyfrost2.search import search
 from anonlab.exceptions import ParameterError
 from anonlab.metrics.scores import SCORES, build_score
 from anonlab.release.problem import Problem
@@ -58,6 +58,10 @@ class PrivacyFrost2Stats(SearchStats):
     partial_tables_checked: int | None = stat("partial-domain tables checked", None)
 
 
+#: The constraint of ``presampling``'s ``k`` (the paper's ``k'``).
+_PRESAMPLING_K = Param(int, low=1)
+
+
 @register
 class PrivacyFrost2(Anonymizer):
     """PrivacyFrost2: requirement-driven full- and partial-domain generalization.
@@ -100,6 +104,8 @@ class PrivacyFrost2(Anonymizer):
     """
 
     name: ClassVar[str] = "privacyfrost2"
+    family: ClassVar[str] = "full-domain generalization"
+    frequency_set_condition: ClassVar[str] = "without partial_domain and presampling"
     _parameter_constraints: ClassVar[dict[str, Param]] = {
         "score": Param(str, choices=tuple(sorted(SCORES))),
         "d": Param(int, low=1, none=True),
@@ -133,31 +139,34 @@ class PrivacyFrost2(Anonymizer):
         return not self.partial_domain and self.presampling is None
 
     def _check_problem(self, problem: Problem) -> None:
+        """Everything :meth:`_fit` relies on, checked once (the search does not again)."""
         if self.d is not None and self.score != "eta":
             raise ParameterError(f"'d' belongs to the 'eta' score only, not to {self.score!r}.")
-        self._presampling(problem)
+        self._check_presampling()
         for q, v in problem.priorities.items():
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ParameterError(
                     f"The priority of quasi-identifier {q!r} must be a positive integer. Got {v!r}."
                 )
 
-    def _presampling(self, problem: Problem) -> PreSampling | None:
+    def _check_presampling(self) -> None:
         raw = self.presampling
         if raw is None:
-            return None
+            return
         if set(raw) - {"levels", "k"} or "k" not in raw:
             raise ParameterError(
                 "The 'presampling' parameter of privacyfrost2 must be a mapping {levels: "
                 "{attribute: level} or one level for all, k: int >= 1}. "
                 f"Got {raw!r} instead."
             )
+        _PRESAMPLING_K.check(raw["k"], "privacyfrost2.presampling.k", owner=self.name)
+
+    def _presampling(self, problem: Problem) -> PreSampling | None:
+        """The checked ``presampling`` parameter as the search takes it."""
+        raw = self.presampling
+        if raw is None:
+            return None
         k = raw["k"]
-        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-            raise ParameterError(
-                "The 'privacyfrost2.presampling.k' parameter of privacyfrost2 must be an int "
-                f">= 1. Got {k!r} instead."
-            )
         levels = raw.get("levels", 0)
         if isinstance(levels, int) and not isinstance(levels, bool):
             thresholds: Any = {
@@ -178,7 +187,10 @@ class PrivacyFrost2(Anonymizer):
         >>> build_anonymizer("privacyfrost2").removed_rows(None) is None
         True
         """
-        presampling = None if self.presampling is None else self._presampling(problem)
+        if self.presampling is None:
+            return None
+        self._check_presampling()  # (a release is read without a job's check first)
+        presampling = self._presampling(problem)
         if presampling is None:
             return None
         evaluator = build_evaluator(problem, with_rows=True)
@@ -192,10 +204,10 @@ class PrivacyFrost2(Anonymizer):
         evaluator = build_evaluator(problem, with_rows=True)
         lattice = lattice_of(problem)
         score = build_score(self.score, **({"d": self.d} if self.d is not None else {}))
-        res = privacyfrost2(
+        res = search(  # on the parameters check() validated
             evaluator,
             lattice,
-            priorities={q: int(problem.priorities.get(q, 1)) for q in problem.quasi_identifiers},
+            priorities=[int(problem.priorities.get(q, 1)) for q in problem.quasi_identifiers],
             score=score,
             p=self.p,
             restarts=self.restarts,

@@ -25,7 +25,7 @@ import numpy.typing as npt
 
 from anonlab._progress import Progress
 from anonlab._typing import IntArray
-from anonlab._validation import check_int
+from anonlab._validation import Param
 from anonlab.algorithms._lattice.judge import class_hists
 from anonlab.algorithms._lattice.lattice import Lattice, LatticeEvaluator
 from anonlab.algorithms.privacyfrost2._common import per_attribute, to_paper_levels
@@ -482,6 +482,17 @@ def _validate(evaluator: LatticeEvaluator, lattice: Lattice) -> tuple[str, ...]:
     return attrs
 
 
+#: The declared constraints of :func:`privacyfrost2`'s own arguments (a job's parameters are
+#: the registered algorithm's ``_parameter_constraints``, checked once before the search).
+_ARGUMENTS = {
+    "score": Param((str, Score), text="a Score or a score name"),
+    "p": Param(int, low=0),
+    "restarts": Param(int, low=0),
+    "partial_domain": Param(bool, text="a bool"),
+    "presampling": Param(PreSampling, none=True, text="a PreSampling or None"),
+}
+
+
 def privacyfrost2(
     evaluator: LatticeEvaluator,
     lattice: Lattice,
@@ -569,29 +580,97 @@ def privacyfrost2(
     t0 = time.perf_counter()
     attrs = _validate(evaluator, lattice)
     prio = per_attribute(priorities, attrs, "priorities", low=1, default=1)
-    if isinstance(score, str):
-        score_fn = build_score(score)
-    elif isinstance(score, Score):
-        score_fn = score
-    else:
-        raise ParameterError(
-            f"The 'score' parameter of {OWNER} must be a Score or a score name. "
-            f"Got {score!r} instead."
-        )
-    p = check_int(p, "p", low=0, owner=OWNER)
+    _ARGUMENTS["score"].check(score, "score", owner=OWNER)
+    score_fn = build_score(score) if isinstance(score, str) else score
+    p = _ARGUMENTS["p"].check(p, "p", owner=OWNER)
+    if restarts is not None:  # (None: the default, decided by partial_domain)
+        restarts = _ARGUMENTS["restarts"].check(restarts, "restarts", owner=OWNER)
+    _ARGUMENTS["partial_domain"].check(partial_domain, "partial_domain", owner=OWNER)
+    _ARGUMENTS["presampling"].check(presampling, "presampling", owner=OWNER)
+    return _run(
+        evaluator,
+        lattice,
+        attrs,
+        prio=prio,
+        score_fn=score_fn,
+        p=p,
+        restarts=restarts,
+        partial_domain=partial_domain,
+        presampling=presampling,
+        progress=progress,
+        t0=t0,
+    )
+
+
+def search(
+    evaluator: LatticeEvaluator,
+    lattice: Lattice,
+    *,
+    priorities: Sequence[int],
+    score: Score,
+    p: int,
+    restarts: int | None,
+    partial_domain: bool,
+    presampling: PreSampling | None,
+    progress: Progress | None = None,
+) -> PrivacyFrost2Result:
+    """:func:`privacyfrost2` on parameters already validated, once: by :func:`privacyfrost2`
+    itself, or by :meth:`PrivacyFrost2.check <anonlab.algorithms.base.Anonymizer.check>`
+    (their declared constraints) for a job.
+
+    Parameters
+    ----------
+    evaluator, lattice
+        As :func:`privacyfrost2` takes them (their agreement is checked here).
+    priorities : sequence of int
+        One priority ``v >= 1`` per quasi-identifier, in the table's order.
+    score : Score
+    p : int
+    restarts : int or None
+        None: the default of :func:`privacyfrost2`.
+    partial_domain : bool
+    presampling : PreSampling or None
+        Its levels are checked against the hierarchies here, before any work.
+    progress : callable, optional
+
+    Returns
+    -------
+    PrivacyFrost2Result
+    """
+    t0 = time.perf_counter()
+    attrs = _validate(evaluator, lattice)
+    return _run(
+        evaluator,
+        lattice,
+        attrs,
+        prio=list(priorities),
+        score_fn=score,
+        p=p,
+        restarts=restarts,
+        partial_domain=partial_domain,
+        presampling=presampling,
+        progress=progress,
+        t0=t0,
+    )
+
+
+def _run(
+    evaluator: LatticeEvaluator,
+    lattice: Lattice,
+    attrs: tuple[str, ...],
+    *,
+    prio: list[int],
+    score_fn: Score,
+    p: int,
+    restarts: int | None,
+    partial_domain: bool,
+    presampling: PreSampling | None,
+    progress: Progress | None,
+    t0: float,
+) -> PrivacyFrost2Result:
+    """The search of :func:`privacyfrost2` on validated parameters (see :func:`search`)."""
     if restarts is None:
-        restarts = 0 if partial_domain is True else DEFAULT_RESTARTS
-    restarts = check_int(restarts, "restarts", low=0, owner=OWNER)
-    if not isinstance(partial_domain, bool):
-        raise ParameterError(
-            f"The 'partial_domain' parameter of {OWNER} must be a bool. "
-            f"Got {partial_domain!r} instead."
-        )
-    if presampling is not None and not isinstance(presampling, PreSampling):
-        raise ParameterError(
-            f"The 'presampling' parameter of {OWNER} must be a PreSampling or None. "
-            f"Got {presampling!r} instead."
-        )
+        restarts = 0 if partial_domain else DEFAULT_RESTARTS
     if presampling is not None:
         presampling.levels(evaluator)  # validate before any work
 
