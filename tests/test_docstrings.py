@@ -88,13 +88,6 @@ RESTRUCTURED_NOW = frozenset(
         "anonlab.release.recoding",
         "anonlab.release.cellcover",
         "anonlab.release.partitioned",
-        "anonlab._validation",
-        "anonlab.algorithms.base",
-        "anonlab.algorithms",
-        "anonlab.models",
-        "anonlab.models.registry",
-        "anonlab.metrics",
-        "anonlab.engines",
     }
 )
 

@@ -340,7 +340,15 @@ def shown(value: object, limit: int = SHOWN_CHARS) -> str:
 def did_you_mean(name: str, choices: Iterable[str]) -> str:
     """Return ``" Did you mean 'x'?"`` for the closest choice, or an empty string: a
     choice that differs only in case or in spaces around it first ('AGE', ' age ' for
-    'age'), else the closest by :func:`difflib.get_close_matches`."""
+    'age'), else the closest by :func:`difflib.get_close_matches`.
+
+    Examples
+    --------
+    >>> did_you_mean("AGE", ["age", "sex"])
+    " Did you mean 'age'?"
+    >>> did_you_mean("xyz", ["age"])
+    ''
+    """
     options = list(choices)
     key = column_name(name).strip().casefold()
     same = [c for c in options if column_name(c).strip().casefold() == key]

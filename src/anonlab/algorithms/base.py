@@ -58,6 +58,12 @@ class Anonymizer(ABC):
     context_ : MetricContext or None
         The metric context of the rows the recoding keeps, when the algorithm built one
         (the verification reuses it instead of grouping the table again).
+
+    Examples
+    --------
+    >>> algorithm = build_anonymizer("optimal")
+    >>> isinstance(algorithm, Anonymizer), algorithm.name
+    (True, 'optimal')
     """
 
     name: ClassVar[str] = ""
@@ -252,7 +258,13 @@ _A = TypeVar("_A", bound=type[Anonymizer])
 
 
 def register(cls: _A) -> _A:
-    """Class decorator: make an algorithm available to job files under ``cls.name``."""
+    """Class decorator: make an algorithm available to job files under ``cls.name``.
+
+    Examples
+    --------
+    >>> "optimal" in ALGORITHMS  # registered by ``@register`` on its class
+    True
+    """
     if not cls.name:
         raise ValueError(f"{cls.__name__} has no name.")
     ALGORITHMS.register(cls.name, cls)
@@ -356,6 +368,15 @@ def build_anonymizer(name: str, params: Mapping[str, Any] | None = None) -> Anon
     ------
     ParameterError
         An unknown algorithm or an unknown parameter; the message names the valid ones.
+
+    Examples
+    --------
+    >>> type(build_anonymizer("optimal")).__name__
+    'OptimalSearch'
+    >>> build_anonymizer("optimall")
+    Traceback (most recent call last):
+    ...
+    anonlab.exceptions.ParameterError: Unknown algorithm 'optimall'. Did you mean 'optimal'? ...
     """
     cls = ALGORITHMS.lookup(name)
     valid = cls.parameter_names()

@@ -226,6 +226,11 @@ def build_metric(name: str, **params: Any) -> Metric:
     ParameterError
         If the name is unknown (the message lists the valid names), a parameter does not
         belong to the metric (the message lists those that do) or has an invalid value.
+
+    Examples
+    --------
+    >>> build_metric("loss").name
+    'loss'
     """
     key = str(name).strip().lower() if isinstance(name, str) else name
     if not isinstance(key, str) or key not in METRICS:

@@ -61,6 +61,11 @@ def model_parameters(name: str) -> tuple[list[str], list[str]]:
     ------
     ParameterError
         If ``name`` is not a known model; the message lists the valid names.
+
+    Examples
+    --------
+    >>> model_parameters("distinct_l_diversity")
+    (['attribute', 'l'], [])
     """
     cls = _model_class(name)
     required: list[str] = []
@@ -109,6 +114,11 @@ def build_model(
     ParameterError
         For an unknown model (listing the valid names), an unknown or missing parameter
         (naming it and listing the valid ones) or an invalid value.
+
+    Examples
+    --------
+    >>> build_model("k_anonymity", {"k": 2})
+    KAnonymity(k=2)
     """
     cls = _model_class(name)
     required, optional = model_parameters(name)
@@ -166,5 +176,16 @@ def check_feasible(model: PrivacyModel, stats: ClassStats) -> None:
     which neither generalization nor suppression can repair. ``stats`` may be the classes
     of any transformation of the table (only the whole table's distribution is used).
     See :meth:`PrivacyModel.check_feasible`.
+
+    Examples
+    --------
+    >>> import anonlab
+    >>> from anonlab.api import open_engine
+    >>> t = anonlab.EncodedTable.from_rows([("a", "flu"), ("b", "flu")], ["zip", "disease"])
+    >>> stats = open_engine(t).class_stats(["zip"], sensitive=["disease"])
+    >>> check_feasible(build_model("distinct_l_diversity", {"attribute": "disease", "l": 2}), stats)
+    Traceback (most recent call last):
+    ...
+    anonlab.exceptions.ParameterError: The 'l' parameter of DistinctLDiversity (l=2) is larger ...
     """
     model.check_feasible(stats)
