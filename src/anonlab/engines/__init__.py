@@ -6,10 +6,10 @@ import importlib
 from typing import Any
 
 from anonlab._validation import did_you_mean
-from anonlab.engines.base import Engine, Levels
+from anonlab.engines.base import AttributeLevels, Engine
 from anonlab.exceptions import ParameterError
 
-__all__ = ["Engine", "Levels", "get_engine", "ENGINES"]
+__all__ = ["AttributeLevels", "Engine", "get_engine", "ENGINES"]
 
 #: Engine name -> module that defines ``ENGINE`` (the engine class).
 ENGINES = {

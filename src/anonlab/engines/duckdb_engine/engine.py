@@ -50,7 +50,7 @@ from anonlab.data.source import (
 )
 from anonlab.data.stats import ClassStats, SensitiveHistogram
 from anonlab.data.table import EncodedColumn, EncodedTable
-from anonlab.engines.base import Engine, Levels, ReleasePlan, RowsPlan, root_label
+from anonlab.engines.base import AttributeLevels, Engine, ReleasePlan, RowsPlan, root_label
 from anonlab.engines.staging import (
     BLOCK,
     KEEP,
@@ -476,7 +476,7 @@ class DuckDBEngine(Engine):
             raise DataFormatError(f"Cannot read {self._label()}: {_summary(exc)}") from None
 
     def class_sizes(
-        self, columns: Sequence[str], levels: Levels | None = None
+        self, columns: Sequence[str], levels: AttributeLevels | None = None
     ) -> npt.NDArray[np.int64]:
         """Return class sizes with one ``GROUP BY`` (see :class:`Engine`)."""
         cols = list(columns)
@@ -498,7 +498,7 @@ class DuckDBEngine(Engine):
     def class_stats(
         self,
         columns: Sequence[str],
-        levels: Levels | None = None,
+        levels: AttributeLevels | None = None,
         *,
         sensitive: Sequence[str] = (),
         with_rows: bool = False,
@@ -580,7 +580,7 @@ class DuckDBEngine(Engine):
         )
 
     def rows_in_small_classes(
-        self, columns: Sequence[str], levels: Levels | None, k: int
+        self, columns: Sequence[str], levels: AttributeLevels | None, k: int
     ) -> npt.NDArray[np.int64]:
         """Return row positions in classes smaller than ``k`` with a window count (each
         row numbered before the joins with the level tables, which do not keep the order)."""

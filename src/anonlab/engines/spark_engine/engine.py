@@ -64,7 +64,7 @@ from anonlab.data.source import (
 )
 from anonlab.data.stats import ClassStats, SensitiveHistogram
 from anonlab.data.table import EncodedColumn, EncodedTable
-from anonlab.engines.base import Engine, Levels, ReleasePlan, RowsPlan, root_label
+from anonlab.engines.base import AttributeLevels, Engine, ReleasePlan, RowsPlan, root_label
 from anonlab.engines.staging import (
     BLOCK,
     KEEP,
@@ -848,7 +848,7 @@ class SparkEngine(Engine):
         return str(self._nested[column])
 
     def class_sizes(
-        self, columns: Sequence[str], levels: Levels | None = None
+        self, columns: Sequence[str], levels: AttributeLevels | None = None
     ) -> npt.NDArray[np.int64]:
         """Return class sizes with one ``groupBy`` (see :class:`Engine`)."""
         cols = list(columns)
@@ -867,7 +867,7 @@ class SparkEngine(Engine):
     def class_sizes_many(
         self,
         subsets: Iterable[Sequence[str]],
-        levels: Levels | None = None,
+        levels: AttributeLevels | None = None,
         progress: Callable[[int], None] | None = None,
     ) -> list[npt.NDArray[np.int64]]:
         """Return :meth:`class_sizes` of each subset, a batch of subsets per Spark job.
@@ -942,7 +942,7 @@ class SparkEngine(Engine):
     def class_stats(
         self,
         columns: Sequence[str],
-        levels: Levels | None = None,
+        levels: AttributeLevels | None = None,
         *,
         sensitive: Sequence[str] = (),
         with_rows: bool = False,
@@ -1107,7 +1107,7 @@ class SparkEngine(Engine):
         return int(self._positions(found.column("mid"))[0]), found.column("v")[0].as_py()
 
     def rows_in_small_classes(
-        self, columns: Sequence[str], levels: Levels | None, k: int
+        self, columns: Sequence[str], levels: AttributeLevels | None, k: int
     ) -> npt.NDArray[np.int64]:
         """Return row positions in classes smaller than ``k``: the small classes (one
         ``groupBy``) joined back to the rows."""
