@@ -94,7 +94,7 @@ from anonlab.models.per_record import RecordModel, RecordVerdict
 from anonlab.release.clusters import Clusters
 from anonlab.release.measure import metric_context, release_cells
 from anonlab.release.problem import Problem
-from anonlab.release.recoding import Recoding
+from anonlab.release.recoding import LevelRecoding, Recoding
 from anonlab.release.result import SearchStats, stat
 from anonlab.release.verify import Release, Verification, verify
 
@@ -309,7 +309,7 @@ def release_block(
     keep = np.ones(problem.n_rows, dtype=bool)
     cells = None
     supp_sizes = np.zeros(0, dtype=np.int64)
-    if recoding.forms_classes:
+    if isinstance(recoding, LevelRecoding):  # a release that forms classes
         stats = release.classes
         assert stats.row_class is not None
         keep = ~release.suppressed[stats.row_class]
@@ -679,12 +679,7 @@ class Partitioned(Recoding):
     summaries: dict[str, Any] = field(default_factory=dict)
     rows: IntArray | None = None
     forms_classes: ClassVar[bool] = True
-
-    def row_levels(
-        self, problem: Problem, rows: npt.NDArray[np.integer] | None = None
-    ) -> npt.NDArray[np.int64]:
-        """Not available: the rows are in the blocks (out of core)."""
-        raise ParameterError("A per-partition release keeps its rows in the output file.")
+    verifier: ClassVar[str] = "classes"
 
     def apply(self, problem: Problem) -> EncodedTable:
         """Not available: the rows are in the blocks (out of core)."""
