@@ -58,6 +58,7 @@ class KAnonymity(PrivacyModel):
 
     name = "k_anonymity"
     monotonic_generalization = True
+    union_safe = "class sizes add up"
     monotonic_suppression = True
 
     def __init__(self, k: int) -> None:

@@ -130,6 +130,7 @@ class DistinctLDiversity(SensitiveModel):
 
     name = "distinct_l_diversity"
     monotonic_generalization = True
+    union_safe = "a union holds every sensitive value of its parts"
     monotonic_suppression = True
 
     def __init__(self, attribute: str, l: int) -> None:  # noqa: E741 - the paper's name
@@ -217,6 +218,7 @@ class EntropyLDiversity(SensitiveModel):
 
     name = "entropy_l_diversity"
     monotonic_generalization = True
+    union_safe = "entropy is concave in the class distribution"
     monotonic_suppression = False
 
     def __init__(self, attribute: str, l: float) -> None:  # noqa: E741
@@ -315,6 +317,7 @@ class RecursiveCLDiversity(SensitiveModel):
 
     name = "recursive_cl_diversity"
     monotonic_generalization = True
+    union_safe = "the largest count is subadditive, the tail superadditive"
     monotonic_suppression = False
 
     def __init__(self, attribute: str, c: float, l: int) -> None:  # noqa: E741

@@ -9,6 +9,7 @@ import numpy.typing as npt
 
 from anonlab.data.stats import ClassStats
 from anonlab.models._common import (
+    GLOBAL_REFERENCE,
     Counts,
     SensitiveModel,
     check_attribute,
@@ -77,6 +78,7 @@ class BasicBetaLikeness(SensitiveModel):
     name = "basic_beta_likeness"
     monotonic_generalization = True
     monotonic_suppression = False
+    union_unsafe = GLOBAL_REFERENCE
 
     def __init__(self, attribute: str, beta: float) -> None:
         owner = type(self).__name__
@@ -143,6 +145,7 @@ class EnhancedBetaLikeness(SensitiveModel):
     name = "enhanced_beta_likeness"
     monotonic_generalization = True
     monotonic_suppression = False
+    union_unsafe = GLOBAL_REFERENCE
 
     def __init__(self, attribute: str, beta: float) -> None:
         owner = type(self).__name__
@@ -220,6 +223,7 @@ class DeltaDisclosure(SensitiveModel):
     name = "delta_disclosure"
     monotonic_generalization = False
     monotonic_suppression = False
+    union_unsafe = GLOBAL_REFERENCE
 
     def __init__(self, attribute: str, delta: float) -> None:
         owner = type(self).__name__

@@ -13,6 +13,7 @@ from anonlab.data.labels import natural_order
 from anonlab.data.stats import ClassStats
 from anonlab.exceptions import ParameterError
 from anonlab.models._common import (
+    GLOBAL_REFERENCE,
     SensitiveModel,
     check_attribute,
     check_number,
@@ -51,6 +52,7 @@ class _TCloseness(SensitiveModel):
 
     monotonic_generalization = True
     monotonic_suppression = False
+    union_unsafe = GLOBAL_REFERENCE
 
     def _init(self, attribute: str, t: float) -> None:
         owner = type(self).__name__
