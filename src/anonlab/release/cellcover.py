@@ -107,6 +107,24 @@ class CellCover(Recoding):
         Attributes released one character at a time.
     generalized_cells : Mapping[str, int]
         Per quasi-identifier, the released cells that cover more than their own value.
+
+    Examples
+    --------
+    >>> from anonlab.data.builders import flat_hierarchy
+    >>> from anonlab.data.table import EncodedTable
+    >>> from anonlab.metrics import build_metric
+    >>> from anonlab.models import build_model
+    >>> from anonlab.release import Problem
+    >>> t = EncodedTable.from_columns({"sex": ["F", "M", "F", "M"]})
+    >>> p = Problem(t, ("sex",), {"sex": flat_hierarchy(["F", "M"])},
+    ...             (build_model("k_anonymity", {"k": 2}),), build_metric("loss"))
+    >>> released = {"sex": EncodedTable.from_columns({"sex": ["*"] * 4})["sex"]}
+    >>> c = CellCover([[0, 1], [1, 0], [2, 3], [3, 2]], released, {"sex": "concealing"},
+    ...               generalized_cells={"sex": 4})
+    >>> c.k, c.verifier, c.apply(p)["sex"].labels().tolist()
+    (2, 'graph', ['*', '*', '*', '*'])
+    >>> c.summary(p)["generalized_cells"]
+    {'sex': 4}
     """
 
     forms_classes: ClassVar[bool] = False

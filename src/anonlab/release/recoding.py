@@ -270,6 +270,22 @@ class Recoding(ABC):
         The rows of the table the release keeps, by position (None: every row). Rows an
         algorithm removes before the release (PrivacyFrost2's pre-sampling) are not here;
         rows suppressed because their class fails a model are decided by the verification.
+
+    Examples
+    --------
+    >>> from anonlab.data.builders import flat_hierarchy
+    >>> from anonlab.data.table import EncodedTable
+    >>> from anonlab.metrics import build_metric
+    >>> from anonlab.models import build_model
+    >>> from anonlab.release import Problem
+    >>> t = EncodedTable.from_columns({"sex": ["F", "M", "F", "M"]})
+    >>> p = Problem(t, ("sex",), {"sex": flat_hierarchy(["F", "M"])},
+    ...             (build_model("k_anonymity", {"k": 2}),), build_metric("loss"))
+    >>> r = FullDomain({"sex": 1})
+    >>> isinstance(r, Recoding), r.verifier
+    (True, 'classes')
+    >>> r.apply(p)["sex"].labels().tolist()
+    ['*', '*', '*', '*']
     """
 
     forms_classes: ClassVar[bool]
@@ -313,6 +329,23 @@ class LevelRecoding(Recoding):
 
     Its release forms classes, verified by grouping the released labels (``"classes"``);
     the metrics measure it from its cells, grouped by (level, original value).
+
+    Examples
+    --------
+    >>> from anonlab.data.builders import flat_hierarchy
+    >>> from anonlab.data.table import EncodedTable
+    >>> from anonlab.metrics import build_metric
+    >>> from anonlab.models import build_model
+    >>> from anonlab.release import Problem
+    >>> t = EncodedTable.from_columns({"sex": ["F", "M", "F", "M"]})
+    >>> p = Problem(t, ("sex",), {"sex": flat_hierarchy(["F", "M"])},
+    ...             (build_model("k_anonymity", {"k": 2}),), build_metric("loss"))
+    >>> import numpy as np
+    >>> r = Levels(np.array([[0], [1]]), np.array([0, 0, 1, 1]))  # two groups of rows
+    >>> r.row_levels(p).ravel().tolist()
+    [0, 0, 1, 1]
+    >>> [(int(g.count.sum()), g.column.categories.tolist()) for g in r.cells(p)]
+    [(4, ['*', 'F', 'M'])]
     """
 
     forms_classes: ClassVar[bool] = True

@@ -607,6 +607,22 @@ def cell_cover(
     ParameterError
         A bad generalization (:meth:`CoverModel.build`) or a cover that does not fit the
         table.
+
+    Examples
+    --------
+    >>> from anonlab.data.builders import flat_hierarchy
+    >>> from anonlab.data.table import EncodedTable
+    >>> from anonlab.metrics import build_metric
+    >>> from anonlab.models import build_model
+    >>> from anonlab.release import Problem
+    >>> t = EncodedTable.from_columns({"sex": ["F", "M", "F", "M"]})
+    >>> p = Problem(t, ("sex",), {"sex": flat_hierarchy(["F", "M"])},
+    ...             (build_model("k_anonymity", {"k": 2}),), build_metric("loss"))
+    >>> c = cell_cover(p, [[0, 1], [1, 0], [2, 0], [3, 1]])  # rows 2, 3 cover their twins
+    >>> c.apply(p)["sex"].labels().tolist(), c.summary(p)["generalized_cells"]
+    (['*', '*', 'F', 'M'], {'sex': 2})
+    >>> cover_cost(p, c)  # two hidden cells
+    2.0
     """
     return CoverModel.build(problem, generalization, pseudo_qids).recoding(covers)
 
