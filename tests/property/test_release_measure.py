@@ -250,13 +250,13 @@ def test_a_recoding_applied_to_another_problem_is_made_again_for_it(kind):
 
 
 def test_a_recoding_of_another_family_needs_no_cache_of_its_own():
-    # a family's own Recoding subclass, keeping some rows, is released and measured
+    # a family's own LevelRecoding subclass, keeping some rows, is released and measured
     from dataclasses import dataclass
 
-    from anonlab.release import Recoding, generalize_cells
+    from anonlab.release import LevelRecoding, generalize_cells
 
     @dataclass
-    class Top(Recoding):
+    class Top(LevelRecoding):
         rows: np.ndarray | None
 
         def row_levels(self, problem, rows=None):

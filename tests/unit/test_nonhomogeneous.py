@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
+from anonlab.algorithms.nonhomogeneous import cover_cost
 from anonlab.anonymization import anonymize, build_problem, check, load_job
 from anonlab.cli.app import app
 from anonlab.data.table import EncodedTable
@@ -48,7 +49,7 @@ def test_release_format_and_loss_on_the_labels(kind):
     result = anonymize(_table(), job)
     problem = build_problem(_table(), load_job(job))
     assert isinstance(result.recoding, CellCover)
-    model_cost = result.recoding.cost(problem) / (problem.n_rows * 3)
+    model_cost = cover_cost(problem, result.recoding) / (problem.n_rows * 3)
     assert result.loss == pytest.approx(model_cost)
     ages = [str(v) for v in result.columns["age"]]
     jobs = [str(v) for v in result.columns["job"]]
@@ -228,13 +229,19 @@ def test_example_job_and_check_on_the_bundled_data(tmp_path):
 
 
 def test_a_cell_cover_has_no_cells_at_hierarchy_levels():
-    # its released cells are covers of several records: measured on its labels only
+    # its released cells are covers of several records: measured on its labels only; the
+    # level contract (cells, row levels) is not on its contract at all
+    from anonlab.release import LevelRecoding, Recoding
+
     table = _table()
     job = _job()
     result = anonymize(table, job)
     problem = build_problem(table, load_job(job))
-    with pytest.raises(ParameterError, match="covers of several records"):
-        result.recoding.cells(problem)
+    assert isinstance(result.recoding, Recoding)
+    assert not isinstance(result.recoding, LevelRecoding)
+    assert not hasattr(result.recoding, "cells") and not hasattr(result.recoding, "row_levels")
+    released = result.recoding.apply(problem)
+    assert [str(v) for v in released["age"].labels()] == [str(v) for v in result.columns["age"]]
 
 
 def test_the_printed_result_names_the_generalized_cells_of_each_attribute():

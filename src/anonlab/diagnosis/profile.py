@@ -29,6 +29,7 @@ from anonlab.release import (
     AnonymizationResult,
     CellCover,
     FullDomain,
+    LevelRecoding,
     Problem,
     attribute_ncp,
     metric_context,
@@ -456,6 +457,8 @@ def _attribute_loss(problem: Problem, result: AnonymizationResult) -> AttributeL
             f"Eq. 1), before weighting; the job's metric {metric.name!r} combines them"
         )
         return AttributeLoss(metric.name, dict(zip(problem.quasi_identifiers, values)), note)
+    if not isinstance(recoding, LevelRecoding):  # (a release kept in its blocks: no cells here)
+        return None
     note = f"the job's metric {metric.name!r} per attribute, before weighting and aggregation"
     if not hasattr(metric, "per_attribute"):
         metric = build_metric("loss")

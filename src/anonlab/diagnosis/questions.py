@@ -46,7 +46,7 @@ from anonlab.diagnosis.suppression import (
     k_with_suppression,
     suppression_budget,
 )
-from anonlab.engines.base import Engine, Levels
+from anonlab.engines.base import AttributeLevels, Engine
 from anonlab.exceptions import ParameterError
 
 __all__ = ["ask", "question_for", "SubsetAnswer", "SearchAnswer", "TableAnswer", "TableRow"]
@@ -308,7 +308,7 @@ def ask(
     delta: float | None = None,
     find_delta: bool = False,
     max_k: int | None = None,
-    levels: Levels | None = None,
+    levels: AttributeLevels | None = None,
     list_rows: bool = False,
     progress: Progress | None = None,
     max_size: int | None = None,

@@ -23,7 +23,7 @@ from anonlab._validation import check_fraction, check_int
 from anonlab.data.hierarchy import Hierarchy
 from anonlab.diagnosis.subsets import SubsetEvaluator, minimal_failing
 from anonlab.engines import get_engine
-from anonlab.engines.base import Engine, Levels, root_label
+from anonlab.engines.base import AttributeLevels, Engine, root_label
 from anonlab.exceptions import ParameterError, PrivacyRiskWarning
 
 __all__ = [
@@ -149,7 +149,7 @@ def identifying_columns(
     threshold: float = IDENTIFYING_THRESHOLD,
     quasi_identifiers: Sequence[str] = (),
     hierarchies: Mapping[str, Hierarchy] | None = None,
-    levels: Levels | None = None,
+    levels: AttributeLevels | None = None,
     insensitive: Sequence[str] = (),
 ) -> list[tuple[str, str]]:
     """Undeclared columns that identify people: a release that keeps them re-identifies.
@@ -293,7 +293,7 @@ class _Coarsest:
 
 
 def _coarsest(
-    qis: Sequence[str], hierarchies: Mapping[str, Hierarchy], levels: Levels
+    qis: Sequence[str], hierarchies: Mapping[str, Hierarchy], levels: AttributeLevels
 ) -> dict[str, _Coarsest]:
     """Each quasi-identifier's coarsest allowed level (by default the top of its hierarchy)."""
     out = {}
@@ -548,7 +548,7 @@ def warn_identifying_columns(
     threshold: float = IDENTIFYING_THRESHOLD,
     quasi_identifiers: Sequence[str] = (),
     hierarchies: Mapping[str, Hierarchy] | None = None,
-    levels: Levels | None = None,
+    levels: AttributeLevels | None = None,
     insensitive: Sequence[str] = (),
 ) -> list[tuple[str, str]]:
     """Warn (:class:`~anonlab.exceptions.PrivacyRiskWarning`) about each identifying column.
@@ -676,7 +676,7 @@ def risk_summary(
     quasi_identifiers: Sequence[str],
     *,
     threshold: int = 5,
-    levels: Levels | None = None,
+    levels: AttributeLevels | None = None,
 ) -> RiskSummary:
     """Summarise the prosecutor re-identification risk under ``quasi_identifiers``.
 
@@ -798,7 +798,7 @@ def discover_quasi_identifiers(
     *,
     threshold: int = 2,
     max_size: int | None = None,
-    levels: Levels | None = None,
+    levels: AttributeLevels | None = None,
     progress: Progress | None = None,
 ) -> QuasiIdentifierReport:
     """Find all minimal attribute subsets under which some record is in a class < threshold.

@@ -18,7 +18,7 @@ from itertools import combinations, islice
 import numpy as np
 import numpy.typing as npt
 
-from anonlab.engines.base import Engine, Levels
+from anonlab.engines.base import AttributeLevels, Engine
 from anonlab.exceptions import ParameterError
 
 __all__ = [
@@ -71,7 +71,7 @@ class SubsetEvaluator:
     """
 
     engine: Engine
-    levels: Levels | None = None
+    levels: AttributeLevels | None = None
     progress: Progress | None = None
     total: int | None = None
     evaluations: int = 0

@@ -6,9 +6,9 @@ import importlib
 from typing import Any
 
 from anonlab._registry import Registry
-from anonlab.engines.base import Engine, Levels
+from anonlab.engines.base import AttributeLevels, Engine
 
-__all__ = ["Engine", "Levels", "get_engine", "ENGINES"]
+__all__ = ["Engine", "AttributeLevels", "get_engine", "ENGINES"]
 
 #: Engine name -> module that defines ``ENGINE`` (the engine class), imported when the engine
 #: is opened (the heavy libraries of an engine are loaded by it alone).

@@ -21,9 +21,10 @@ from anonlab.data.stats import ClassStats
 from anonlab.data.table import EncodedColumn, EncodedTable
 from anonlab.exceptions import DataFormatError, HierarchyError, ParameterError
 
-__all__ = ["Engine", "Levels", "ReleasePlan", "RowsPlan", "root_label"]
+__all__ = ["AttributeLevels", "Engine", "ReleasePlan", "RowsPlan", "root_label"]
 
-Levels = Mapping[str, int]
+#: One hierarchy level per attribute (a full-domain level vector, by name).
+AttributeLevels = Mapping[str, int]
 
 
 def root_label(hierarchy: Hierarchy, level: int) -> str | None:
@@ -198,7 +199,7 @@ class Engine:
         return [c for c in self.columns if c not in nested]
 
     def class_sizes(
-        self, columns: Sequence[str], levels: Levels | None = None
+        self, columns: Sequence[str], levels: AttributeLevels | None = None
     ) -> npt.NDArray[np.int64]:
         """Return the sizes of the equivalence classes of ``columns`` at ``levels``.
 
@@ -219,7 +220,7 @@ class Engine:
     def class_stats(
         self,
         columns: Sequence[str],
-        levels: Levels | None = None,
+        levels: AttributeLevels | None = None,
         *,
         sensitive: Sequence[str] = (),
         with_rows: bool = False,
@@ -248,7 +249,7 @@ class Engine:
         raise NotImplementedError
 
     def rows_in_small_classes(
-        self, columns: Sequence[str], levels: Levels | None, k: int
+        self, columns: Sequence[str], levels: AttributeLevels | None, k: int
     ) -> npt.NDArray[np.int64]:
         """Return the positions of the rows whose class has fewer than ``k`` rows, ascending."""
         raise NotImplementedError
@@ -587,7 +588,7 @@ class Engine:
     def class_sizes_many(
         self,
         subsets: Iterable[Sequence[str]],
-        levels: Levels | None = None,
+        levels: AttributeLevels | None = None,
         progress: Callable[[int], None] | None = None,
     ) -> list[npt.NDArray[np.int64]]:
         """Return :meth:`class_sizes` for each subset (engines may batch this)."""
@@ -598,7 +599,7 @@ class Engine:
                 progress(1)
         return out
 
-    def validate(self, columns: Sequence[str], levels: Levels | None) -> tuple[int, ...]:
+    def validate(self, columns: Sequence[str], levels: AttributeLevels | None) -> tuple[int, ...]:
         """Check that ``columns`` exist and ``levels`` are valid; return the level tuple.
 
         A list, map or struct column (:attr:`nested_columns`) is refused as an attribute

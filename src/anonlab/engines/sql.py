@@ -25,7 +25,7 @@ from anonlab._validation import check_columns
 from anonlab.data.hierarchy import Hierarchy
 from anonlab.data.stats import ClassStats
 from anonlab.data.table import EncodedColumn, EncodedTable
-from anonlab.engines.base import Engine, Levels, ReleasePlan, RowsPlan, root_label
+from anonlab.engines.base import AttributeLevels, Engine, ReleasePlan, RowsPlan, root_label
 from anonlab.exceptions import InputError, ParameterError
 
 __all__ = [
@@ -253,7 +253,7 @@ class SqlEngine(Engine):
         return list(self._names)
 
     def class_sizes(
-        self, columns: Sequence[str], levels: Levels | None = None
+        self, columns: Sequence[str], levels: AttributeLevels | None = None
     ) -> npt.NDArray[np.int64]:
         """Return class sizes with one grouping (see :class:`Engine`), remembered."""
         cols = list(columns)
@@ -274,7 +274,7 @@ class SqlEngine(Engine):
     def class_stats(
         self,
         columns: Sequence[str],
-        levels: Levels | None = None,
+        levels: AttributeLevels | None = None,
         *,
         sensitive: Sequence[str] = (),
         with_rows: bool = False,

@@ -121,6 +121,13 @@ def distinct_in_table(counts: Counts) -> int:
     return int(np.count_nonzero(counts.p_count))
 
 
+#: Why a model that compares each class with the whole table's distribution does not survive
+#: a union of verified blocks (:attr:`PrivacyModel.union_unsafe`).
+GLOBAL_REFERENCE = (
+    "it compares each class with the whole table's distribution, which a block does not see"
+)
+
+
 class SensitiveModel(PrivacyModel):
     """A model about one sensitive attribute (l-diversity, t-closeness, beta-likeness, ...).
 

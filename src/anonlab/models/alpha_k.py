@@ -151,6 +151,7 @@ class AlphaKAnonymity(PrivacyModel):
         "refined": Param(bool, text="True or False"),
     }
     monotonic_suppression = False
+    union_safe: str | None = "each alpha bound is linear in a class's counts (Definitions 4, 10-14)"
 
     def __init__(
         self,
@@ -187,6 +188,13 @@ class AlphaKAnonymity(PrivacyModel):
                 )
             self.values = _normalize_values(values, owner)
         self.monotonic_generalization = not (self.values is not None and self.refined)
+        if not self.monotonic_generalization:
+            self.union_safe = None
+            self.union_unsafe = (
+                "the refined bound |(E,s)| <= ceil(alpha |E|) (Definition 5) is not kept when "
+                "classes of two blocks with the same labels merge; set 'refined: false' "
+                "(Definition 4's fraction, which is kept)"
+            )
 
     # ----------------------------------------------------------------- description
     @property

@@ -67,6 +67,14 @@ class PrivacyModel(ABC):
     monotonic_suppression : bool
         The model stays monotonic when violating classes are suppressed (suppression-aware
         pruning is safe). Class attribute, possibly overridden per instance as above.
+    union_safe : str or None
+        Why the model survives a union of verified blocks (a release made block by block
+        out of core, :func:`anonlab.release.partitioned.check_union`): a union of classes
+        that each satisfy it satisfies it, and a class's verdict does not depend on the rest
+        of the table; None when it may not (the default). Class attribute, possibly
+        overridden per instance as above.
+    union_unsafe : str
+        Why a union of verified blocks may violate it (named when a block run refuses it).
 
     Examples
     --------
@@ -82,6 +90,8 @@ class PrivacyModel(ABC):
     name: ClassVar[str] = ""
     monotonic_generalization: bool = False
     monotonic_suppression: bool = False
+    union_safe: str | None = None
+    union_unsafe: str = "anonlab cannot show that the union of blocks keeps it"
     #: The declared constraint of each ``__init__`` parameter.
     _parameter_constraints: ClassVar[dict[str, Param]] = {}
 

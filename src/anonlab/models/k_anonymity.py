@@ -69,6 +69,7 @@ class KAnonymity(PrivacyModel):
     name = "k_anonymity"
     _parameter_constraints: ClassVar[dict[str, Param]] = {"k": Param(int, low=1)}
     monotonic_generalization = True
+    union_safe = "class sizes add up"
     monotonic_suppression = True
 
     def __init__(self, k: int) -> None:

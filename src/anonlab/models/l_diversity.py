@@ -145,6 +145,7 @@ class DistinctLDiversity(SensitiveModel):
         "l": Param(int, low=1),
     }
     monotonic_generalization = True
+    union_safe = "a union holds every sensitive value of its parts"
     monotonic_suppression = True
 
     def __init__(self, attribute: str, l: int) -> None:  # noqa: E741 - the paper's name
@@ -246,6 +247,7 @@ class EntropyLDiversity(SensitiveModel):
         "l": Param(float, low=1, finite=True),
     }
     monotonic_generalization = True
+    union_safe = "entropy is concave in the class distribution"
     monotonic_suppression = False
 
     def __init__(self, attribute: str, l: float) -> None:  # noqa: E741
@@ -358,6 +360,7 @@ class RecursiveCLDiversity(SensitiveModel):
         "l": Param(int, low=1),
     }
     monotonic_generalization = True
+    union_safe = "the largest count is subadditive, the tail superadditive"
     monotonic_suppression = False
 
     def __init__(self, attribute: str, c: float, l: int) -> None:  # noqa: E741

@@ -11,6 +11,7 @@ from anonlab._validation import Param
 from anonlab.data.stats import ClassStats
 from anonlab.models._common import (
     ATTRIBUTE,
+    GLOBAL_REFERENCE,
     Counts,
     SensitiveModel,
     max_or_zero,
@@ -92,6 +93,7 @@ class BasicBetaLikeness(SensitiveModel):
     }
     monotonic_generalization = True
     monotonic_suppression = False
+    union_unsafe = GLOBAL_REFERENCE
 
     def __init__(self, attribute: str, beta: float) -> None:
         self.attribute: str = self._checked("attribute", attribute)
@@ -171,6 +173,7 @@ class EnhancedBetaLikeness(SensitiveModel):
     }
     monotonic_generalization = True
     monotonic_suppression = False
+    union_unsafe = GLOBAL_REFERENCE
 
     def __init__(self, attribute: str, beta: float) -> None:
         self.attribute: str = self._checked("attribute", attribute)
@@ -262,6 +265,7 @@ class DeltaDisclosure(SensitiveModel):
     }
     monotonic_generalization = False
     monotonic_suppression = False
+    union_unsafe = GLOBAL_REFERENCE
 
     def __init__(self, attribute: str, delta: float) -> None:
         self.attribute: str = self._checked("attribute", attribute)

@@ -328,6 +328,10 @@ class RecordModel(PrivacyModel):
     record_parameter: ClassVar[str] = ""
     measure: ClassVar[str] = "value"
     attribute: str
+    union_safe = (
+        "the classes whose labels occur in several blocks are judged again merged, record by "
+        "record, before anything is written"
+    )
 
     @abstractmethod
     def record_fractions(

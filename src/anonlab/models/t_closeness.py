@@ -15,6 +15,7 @@ from anonlab.data.stats import ClassStats
 from anonlab.exceptions import ParameterError
 from anonlab.models._common import (
     ATTRIBUTE,
+    GLOBAL_REFERENCE,
     SensitiveModel,
     max_or_zero,
 )
@@ -55,6 +56,7 @@ class _TCloseness(SensitiveModel):
         "attribute": ATTRIBUTE,
         "t": Param(float, low=0, high=1, finite=True),
     }
+    union_unsafe = GLOBAL_REFERENCE
 
     def _init(self, attribute: str, t: float) -> None:
         self.attribute: str = self._checked("attribute", attribute)

@@ -13,12 +13,13 @@ from anonlab.release.anonymity_graph import (
     check_release,
 )
 from anonlab.release.audit import ReleaseAudit, audit_release
-from anonlab.release.cellcover import CellCover, CoverModel
+from anonlab.release.cellcover import CellCover
 from anonlab.release.clusters import Clusters
 from anonlab.release.measure import measure, metric_context, release_cells
 from anonlab.release.problem import Problem
 from anonlab.release.recoding import (
     FullDomain,
+    LevelRecoding,
     Levels,
     Recoding,
     generalize_cells,
@@ -40,12 +41,12 @@ __all__ = [
     "CellCover",
     "attribute_ncp",
     "Clusters",
-    "CoverModel",
     "ReleaseAudit",
     "ReleaseCheck",
     "audit_release",
     "check_release",
     "FullDomain",
+    "LevelRecoding",
     "Levels",
     "Problem",
     "Recoding",

@@ -13,7 +13,7 @@ from anonlab.data.table import EncodedTable
 from anonlab.engines import get_engine
 from anonlab.metrics.base import CellCounts, MetricContext, ReleaseCells
 from anonlab.release.problem import Problem
-from anonlab.release.recoding import FullDomain, Recoding
+from anonlab.release.recoding import FullDomain, LevelRecoding
 
 __all__ = ["metric_context", "measure", "release_cells"]
 
@@ -47,7 +47,7 @@ def metric_context(problem: Problem, table: EncodedTable | None = None) -> Metri
 
 def release_cells(
     problem: Problem,
-    recoding: Recoding,
+    recoding: LevelRecoding,
     classes: ClassStats,
     suppressed: npt.NDArray[np.bool_],
     context: MetricContext,
@@ -57,8 +57,8 @@ def release_cells(
     Parameters
     ----------
     problem : Problem
-    recoding : Recoding
-        The release's recoding (its :meth:`~anonlab.release.recoding.Recoding.cells`).
+    recoding : LevelRecoding
+        The release's recoding (its :meth:`~anonlab.release.recoding.LevelRecoding.cells`).
     classes : ClassStats
         The released classes, with ``row_class``.
     suppressed : ndarray of bool
@@ -123,7 +123,7 @@ def release_cells(
 
 def measure(
     problem: Problem,
-    recoding: Recoding,
+    recoding: LevelRecoding,
     classes: ClassStats,
     suppressed: npt.NDArray[np.bool_],
     context: MetricContext | None = None,
@@ -137,7 +137,7 @@ def measure(
     Parameters
     ----------
     problem : Problem
-    recoding : Recoding
+    recoding : LevelRecoding
     classes : ClassStats
         The released classes (with keys and ``row_class``).
     suppressed : ndarray of bool

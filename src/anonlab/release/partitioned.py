@@ -15,7 +15,8 @@ Released classes of different blocks whose labels coincide are one class of the 
 a class of the union is a disjoint union of verified classes. A model survives the union
 when a union of classes that each satisfy it satisfies it (the same property that makes a
 model monotonic under generalization, which also merges classes), and when a class's
-verdict does not depend on the rest of the table:
+verdict does not depend on the rest of the table. Each model declares it, with the reason
+(:attr:`~anonlab.models.base.PrivacyModel.union_safe`, read by :func:`check_union`):
 
 ==========================  =========================================================
 k_anonymity                 sizes add: ``|E_1 u E_2| >= k``.
@@ -94,7 +95,7 @@ from anonlab.models.per_record import RecordModel, RecordVerdict
 from anonlab.release.clusters import Clusters
 from anonlab.release.measure import metric_context, release_cells
 from anonlab.release.problem import Problem
-from anonlab.release.recoding import Recoding
+from anonlab.release.recoding import LevelRecoding, Recoding
 from anonlab.release.result import SearchStats, stat
 from anonlab.release.verify import Release, Verification, verify
 
@@ -105,7 +106,6 @@ __all__ = [
     "PartitionStats",
     "Partitioned",
     "RejoinsClasses",
-    "UNION_SAFE",
     "block_ready",
     "check_union",
     "release_block",
@@ -118,31 +118,13 @@ __all__ = [
 #: every family on 9 quasi-identifiers); ``block_rows`` sets it.
 DEFAULT_BLOCK_ROWS = 100_000
 
-#: The models whose verdict survives the union of verified blocks, and why (module docstring).
-UNION_SAFE: dict[str, str] = {
-    "k_anonymity": "class sizes add up",
-    "alpha_k_anonymity": "each alpha bound is linear in a class's counts (Definitions 4, 10-14)",
-    "distinct_l_diversity": "a union holds every sensitive value of its parts",
-    "entropy_l_diversity": "entropy is concave in the class distribution",
-    "recursive_cl_diversity": "the largest count is subadditive, the tail superadditive",
-}
-
-#: Models refused per partition, and why.
-_GLOBAL_REFERENCE = (
-    "it compares each class with the whole table's distribution, which a block does not see"
-)
-_REFUSED: dict[str, str] = {
-    "equal_t_closeness": _GLOBAL_REFERENCE,
-    "ordered_t_closeness": _GLOBAL_REFERENCE,
-    "hierarchical_t_closeness": _GLOBAL_REFERENCE,
-    "basic_beta_likeness": _GLOBAL_REFERENCE,
-    "enhanced_beta_likeness": _GLOBAL_REFERENCE,
-    "delta_disclosure": _GLOBAL_REFERENCE,
-}
-
 
 def check_union(models: Sequence[PrivacyModel], owner: str) -> None:
     """Refuse, before any work, a model the union of verified blocks may violate.
+
+    Each model declares whether it survives the union, and why
+    (:attr:`~anonlab.models.base.PrivacyModel.union_safe`), or why not
+    (:attr:`~anonlab.models.base.PrivacyModel.union_unsafe`).
 
     Parameters
     ----------
@@ -154,26 +136,15 @@ def check_union(models: Sequence[PrivacyModel], owner: str) -> None:
     Raises
     ------
     ParameterError
-        A model outside :data:`UNION_SAFE` (and not a per-record model, whose merged
-        classes are judged again), or the refined simple (alpha,k)-anonymity.
+        A model that does not declare that it survives the union, with its reason.
     """
     for m in models:
-        if isinstance(m, RecordModel):
-            continue  # classes spanning blocks are judged again (spanning_verdict)
-        if m.name in UNION_SAFE and m.monotonic_generalization:
+        if m.union_safe is not None:
             continue
-        if m.name == "alpha_k_anonymity":
-            why = (
-                "the refined bound |(E,s)| <= ceil(alpha |E|) (Definition 5) is not kept when "
-                "classes of two blocks with the same labels merge; set 'refined: false' "
-                "(Definition 4's fraction, which is kept)"
-            )
-        else:
-            why = _REFUSED.get(m.name, "anonlab cannot show that the union of blocks keeps it")
         raise ParameterError(
             f"Model {m.name!r} cannot be met partition by partition ({owner} out of core): "
-            f"{why}. Run it with --engine numpy (engine='numpy') on a table that fits in "
-            "memory. Nothing was written."
+            f"{m.union_unsafe}. Run it with --engine numpy (engine='numpy') on a table that "
+            "fits in memory. Nothing was written."
         )
 
 
@@ -309,7 +280,7 @@ def release_block(
     keep = np.ones(problem.n_rows, dtype=bool)
     cells = None
     supp_sizes = np.zeros(0, dtype=np.int64)
-    if recoding.forms_classes:
+    if isinstance(recoding, LevelRecoding):  # a release that forms classes
         stats = release.classes
         assert stats.row_class is not None
         keep = ~release.suppressed[stats.row_class]
@@ -679,12 +650,7 @@ class Partitioned(Recoding):
     summaries: dict[str, Any] = field(default_factory=dict)
     rows: IntArray | None = None
     forms_classes: ClassVar[bool] = True
-
-    def row_levels(
-        self, problem: Problem, rows: npt.NDArray[np.integer] | None = None
-    ) -> npt.NDArray[np.int64]:
-        """Not available: the rows are in the blocks (out of core)."""
-        raise ParameterError("A per-partition release keeps its rows in the output file.")
+    verifier: ClassVar[str] = "classes"
 
     def apply(self, problem: Problem) -> EncodedTable:
         """Not available: the rows are in the blocks (out of core)."""

@@ -2,7 +2,12 @@
 
 A recoding says what happens to every quasi-identifier cell; applying it to the
 :class:`~anonlab.release.problem.Problem`'s table gives the released quasi-identifier
-columns (the other columns are released as they are, identifiers never). The shapes:
+columns (the other columns are released as they are, identifiers never). Every recoding keeps
+one contract, :class:`Recoding`: it applies to the problem (:meth:`~Recoding.apply`), says
+what a report prints (:meth:`~Recoding.summary`), names the rows it keeps (``rows``) and the
+verifier that re-checks it (``verifier``). The recodings whose cells are hierarchy labels at
+levels keep the richer contract of :class:`LevelRecoding` (the level of each cell, the cells
+grouped by level and value), which the classes verifier and the metrics read:
 
 =============  ==================================================  ===========================
 recoding       what it holds                                       families
@@ -11,11 +16,13 @@ FullDomain     one hierarchy level per quasi-identifier            optimal, inco
                                                                    PrivacyFrost2's ``T^G``
 Levels         a level vector per group of rows (a class, or a     PrivacyFrost2 partial
                row): cells of one column sit at different levels   domain, local recoding
+Clusters       Levels per cluster, and a level per record for the  personalized privacy
+               sensitive value
 =============  ==================================================  ===========================
 
-Cluster-based recodings (generalized sensitive values) and cell covers (a record released as
-the cover of several records, verified on the anonymity graph) subclass :class:`Recoding`
-with ``forms_classes = False`` where their release has no equivalence classes.
+A cell cover (:class:`~anonlab.release.cellcover.CellCover`: a record released as the cover of
+several records, verified on the anonymity graph) is a :class:`Recoding` but not a
+:class:`LevelRecoding`: its cells are covers of several values, not labels at levels.
 """
 
 from __future__ import annotations
@@ -41,6 +48,7 @@ from anonlab.release.problem import Problem
 __all__ = [
     "CellGroups",
     "Recoding",
+    "LevelRecoding",
     "FullDomain",
     "Levels",
     "distinct_vectors",
@@ -248,6 +256,9 @@ _T = TypeVar("_T")
 class Recoding(ABC):
     """What an anonymization algorithm returns: a statement per quasi-identifier cell.
 
+    The contract every recoding keeps: :meth:`apply`, :meth:`summary`, ``rows`` and
+    ``verifier``.
+
     Attributes
     ----------
     forms_classes : bool
@@ -259,19 +270,28 @@ class Recoding(ABC):
         The rows of the table the release keeps, by position (None: every row). Rows an
         algorithm removes before the release (PrivacyFrost2's pre-sampling) are not here;
         rows suppressed because their class fails a model are decided by the verification.
+
+    Examples
+    --------
+    >>> from anonlab.data.builders import flat_hierarchy
+    >>> from anonlab.data.table import EncodedTable
+    >>> from anonlab.metrics import build_metric
+    >>> from anonlab.models import build_model
+    >>> from anonlab.release import Problem
+    >>> t = EncodedTable.from_columns({"sex": ["F", "M", "F", "M"]})
+    >>> p = Problem(t, ("sex",), {"sex": flat_hierarchy(["F", "M"])},
+    ...             (build_model("k_anonymity", {"k": 2}),), build_metric("loss"))
+    >>> r = FullDomain({"sex": 1})
+    >>> isinstance(r, Recoding), r.verifier
+    (True, 'classes')
+    >>> r.apply(p)["sex"].labels().tolist()
+    ['*', '*', '*', '*']
     """
 
-    forms_classes: ClassVar[bool] = True
-    verifier: ClassVar[str] = "classes"
+    forms_classes: ClassVar[bool]
+    verifier: ClassVar[str]
     rows: IntArray | None
     _cache: dict[str, Any]  # what :meth:`_memo` keeps
-
-    @abstractmethod
-    def row_levels(
-        self, problem: Problem, rows: npt.NDArray[np.integer] | None = None
-    ) -> npt.NDArray[np.integer]:
-        """The level of each released cell: shape (rows kept, quasi-identifiers), or of the
-        kept rows at positions ``rows`` only."""
 
     @abstractmethod
     def apply(self, problem: Problem) -> EncodedTable:
@@ -281,27 +301,6 @@ class Recoding(ABC):
     @abstractmethod
     def summary(self, problem: Problem) -> dict[str, Any]:
         """What a report prints: the levels, or how many cells sit on each level."""
-
-    @property
-    def uniform(self) -> bool:
-        """Whether every cell of a column sits on one level (a full-domain release)."""
-        return False
-
-    def cells(self, problem: Problem) -> tuple[CellGroups, ...]:
-        """The released cells of each quasi-identifier, grouped by (level, value)."""
-        table = self.kept(problem)
-        levels, group = self._cell_levels(problem)
-        return tuple(
-            group_cells(table[q], problem.hierarchies[q], levels[:, j], group)
-            for j, q in enumerate(problem.quasi_identifiers)
-        )
-
-    def _cell_levels(
-        self, problem: Problem
-    ) -> tuple[npt.NDArray[np.integer], npt.NDArray[np.integer] | None]:
-        """The cells' levels for :func:`group_cells`: one per kept row (group None), or one
-        per group with the group of each kept row."""
-        return self.row_levels(problem), None
 
     def kept(self, problem: Problem) -> EncodedTable:
         """The rows of the table this recoding keeps (taken once).
@@ -325,8 +324,64 @@ class Recoding(ABC):
         return out
 
 
+class LevelRecoding(Recoding):
+    """A recoding whose every released cell is its value's label at a hierarchy level.
+
+    Its release forms classes, verified by grouping the released labels (``"classes"``);
+    the metrics measure it from its cells, grouped by (level, original value).
+
+    Examples
+    --------
+    >>> from anonlab.data.builders import flat_hierarchy
+    >>> from anonlab.data.table import EncodedTable
+    >>> from anonlab.metrics import build_metric
+    >>> from anonlab.models import build_model
+    >>> from anonlab.release import Problem
+    >>> t = EncodedTable.from_columns({"sex": ["F", "M", "F", "M"]})
+    >>> p = Problem(t, ("sex",), {"sex": flat_hierarchy(["F", "M"])},
+    ...             (build_model("k_anonymity", {"k": 2}),), build_metric("loss"))
+    >>> import numpy as np
+    >>> r = Levels(np.array([[0], [1]]), np.array([0, 0, 1, 1]))  # two groups of rows
+    >>> r.row_levels(p).ravel().tolist()
+    [0, 0, 1, 1]
+    >>> [(int(g.count.sum()), g.column.categories.tolist()) for g in r.cells(p)]
+    [(4, ['*', 'F', 'M'])]
+    """
+
+    forms_classes: ClassVar[bool] = True
+    verifier: ClassVar[str] = "classes"
+
+    @abstractmethod
+    def row_levels(
+        self, problem: Problem, rows: npt.NDArray[np.integer] | None = None
+    ) -> npt.NDArray[np.integer]:
+        """The level of each released cell: shape (rows kept, quasi-identifiers), or of the
+        kept rows at positions ``rows`` only."""
+
+    @property
+    def uniform(self) -> bool:
+        """Whether every cell of a column sits on one level (a full-domain release)."""
+        return False
+
+    def cells(self, problem: Problem) -> tuple[CellGroups, ...]:
+        """The released cells of each quasi-identifier, grouped by (level, value)."""
+        table = self.kept(problem)
+        levels, group = self._cell_levels(problem)
+        return tuple(
+            group_cells(table[q], problem.hierarchies[q], levels[:, j], group)
+            for j, q in enumerate(problem.quasi_identifiers)
+        )
+
+    def _cell_levels(
+        self, problem: Problem
+    ) -> tuple[npt.NDArray[np.integer], npt.NDArray[np.integer] | None]:
+        """The cells' levels for :func:`group_cells`: one per kept row (group None), or one
+        per group with the group of each kept row."""
+        return self.row_levels(problem), None
+
+
 @dataclass
-class FullDomain(Recoding):
+class FullDomain(LevelRecoding):
     """Full-domain generalization: one hierarchy level per quasi-identifier.
 
     Parameters
@@ -383,7 +438,7 @@ class FullDomain(Recoding):
 
 
 @dataclass
-class Levels(Recoding):
+class Levels(LevelRecoding):
     """Cells of a column on different levels: a level vector per group of rows.
 
     ``levels[group[r]]`` is the level vector of row ``r`` of the table: a group may be a class

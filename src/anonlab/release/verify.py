@@ -33,7 +33,7 @@ from anonlab.models.base import PrivacyModel
 from anonlab.models.per_record import RecordModel
 from anonlab.release.measure import measure
 from anonlab.release.problem import Problem
-from anonlab.release.recoding import Recoding
+from anonlab.release.recoding import LevelRecoding, Recoding
 
 __all__ = [
     "CLASSES_K",
@@ -178,7 +178,12 @@ def _verify_classes(
     context: MetricContext | None,
 ) -> Release:
     """Group the released labels, judge every class by every model, suppress within the
-    limit; measure the loss on the release."""
+    limit; measure the loss on the release (a release of cells at hierarchy levels)."""
+    if not isinstance(recoding, LevelRecoding):  # pragma: no cover - declared by the recoding
+        raise PrivacyCheckError(
+            f"A {type(recoding).__name__} release is not made of labels at hierarchy levels; "
+            "its classes cannot be verified. Nothing was released."
+        )
     released = recoding.apply(problem)
     engine = get_engine("numpy", released)
     qis = list(problem.quasi_identifiers)

@@ -22,10 +22,10 @@ from anonlab.algorithms.nonhomogeneous._common import (
     workers_of,
 )
 from anonlab.algorithms.nonhomogeneous.candidates import lower_bound
+from anonlab.algorithms.nonhomogeneous.cover_model import CoverCosts, CoverModel
 from anonlab.algorithms.nonhomogeneous.rings import pattern_rings, wong_rings
 from anonlab.algorithms.nonhomogeneous.two_phase import BlockResult, solve_chunk
 from anonlab.exceptions import ParameterError
-from anonlab.release.cellcover import CellCover, CoverCosts, CoverModel
 from anonlab.release.problem import Problem
 from anonlab.release.result import SearchStats, stat
 
@@ -164,7 +164,7 @@ class WongNH(Anonymizer):
         costs = model.costs()
         covers = wong_rings(sorted_order(costs.codes), k, self.seed)
         elapsed = time.perf_counter() - start
-        self.recoding_ = CellCover(covers, dict(model.kinds), model.pseudo)
+        self.recoding_ = model.recoding(covers)
         self.search_ = WongStats(
             elapsed,
             1,
@@ -435,9 +435,10 @@ class MurakamiUno(Anonymizer):
         lb_s = time.perf_counter() - lb_start
         phase1_s = initial_s if self.initial == "pattern_rings" else elapsed_chunks
         phase2_s = elapsed_chunks if self.initial == "pattern_rings" else 0.0
-        self.recoding_ = CellCover(covers, dict(model.kinds), model.pseudo)
+        elapsed = time.perf_counter() - start
+        self.recoding_ = model.recoding(covers)
         self.search_ = MurakamiUnoStats(
-            time.perf_counter() - start,
+            elapsed,
             chunks,
             k,
             self.initial,

@@ -34,7 +34,7 @@ import numpy.typing as npt
 
 from anonlab._typing import FloatArray, IntArray
 from anonlab.algorithms.nonhomogeneous.candidates import candidate_edges
-from anonlab.release.cellcover import CoverCosts
+from anonlab.algorithms.nonhomogeneous.cover_model import CoverCosts
 
 __all__ = ["BlockResult", "cancel_cycles", "greedy_matchings", "ring_covers", "solve_chunk"]
 

@@ -30,7 +30,7 @@ _CACHE: dict[Any, Any] = {}
 I64 = npt.NDArray[np.int64]
 U64 = npt.NDArray[np.uint64]
 I32 = npt.NDArray[np.int32]
-Levels = npt.NDArray[np.signedinteger[Any]]  # int8, or int16 for tall hierarchies
+LevelArray = npt.NDArray[np.signedinteger[Any]]  # int8, or int16 for tall hierarchies
 
 
 class Table(NamedTuple):
@@ -114,7 +114,7 @@ class Groups(NamedTuple):
         One row per chunk of parallel work, all ``-1`` between calls.
     """
 
-    lv: Levels
+    lv: LevelArray
     down: I32
     doom: U64
     gid: I64
@@ -122,7 +122,7 @@ class Groups(NamedTuple):
     ghash: U64
     gviol: npt.NDArray[np.bool_]
     gfirst: I64
-    gmax: Levels
+    gmax: LevelArray
     gstart: I64
     gcount: I64
     mem: I64
@@ -132,7 +132,7 @@ class Groups(NamedTuple):
     gdoom: U64
     gsize: I64
     gdl: I32
-    gcl: Levels
+    gcl: LevelArray
     lcount: I64
     scratch: I64
     delta: I64

@@ -42,7 +42,7 @@ from anonlab.data.hierarchy import Hierarchy
 from anonlab.data.source import CsvOptions, FileSource, ragged_error
 from anonlab.data.stats import ClassStats, SensitiveHistogram
 from anonlab.data.table import EncodedTable
-from anonlab.engines.base import Levels
+from anonlab.engines.base import AttributeLevels
 from anonlab.engines.duckdb_engine.blocks import DuckDBBlocks
 from anonlab.engines.duckdb_engine.dialect import (
     FLOATS,
@@ -429,7 +429,7 @@ class DuckDBEngine(SqlEngine):
         )
 
     def rows_in_small_classes(
-        self, columns: Sequence[str], levels: Levels | None, k: int
+        self, columns: Sequence[str], levels: AttributeLevels | None, k: int
     ) -> npt.NDArray[np.int64]:
         """Return row positions in classes smaller than ``k`` with a window count (each
         row numbered before the joins with the level tables, which do not keep the order)."""

@@ -32,7 +32,7 @@ from anonlab.data.grouping import class_members, refine_steps
 from anonlab.data.hierarchy import Hierarchy
 from anonlab.data.stats import ClassStats, SensitiveHistogram
 from anonlab.data.table import EncodedTable
-from anonlab.engines.base import Engine, Levels
+from anonlab.engines.base import AttributeLevels, Engine
 from anonlab.exceptions import InputError
 from anonlab.io.writers import json_text
 
@@ -222,14 +222,14 @@ class NumpyEngine(Engine):
             self._weighted[key] = hit
         return hit
 
-    def _key(self, columns: Sequence[str], levels: Levels | None) -> _Key:
+    def _key(self, columns: Sequence[str], levels: AttributeLevels | None) -> _Key:
         lv = self.validate(columns, levels)
         order = {c: i for i, c in enumerate(self.columns)}
         return tuple(sorted(zip(columns, lv), key=lambda cl: order[cl[0]]))
 
     # ------------------------------------------------------------ the interface
     def class_sizes(
-        self, columns: Sequence[str], levels: Levels | None = None
+        self, columns: Sequence[str], levels: AttributeLevels | None = None
     ) -> npt.NDArray[np.int64]:
         """Return the class sizes of ``columns`` at ``levels`` (see :class:`Engine`)."""
         key = self._key(columns, levels)
@@ -238,7 +238,7 @@ class NumpyEngine(Engine):
     def class_stats(
         self,
         columns: Sequence[str],
-        levels: Levels | None = None,
+        levels: AttributeLevels | None = None,
         *,
         sensitive: Sequence[str] = (),
         with_rows: bool = False,
@@ -292,7 +292,7 @@ class NumpyEngine(Engine):
         return keys, tuple(domains)
 
     def rows_in_small_classes(
-        self, columns: Sequence[str], levels: Levels | None, k: int
+        self, columns: Sequence[str], levels: AttributeLevels | None, k: int
     ) -> npt.NDArray[np.int64]:
         """Return the positions of rows in classes smaller than ``k`` (see :class:`Engine`;
         a class's size counts records, the positions are the table's rows)."""

@@ -56,7 +56,7 @@ from anonlab.data.source import (
 )
 from anonlab.data.stats import ClassStats
 from anonlab.data.table import EncodedColumn, EncodedTable
-from anonlab.engines.base import Levels, ReleasePlan
+from anonlab.engines.base import AttributeLevels, ReleasePlan
 from anonlab.engines.spark_engine.blocks import SparkBlocks
 from anonlab.engines.spark_engine.classes import SparkClasses, encode_labels, label_domain
 from anonlab.engines.spark_engine.reading import (
@@ -642,7 +642,7 @@ class SparkEngine(SqlEngine):
     def class_sizes_many(
         self,
         subsets: Iterable[Sequence[str]],
-        levels: Levels | None = None,
+        levels: AttributeLevels | None = None,
         progress: Callable[[int], None] | None = None,
     ) -> list[npt.NDArray[np.int64]]:
         """Return :meth:`class_sizes` of each subset, a batch of subsets per Spark job.
@@ -724,7 +724,7 @@ class SparkEngine(SqlEngine):
         return int(self._positions(found.column("mid"))[0]), found.column("v")[0].as_py()
 
     def rows_in_small_classes(
-        self, columns: Sequence[str], levels: Levels | None, k: int
+        self, columns: Sequence[str], levels: AttributeLevels | None, k: int
     ) -> npt.NDArray[np.int64]:
         """Return row positions in classes smaller than ``k`` (see
         :meth:`SparkClasses.rows_in_small_classes`)."""
