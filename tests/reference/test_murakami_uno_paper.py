@@ -20,9 +20,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from anonlab.anonymization import anonymize, build_problem, load_job
 from anonlab.data.table import EncodedTable
 from anonlab.exceptions import PrivacyCheckError
+from anonlab.jobs import anonymize, build_problem, load_job
 from anonlab.release import CellCover, check_release, verify
 
 TABLE_1 = [

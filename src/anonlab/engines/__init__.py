@@ -9,7 +9,7 @@ from anonlab._validation import did_you_mean
 from anonlab.engines.base import Engine, Levels
 from anonlab.exceptions import ParameterError
 
-__all__ = ["Engine", "Levels", "get_engine", "ENGINES"]
+__all__ = ["Engine", "Levels", "engine_class", "get_engine", "ENGINES"]
 
 #: Engine name -> module that defines ``ENGINE`` (the engine class).
 ENGINES = {
@@ -36,11 +36,36 @@ def get_engine(name: str, data: Any, **kwargs: Any) -> Engine:
     -------
     Engine
     """
+    engine: Engine = engine_class(name)(data, **kwargs)
+    return engine
+
+
+def engine_class(name: str) -> type[Engine]:
+    """The engine class registered as ``name``, its capabilities declared on it.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`ENGINES`.
+
+    Returns
+    -------
+    type of Engine
+
+    Raises
+    ------
+    ParameterError
+        An unknown engine (the message suggests the closest name).
+
+    Examples
+    --------
+    >>> engine_class("numpy").in_memory, engine_class("duckdb").in_memory
+    (True, False)
+    """
     if name not in ENGINES:
         raise ParameterError(
             f"Unknown engine {name!r}.{did_you_mean(name, ENGINES)} "
             f"Valid engines: {', '.join(ENGINES)}."
         )
-    module = importlib.import_module(ENGINES[name])
-    engine: Engine = module.ENGINE(data, **kwargs)
-    return engine
+    cls: type[Engine] = importlib.import_module(ENGINES[name]).ENGINE
+    return cls

@@ -27,12 +27,12 @@ import numpy as np
 
 from anonlab.algorithms import ALGORITHMS
 from anonlab.algorithms.base import Anonymizer, Param
-from anonlab.anonymization import anonymize
-from anonlab.anonymization import check as check_table
 from anonlab.data.table import EncodedTable
 from anonlab.engines import get_engine
 from anonlab.exceptions import InputError, ParameterError
 from anonlab.io import read_table
+from anonlab.jobs import anonymize
+from anonlab.jobs import check as check_table
 from anonlab.models import build_model
 
 __all__ = ["check_anonymizer", "conformance_table", "CHECKS"]
@@ -104,6 +104,7 @@ def check_written_release_holds(cls: type[Anonymizer]) -> None:
         for table in (conformance_table(), conformance_table(nulls=True, n=80)):
             out = Path(tmp) / "release.csv"
             result = anonymize(table, job, output=out)
+            assert result.recoding is not None  # (in memory: the algorithm's recoding)
             verifier = result.recoding.verifier
             assert cls.verifier == verifier, (
                 f"{cls.name} declares {cls.verifier!r}, not {verifier!r}"
