@@ -29,7 +29,7 @@ from anonlab.io.job import JobSpec
 from anonlab.io.readers import read_arrow
 from anonlab.io.writers import json_text
 from anonlab.jobs.engines import engine_choice, open_engine
-from anonlab.jobs.identifying import identifying, warn_identifiers
+from anonlab.jobs.identifying import declared_columns, identifying, warn_identifiers
 from anonlab.jobs.problem import JobLike, build_problem, load_job
 from anonlab.models.per_record import RecordModel
 from anonlab.release import Problem, metric_context, model_keys
@@ -71,6 +71,12 @@ class CheckReport:
         release that forms classes (``anonymize`` measures it).
     release : dict, optional
         What was verified of the release (:meth:`anonlab.release.audit.ReleaseAudit.to_dict`).
+
+    Examples
+    --------
+    >>> report = CheckReport(10, 2, [{"model": "k_anonymity", "holds": True}], "loss", 0.0)
+    >>> report.holds, report.to_dict()["loss"]
+    (True, {'metric': 'loss', 'value': 0.0})
     """
 
     n_rows: int
@@ -242,28 +248,7 @@ def _check_release(problem: Problem, spec: JobSpec, release: Any) -> CheckReport
     if table is not problem.table:
         problem = dataclasses.replace(problem, table=table)
     check_release_columns(problem, released)
-    # the release itself, by the rule anonymize applies (its values may not be the data's:
-    # the audit blames such cells), and its columns' dependencies on the quasi-identifiers'
-    # original values, which only the data shows
-    declared = {
-        *problem.quasi_identifiers,
-        *spec.sensitive,
-        *spec.identifiers,
-        *problem.sensitive,
-        *problem.table.schema.limits,
-    }
-    threshold = spec.identifying_threshold
-    found = dict(
-        identifying_columns(
-            get_engine("numpy", released),
-            sorted(declared),
-            threshold=IDENTIFYING_THRESHOLD if threshold is None else threshold,
-            insensitive=spec.insensitive,
-        )
-    )
-    for column, reason in identifying(problem, spec):
-        if column in released.names:
-            found.setdefault(column, reason)
+    found = _kept_identifying(problem, spec, released)
     params = spec.algorithm_params
     audit = audit_release(
         problem,
@@ -271,7 +256,7 @@ def _check_release(problem: Problem, spec: JobSpec, release: Any) -> CheckReport
         graph=graph,
         mask_suppressed=spec.output.get("suppressed", "remove") == "mask",
         removed=algorithm.removed_rows(problem),
-        identifying=list(found.items()),
+        identifying=found,
         pseudo=tuple(params.get("pseudo_qids") or ()),
         plain=_plain,
     )
@@ -280,6 +265,28 @@ def _check_release(problem: Problem, spec: JobSpec, release: Any) -> CheckReport
         metric = metric if metric in ("gcp", "ncp") else "gcp"
         loss = audit.cells.ncp if metric == "ncp" else audit.cells.gcp
     return CheckReport(audit.rows, audit.classes, audit.models, metric, loss, audit.to_dict())
+
+
+def _kept_identifying(
+    problem: Problem, spec: JobSpec, released: EncodedTable
+) -> list[tuple[str, str]]:
+    """The identifying columns a release keeps, with their reasons."""
+    # the release itself, by the rule anonymize applies (its values may not be the data's:
+    # the audit blames such cells), and its columns' dependencies on the quasi-identifiers'
+    # original values, which only the data shows
+    threshold = spec.identifying_threshold
+    found = dict(
+        identifying_columns(
+            get_engine("numpy", released),
+            declared_columns(problem, spec),
+            threshold=IDENTIFYING_THRESHOLD if threshold is None else threshold,
+            insensitive=spec.insensitive,
+        )
+    )
+    for column, reason in identifying(problem, spec):
+        if column in released.names:
+            found.setdefault(column, reason)
+    return list(found.items())
 
 
 def _nested_as_text(table: EncodedTable) -> EncodedTable:

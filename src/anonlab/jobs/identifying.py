@@ -16,7 +16,7 @@ from anonlab.exceptions import InputError, PrivacyRiskWarning
 from anonlab.io.job import JobSpec
 from anonlab.release import Problem
 
-__all__ = ["identifying", "refuse_identifiers", "warn_identifiers"]
+__all__ = ["declared_columns", "identifying", "refuse_identifiers", "warn_identifiers"]
 
 
 #: The ways to declare a column, as the refusals and warnings of identifying columns say.
@@ -24,6 +24,39 @@ _DECLARE = (
     "under 'identifiers:' (dropped from the release), as a quasi-identifier (generalized) or "
     "under 'insensitive:' (released as it is, knowingly)"
 )
+
+
+def declared_columns(problem: Problem, job: JobSpec) -> list[str]:
+    """The columns the job declares (quasi-identifiers, sensitive attributes, identifiers,
+    the models' attributes, the limit column), sorted: the others are released as they are.
+
+    Parameters
+    ----------
+    problem : Problem
+    job : JobSpec
+
+    Returns
+    -------
+    list of str
+
+    Examples
+    --------
+    >>> from anonlab import EncodedTable
+    >>> from anonlab.jobs.problem import build_problem, load_job
+    >>> t = EncodedTable.from_columns({"sex": ["F", "M"], "zip": ["1", "2"]})
+    >>> job = load_job({"quasi_identifiers": {"sex": {}}, "identifiers": ["zip"],
+    ...                 "models": [{"k_anonymity": {"k": 1}}]})
+    >>> declared_columns(build_problem(t, job), job)
+    ['sex', 'zip']
+    """
+    declared = {
+        *problem.quasi_identifiers,
+        *job.sensitive,
+        *job.identifiers,
+        *problem.sensitive,
+        *problem.table.schema.limits,
+    }
+    return sorted(declared)
 
 
 def identifying(
@@ -59,19 +92,12 @@ def identifying(
     >>> [column for column, _ in identifying(problem, job)]
     ['email']
     """
-    declared = {
-        *problem.quasi_identifiers,
-        *job.sensitive,
-        *job.identifiers,
-        *problem.sensitive,
-        *problem.table.schema.limits,
-    }
     threshold = IDENTIFYING_THRESHOLD
     if job.identifying_threshold is not None:
         threshold = job.identifying_threshold
     return identifying_columns(
         get_engine("numpy", problem.table) if engine is None else engine,
-        sorted(declared),
+        declared_columns(problem, job),
         threshold=threshold,
         quasi_identifiers=problem.quasi_identifiers,
         hierarchies=problem.hierarchies,

@@ -8,12 +8,13 @@ on its anonymity graph, and the written file must hold every block's staged labe
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 
-from anonlab._progress import Progress, stage
+from anonlab._progress import stage
 from anonlab.data.stats import ClassStats
 from anonlab.data.table import LabelColumns
 from anonlab.engines import Engine
@@ -34,7 +35,7 @@ from anonlab.release.partitioned import (
     union_loss,
     union_release,
 )
-from anonlab.release.verify import Release
+from anonlab.release.verify import Release, Verification
 
 __all__ = ["write_union"]
 
@@ -107,11 +108,10 @@ def write_union(
     separator = spec.csv.separator
     stage(progress, "writing" if output is None else f"writing {Path(output).name}")
 
+    written = _Written(plan, fmt, separator, sensitive)
+
     def write_and_check(target: Path) -> tuple[Release, int]:
-        return _check_union(
-            engine, whole, spec, blocks, plan, target, fmt, separator, mask, forms_classes,
-            sensitive, progress,
-        )  # fmt: skip
+        return _check_union(engine, whole, task, blocks, written, target, forms_classes)
 
     if output is not None:
         with readable_atomic_write(output, protect=protect) as target:
@@ -120,24 +120,30 @@ def write_union(
         return write_and_check(folder / "release.parquet")
 
 
+@dataclass(frozen=True)
+class _Written:
+    """How the union is written: the rows' plan, the format, the separator, and the
+    sensitive attributes the written file is grouped with again."""
+
+    plan: RowsPlan
+    fmt: str
+    separator: str
+    sensitive: list[str]
+
+
 def _check_union(
     engine: Engine,
     whole: Problem,
-    spec: JobSpec,
+    task: Task,
     blocks: list[BlockRelease],
-    plan: RowsPlan,
+    how: _Written,
     target: Path,
-    fmt: str,
-    separator: str,
-    mask: bool,
     forms_classes: bool,
-    sensitive: list[str],
-    progress: Progress | None = None,
 ) -> tuple[Release, int]:
-    """Write the staged release to ``target`` and re-check it (see
-    :func:`write_union`)."""
+    """Write the staged release to ``target`` and re-check it (see :func:`write_union`)."""
+    plan, fmt, separator = how.plan, how.fmt, how.separator
     engine.write_staged_release(plan, target, fmt=fmt, separator=separator)
-    stage(progress, "re-checking the written release")
+    stage(task.progress, "re-checking the written release")
     wrong = engine.staged_mismatches(plan, target, fmt=fmt, separator=separator)
     if wrong:
         raise PrivacyCheckError(
@@ -146,7 +152,7 @@ def _check_union(
         )
     qis = list(whole.quasi_identifiers)
     written = engine.release_stats(
-        target, fmt=fmt, quasi_identifiers=qis, sensitive=sensitive, separator=separator
+        target, fmt=fmt, quasi_identifiers=qis, sensitive=how.sensitive, separator=separator
     )
     suppressed = sum(b.verification.suppressed_rows for b in blocks)
     if suppressed > whole.max_suppressed:  # pragma: no cover - each block takes its share
@@ -154,36 +160,46 @@ def _check_union(
             f"Re-check failed: the blocks suppressed {suppressed} rows, more than the limit "
             f"of {whole.max_suppressed}. Nothing was released."
         )
-    n = whole.n_records
     spanning = 0
     if forms_classes:
-        classes = _released_classes(written, suppressed, mask)
-        method = (
-            f"each of {len(blocks)} blocks: {blocks[0].verification.method}; the union: the "
-            "written release grouped again, every model judged its classes"
-        )
-        verification = combine_verifications(whole, blocks, written.n_classes, method)
-        recheck_written(
-            whole.with_models(_class_models(whole)), written, verification, mask_suppressed=mask
-        )
-        verification.classes = int(classes.size)
-        verification.k_after = int(classes.min()) if classes.size else 0
-        stage(progress, "judging the classes that span blocks")
-        spanning = _check_spanning(engine, whole, spec, plan)
-        supp = np.concatenate([b.suppressed_sizes for b in blocks])
-        loss = union_loss(whole, [b.cells for b in blocks if b.cells is not None], classes, supp)
+        verification, loss = _union_of_classes(whole, task.mask, blocks, written, suppressed)
+        stage(task.progress, "judging the classes that span blocks")
+        spanning = _check_spanning(engine, whole, task.spec, plan)
     else:
         method = (
             f"each of {len(blocks)} blocks: {blocks[0].verification.method}; the union of "
             "k-regular covers is k-regular, and the written file holds every block's labels"
         )
         verification = combine_verifications(whole, blocks, written.n_classes, method)
+        n = whole.n_records
         if whole.metric.name == "ncp":
             loss = sum(b.loss for b in blocks)
         else:  # gcp: each block's is a mean over its rows
             loss = sum(b.loss * b.n_rows for b in blocks) / n if n else 0.0
     columns = LabelColumns([], None)
     return union_release(columns, verification, loss, whole.metric.name, written), spanning
+
+
+def _union_of_classes(
+    whole: Problem, mask: bool, blocks: list[BlockRelease], written: ClassStats, suppressed: int
+) -> tuple[Verification, float]:
+    """A class-forming union: the written release grouped again, every class model judging
+    its classes (:func:`~anonlab.release.recheck_written`); its verification and its loss
+    measured against the whole table."""
+    classes = _released_classes(written, suppressed, mask)
+    method = (
+        f"each of {len(blocks)} blocks: {blocks[0].verification.method}; the union: the "
+        "written release grouped again, every model judged its classes"
+    )
+    verification = combine_verifications(whole, blocks, written.n_classes, method)
+    recheck_written(
+        whole.with_models(_class_models(whole)), written, verification, mask_suppressed=mask
+    )
+    verification.classes = int(classes.size)
+    verification.k_after = int(classes.min()) if classes.size else 0
+    supp = np.concatenate([b.suppressed_sizes for b in blocks])
+    loss = union_loss(whole, [b.cells for b in blocks if b.cells is not None], classes, supp)
+    return verification, loss
 
 
 def _class_models(problem: Problem) -> list[PrivacyModel]:
