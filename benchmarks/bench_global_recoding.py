@@ -41,7 +41,7 @@ from common import best_of, print_table  # noqa: E402
 from anonlab import CsvOptions, anonymize, read_table  # noqa: E402
 from anonlab.algorithms._lattice import build_evaluator, lattice_of  # noqa: E402
 from anonlab.algorithms.full_domain import incognito_search, optimal_search  # noqa: E402
-from anonlab.anonymization import build_problem, load_job  # noqa: E402
+from anonlab.jobs import build_problem, load_job  # noqa: E402
 
 DATASETS = {
     "adult": [

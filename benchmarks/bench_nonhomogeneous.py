@@ -54,8 +54,8 @@ import common  # noqa: E402
 from common import print_table  # noqa: E402
 
 from anonlab import CsvOptions, anonymize, read_table  # noqa: E402
-from anonlab.anonymization import build_problem, load_job  # noqa: E402
 from anonlab.data.table import EncodedTable  # noqa: E402
+from anonlab.jobs import build_problem, load_job  # noqa: E402
 from anonlab.release import check_release  # noqa: E402
 
 CENSUS = ("age", "gender", "education", "marital", "race", "workclass", "country", "occupation")

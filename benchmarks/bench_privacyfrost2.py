@@ -62,11 +62,11 @@ from anonlab.algorithms._lattice import build_evaluator, lattice_of  # noqa: E40
 from anonlab.algorithms.full_domain.optimal import ANON, Tagger  # noqa: E402
 from anonlab.algorithms.privacyfrost2 import build_score, privacyfrost2  # noqa: E402
 from anonlab.algorithms.privacyfrost2.search import DEFAULT_RESTARTS  # noqa: E402
-from anonlab.anonymization import build_problem, load_job  # noqa: E402
 from anonlab.data.builders import flat_hierarchy, interval_hierarchy  # noqa: E402
 from anonlab.data.hierarchy import Hierarchy  # noqa: E402
 from anonlab.datasets.adult import adult_hierarchies  # noqa: E402
 from anonlab.io import write_hierarchy  # noqa: E402
+from anonlab.jobs import build_problem, load_job  # noqa: E402
 
 ARX_QIS = [
     "sex", "age", "race", "marital-status", "education", "native-country", "workclass",

@@ -78,19 +78,6 @@ API_METHODS = {
     "anonlab.diagnosis.subsets.SubsetEvaluator": ("sizes",),
 }
 
-#: TODO(issue 52, after the merge of its parts): modules other developers restructure now
-#: (jobs/, the Recoding contract, the registries, the validation vocabulary). Their public
-#: names are not checked for an Examples section yet; remove this set, and add the sections,
-#: once those parts are on main.
-RESTRUCTURED_NOW = frozenset(
-    {
-        "anonlab.anonymization",
-        "anonlab.release.recoding",
-        "anonlab.release.cellcover",
-        "anonlab.release.partitioned",
-    }
-)
-
 #: Modules not imported for their doctests: running them has effects (``python -m anonlab``).
 NOT_IMPORTED = frozenset({"anonlab.__main__"})
 
@@ -151,11 +138,7 @@ def test_every_public_name_has_examples() -> None:
     objects = _public_objects()
     assert len(objects) > 100  # the packages' __all__ were read
     objects |= _api_methods(objects) | _algorithms()
-    missing = sorted(
-        name
-        for name, obj in objects.items()
-        if getattr(obj, "__module__", "") not in RESTRUCTURED_NOW and not _has_examples(obj)
-    )
+    missing = sorted(name for name, obj in objects.items() if not _has_examples(obj))
     assert not missing, (
         f"{len(missing)} public names have no numpydoc Examples section: " + ", ".join(missing)
     )

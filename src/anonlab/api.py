@@ -14,17 +14,6 @@ from anonlab._resources import memory_budget
 from anonlab._validation import column_name, did_you_mean
 from anonlab.algorithms import ALGORITHMS
 from anonlab.algorithms.base import algorithm_families, partition_algorithm_names
-from anonlab.anonymization import (
-    AnonymizationResult,
-    CheckReport,
-    JobLike,
-    anonymize,
-    build_problem,
-    check,
-    input_files,
-    load_job,
-    validate_job,
-)
 from anonlab.data.hierarchy import Hierarchy
 from anonlab.data.schema import Schema
 from anonlab.data.source import CsvOptions, FileSource
@@ -44,6 +33,17 @@ from anonlab.engines import ENGINES, Engine, get_engine
 from anonlab.exceptions import AnonlabError, InputError, ParameterError, PrivacyRiskWarning
 from anonlab.io import read_hierarchy, read_table
 from anonlab.io.atomic import atomic_write, check_output
+from anonlab.jobs import (
+    AnonymizationResult,
+    CheckReport,
+    JobLike,
+    anonymize,
+    build_problem,
+    check,
+    input_files,
+    load_job,
+    validate_job,
+)
 from anonlab.metrics import METRICS
 from anonlab.models.registry import MODELS
 from anonlab.report.document import JobFigures, ReportData

@@ -18,7 +18,7 @@ import pytest
 from anonlab import anonymize
 from anonlab.algorithms._lattice import build_evaluator, lattice_of
 from anonlab.algorithms.full_domain import optimal_search
-from anonlab.anonymization import build_problem, load_job
+from anonlab.jobs import build_problem, load_job
 from tests.support.exhaustive import exhaustive_search
 
 pytestmark = pytest.mark.shared

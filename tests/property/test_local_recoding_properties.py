@@ -161,7 +161,7 @@ def test_no_cell_above_its_max_level(rows, variant, k, levels, algorithm):
         EncodedTable.from_rows(rows, [*QIS, "s", "t"]),
         job(model, algorithm, max_levels=max_levels, suppression=1.0),
     )
-    from anonlab.anonymization import build_problem, load_job
+    from anonlab.jobs import build_problem, load_job
 
     problem = build_problem(
         EncodedTable.from_rows(rows, [*QIS, "s", "t"]),

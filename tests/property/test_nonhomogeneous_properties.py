@@ -15,8 +15,8 @@ import numpy as np
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from anonlab.anonymization import anonymize, build_problem, load_job
 from anonlab.data.table import EncodedTable
+from anonlab.jobs import anonymize, build_problem, load_job
 from anonlab.release import AnonymityGraph, check_release
 from anonlab.release.anonymity_graph import ReleaseCells
 from tests.support.profiles import costly

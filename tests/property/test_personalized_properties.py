@@ -28,8 +28,8 @@ from anonlab.algorithms.personalized import (
     sa_generalization,
 )
 from anonlab.algorithms.personalized.sensitive import tree_arrays
-from anonlab.anonymization import anonymize, build_problem, load_job
 from anonlab.engines import get_engine
+from anonlab.jobs import anonymize, build_problem, load_job
 from anonlab.models import PersonalizedLeakage
 from anonlab.models.personalized import (
     SensitiveTree,

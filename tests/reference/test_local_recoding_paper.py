@@ -15,7 +15,7 @@ import pytest
 from anonlab import EncodedTable, Hierarchy, anonymize
 from anonlab.algorithms.local_recoding._setup import LocalProblem
 from anonlab.algorithms.local_recoding.top_down import top_down
-from anonlab.anonymization import build_problem, load_job
+from anonlab.jobs import build_problem, load_job
 from tests.reference.test_alpha_k_paper import T5_COLS as COLS
 from tests.reference.test_alpha_k_paper import TABLE10A
 

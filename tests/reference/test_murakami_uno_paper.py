@@ -21,9 +21,9 @@ import numpy as np
 import pytest
 
 from anonlab.algorithms.nonhomogeneous import cell_cover
-from anonlab.anonymization import anonymize, build_problem, load_job
 from anonlab.data.table import EncodedTable
 from anonlab.exceptions import PrivacyCheckError
+from anonlab.jobs import anonymize, build_problem, load_job
 from anonlab.release import check_release, verify
 
 TABLE_1 = [

@@ -10,9 +10,9 @@ import pytest
 from typer.testing import CliRunner
 
 from anonlab import EncodedTable, open_engine
-from anonlab.anonymization import anonymize, check, validate_job
 from anonlab.cli import app
 from anonlab.exceptions import AnonlabError, ColumnNotFoundError, HierarchyError, ParameterError
+from anonlab.jobs import anonymize, check, validate_job
 from anonlab.models import build_model
 
 ROWS = [

@@ -20,9 +20,9 @@ from typer.testing import CliRunner
 
 import anonlab
 from anonlab import anonymize, check
-from anonlab.anonymization import build_problem, load_job
 from anonlab.cli import app
 from anonlab.exceptions import InputError
+from anonlab.jobs import build_problem, load_job
 from anonlab.release import check_release
 from anonlab.report import anonymization_sections
 

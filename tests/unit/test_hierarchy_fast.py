@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 import anonlab.io.hierarchies as hio
 from anonlab import EncodedTable, Hierarchy, read_hierarchy
 from anonlab.algorithms._lattice import lattice_of
-from anonlab.anonymization import build_problem, load_job
 from anonlab.exceptions import HierarchyError
+from anonlab.jobs import build_problem, load_job
 
 
 def _read(path, fast: bool, **kwargs):

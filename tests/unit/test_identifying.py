@@ -17,11 +17,11 @@ import yaml
 
 import anonlab
 from anonlab import EncodedTable, flat_hierarchy, taxonomy_hierarchy
-from anonlab.anonymization import anonymize, check, validate_job
 from anonlab.diagnosis import risk
 from anonlab.engines import get_engine
 from anonlab.exceptions import ColumnNotFoundError, InputError, ParameterError, PrivacyRiskWarning
 from anonlab.io.job import parse_job
+from anonlab.jobs import anonymize, check, validate_job
 from tests.support.identifying import PEOPLE_FOUND, people_table, summary, write_csv
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -299,7 +299,8 @@ def test_adult_declared_three_ways(adult):
 def test_the_examples_release_no_identifying_column(adult):
     """Every bundled example declares its columns: nothing undeclared identifies, and
     fnlwgt and education-num are never released."""
-    from anonlab.anonymization import _identifying, build_problem, load_job
+    from anonlab.jobs import build_problem, load_job
+    from anonlab.jobs.identifying import identifying as _identifying
 
     for path in sorted(EXAMPLES.glob("*.yaml")):
         spec = load_job(path)

@@ -11,8 +11,8 @@ from anonlab import EncodedTable, Hierarchy, anonymize
 from anonlab.algorithms import ALGORITHMS
 from anonlab.algorithms.local_recoding._setup import check_requirement
 from anonlab.algorithms.local_recoding.progressive import trunk_sizes
-from anonlab.anonymization import build_problem, load_job
 from anonlab.exceptions import InputError, ParameterError
+from anonlab.jobs import build_problem, load_job
 from anonlab.models import AlphaKAnonymity
 from anonlab.report import anonymization_sections, print_plain
 

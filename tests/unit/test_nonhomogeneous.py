@@ -10,10 +10,10 @@ import pytest
 from typer.testing import CliRunner
 
 from anonlab.algorithms.nonhomogeneous import cover_cost
-from anonlab.anonymization import anonymize, build_problem, check, load_job
 from anonlab.cli.app import app
 from anonlab.data.table import EncodedTable
 from anonlab.exceptions import InputError, ParameterError
+from anonlab.jobs import anonymize, build_problem, check, load_job
 from anonlab.release import CellCover, check_release
 
 AGES = ["21", "23", "25", "31", "34", "38", "41", "47", "52", "58", "63", "66"]

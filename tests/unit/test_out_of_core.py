@@ -22,11 +22,11 @@ from typer.testing import CliRunner
 
 import anonlab
 from anonlab import EncodedTable
-from anonlab.anonymization import load_job
 from anonlab.api import adult_path
 from anonlab.cli.app import app
 from anonlab.engines import get_engine
 from anonlab.exceptions import InputError, ParameterError, PrivacyCheckError
+from anonlab.jobs import load_job
 from tests.support.profiles import costly
 
 duckdb = pytest.importorskip("duckdb")
@@ -346,7 +346,7 @@ def test_algorithms_that_need_rows_are_refused_before_reading(tmp_path):
 def test_a_frequency_set_is_refused_by_row_algorithms():
     """The same refusal inside the algorithm layer, for a weighted Problem built by hand."""
     from anonlab.algorithms import build_anonymizer
-    from anonlab.anonymization import build_problem
+    from anonlab.jobs import build_problem
 
     eng = get_engine("duckdb", anonlab.FileSource(Path(ADULT)))
     try:
@@ -366,7 +366,7 @@ def test_engine_names_and_in_memory_tables():
 
 
 def test_auto_and_numpy_follow_the_memory(monkeypatch, tmp_path):
-    from anonlab.anonymization import choose_engine
+    from anonlab.jobs import choose_engine
 
     assert choose_engine(ADULT) == "numpy"
     monkeypatch.setenv("ANONLAB_MEMORY_BUDGET", "1M")  # the file needs ~10 MB in memory

@@ -181,7 +181,7 @@ def test_blocks_release_satisfies_the_model_in_source_order(adult, tmp_path, alg
     out = tmp_path / "released.parquet"
     result = anonlab.anonymize(str(adult), job, output=out, engine="duckdb", block_rows=1500)
     assert result.search.blocks >= 3  # several blocks, the last merged if too small
-    assert result.recoding.summary(None)["partitioned"]
+    assert result.blocks is not None and result.blocks.summary()["partitioned"]
     assert all(result.checks.values())
     _satisfies(adult, out, job)
     source, released = _columns(adult), _columns(out)
@@ -356,7 +356,7 @@ def test_a_spanning_class_over_its_limit_is_not_written(adult, tmp_path, monkeyp
         ok[:1] = False
         return type(verdict)(verdict.values, verdict.parameters, ok, verdict.class_ok)
 
-    monkeypatch.setattr("anonlab.anonymization.spanning_verdict", strict)
+    monkeypatch.setattr("anonlab.jobs.union.spanning_verdict", strict)
     out = tmp_path / "out.parquet"
     with pytest.raises(PrivacyCheckError, match="over their leakage limit once merged"):
         anonlab.anonymize(

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from anonlab import EncodedTable, Hierarchy, anonymize, check
-from anonlab.anonymization import build_problem, load_job
 from anonlab.data.schema import Role
 from anonlab.exceptions import HierarchyError, InputError, ParameterError, PrivacyCheckError
+from anonlab.jobs import build_problem, load_job
 from anonlab.metrics.info_left import info_left_by_level, info_left_values, release_info_left
 from anonlab.models import PersonalizedLeakage, build_model
 from anonlab.release import Clusters, verify

@@ -10,8 +10,8 @@ import pytest
 
 import anonlab
 from anonlab import api
-from anonlab.anonymization import build_problem, load_job
 from anonlab.diagnosis import profile_release, profile_table
+from anonlab.jobs import build_problem, load_job
 from anonlab.release import metric_context
 from anonlab.report.html import render
 from tests.support.identifying import ADULT_IDENTIFYING

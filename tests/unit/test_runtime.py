@@ -15,10 +15,10 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from anonlab import anonymization
-from anonlab.anonymization import anonymize, validate_job
 from anonlab.cli import app
 from anonlab.exceptions import DataFormatError, HierarchyError, InputError, ParameterError
+from anonlab.jobs import anonymize, validate_job
+from anonlab.jobs import engines as job_engines
 
 ROOT = Path(__file__).resolve().parents[2]
 ADULT = ROOT / "src" / "anonlab" / "datasets" / "adult.csv.gz"
@@ -234,7 +234,7 @@ def test_out_of_core_refuses_what_it_cannot_run_before_the_engine_opens(
     def opened(*args, **kwargs):
         raise AssertionError("the engine was opened")
 
-    monkeypatch.setattr(anonymization, "_open_engine", opened)
+    monkeypatch.setattr(job_engines, "open_engine", opened)
     out = tmp_path / "out.csv"
     if words is None:  # personalized runs out of core, block by block: the engine opens
         with pytest.raises(AssertionError, match="the engine was opened"):
@@ -250,7 +250,7 @@ def test_blocks_smaller_than_k_are_refused_before_the_engine_opens(monkeypatch, 
     def opened(*args, **kwargs):
         raise AssertionError("the engine was opened")
 
-    monkeypatch.setattr(anonymization, "_open_engine", opened)
+    monkeypatch.setattr(job_engines, "open_engine", opened)
     with pytest.raises(ParameterError, match="must be at least the models' k = 5"):
         anonymize(ADULT, _job("wong_nh", metric="gcp"), engine=engine, block_rows=3)
 

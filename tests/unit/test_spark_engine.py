@@ -562,14 +562,14 @@ def test_anonymize_on_spark_writes_a_parquet_dataset_folder(spark, tmp_path):
 
 
 def test_a_release_folder_that_fails_the_recheck_is_not_kept(spark, tmp_path, monkeypatch):
-    from anonlab import anonymization
     from anonlab.api import anonymize
     from anonlab.exceptions import PrivacyCheckError
+    from anonlab.jobs import frequency_set
 
     def fail(*args, **kwargs):
         raise PrivacyCheckError("the written release failed the re-check")
 
-    monkeypatch.setattr(anonymization, "recheck_written", fail)
+    monkeypatch.setattr(frequency_set, "recheck_written", fail)
     data = ROOT / "src/anonlab/datasets/adult.csv.gz"
     with pytest.raises(PrivacyCheckError):
         anonymize(data, ROOT / "examples/adult_k5.yaml", output=f"{tmp_path / 'r'}/",

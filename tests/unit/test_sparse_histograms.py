@@ -16,11 +16,11 @@ import pytest
 from anonlab import EncodedTable
 from anonlab.algorithms._lattice import Lattice, LatticeEvaluator
 from anonlab.algorithms.full_domain import optimal_search
-from anonlab.anonymization import check
 from anonlab.data.hierarchy import Hierarchy
 from anonlab.data.stats import SensitiveHistogram
 from anonlab.engines import get_engine
 from anonlab.exceptions import InputError
+from anonlab.jobs import check
 from anonlab.metrics import build_metric
 from anonlab.metrics.base import MetricContext
 from anonlab.models import (

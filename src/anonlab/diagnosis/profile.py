@@ -23,6 +23,7 @@ import numpy.typing as npt
 from anonlab.data.table import EncodedTable
 from anonlab.diagnosis.risk import class_size_histogram
 from anonlab.engines import get_engine
+from anonlab.exceptions import ParameterError
 from anonlab.metrics import build_metric
 from anonlab.metrics.base import Metric
 from anonlab.release import (
@@ -345,6 +346,8 @@ def profile_release(
     >>> p.k, p.released_rows, p.suppressed_rows
     (4, 8, 0)
     """
+    if result.recoding is None:  # a block run: the rows are in the output file
+        raise ParameterError("A per-partition release keeps its rows in the output file.")
     release = result.release
     stats = release.classes
     suppressed = np.asarray(release.suppressed, dtype=bool)
@@ -450,6 +453,7 @@ def _attribute_loss(problem: Problem, result: AnonymizationResult) -> AttributeL
     """The loss per quasi-identifier, measured on the release as :func:`release.measure` does."""
     metric: Metric = problem.metric
     recoding = result.recoding
+    assert recoding is not None  # (profile_release refuses a block run)
     if isinstance(recoding, CellCover):  # measured cell by cell on its labels (NCP or GCP)
         values = attribute_ncp(problem, recoding)
         note = (

@@ -8,7 +8,7 @@ from typing import Any
 from anonlab._registry import Registry
 from anonlab.engines.base import AttributeLevels, Engine
 
-__all__ = ["Engine", "AttributeLevels", "get_engine", "ENGINES"]
+__all__ = ["Engine", "AttributeLevels", "engine_class", "get_engine", "ENGINES"]
 
 #: Engine name -> module that defines ``ENGINE`` (the engine class), imported when the engine
 #: is opened (the heavy libraries of an engine are loaded by it alone).
@@ -35,6 +35,31 @@ def get_engine(name: str, data: Any, **kwargs: Any) -> Engine:
     -------
     Engine
     """
-    module = importlib.import_module(ENGINES.lookup(name))
-    engine: Engine = module.ENGINE(data, **kwargs)
+    engine: Engine = engine_class(name)(data, **kwargs)
     return engine
+
+
+def engine_class(name: str) -> type[Engine]:
+    """The engine class registered as ``name``, its capabilities declared on it.
+
+    Parameters
+    ----------
+    name : str
+        A key of :data:`ENGINES`.
+
+    Returns
+    -------
+    type of Engine
+
+    Raises
+    ------
+    ParameterError
+        An unknown engine (the message suggests the closest name).
+
+    Examples
+    --------
+    >>> engine_class("numpy").in_memory, engine_class("duckdb").in_memory
+    (True, False)
+    """
+    cls: type[Engine] = importlib.import_module(ENGINES.lookup(name)).ENGINE
+    return cls

@@ -142,6 +142,9 @@ class Engine:
     """
 
     name: ClassVar[str] = "base"
+    #: Whether the engine holds the table's rows in memory (``anonymize`` then runs the
+    #: algorithm on them); an out-of-core engine computes frequency sets and blocks.
+    in_memory: ClassVar[bool] = False
 
     def __init__(self, hierarchies: Mapping[str, Hierarchy] | None = None) -> None:
         self.hierarchies: dict[str, Hierarchy] = dict(hierarchies or {})

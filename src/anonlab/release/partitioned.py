@@ -77,7 +77,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -104,7 +104,6 @@ __all__ = [
     "DEFAULT_BLOCK_ROWS",
     "HeldBlocks",
     "PartitionStats",
-    "Partitioned",
     "RejoinsClasses",
     "block_ready",
     "check_union",
@@ -622,52 +621,6 @@ def _with_texts(
 
 
 # --------------------------------------------------------------------------- result shapes
-@dataclass
-class Partitioned(Recoding):
-    """The recoding of a per-partition release: one recoding per block, summarized.
-
-    The blocks' recodings stay with their blocks (their rows are not in memory together);
-    :meth:`summary` gives the blocks and the sums of their summaries' counts.
-
-    Parameters
-    ----------
-    algorithm : str
-        The algorithm that made each block's recoding.
-    kind : str
-        The blocks' recoding type (``Levels``, ``Clusters``, ``CellCover``).
-    blocks : int
-        Blocks anonymized.
-    block_rows : int
-        The rows per block asked for.
-    summaries : dict
-        The blocks' summaries, counts summed.
-    """
-
-    algorithm: str
-    kind: str
-    blocks: int
-    block_rows: int
-    summaries: dict[str, Any] = field(default_factory=dict)
-    rows: IntArray | None = None
-    forms_classes: ClassVar[bool] = True
-    verifier: ClassVar[str] = "classes"
-
-    def apply(self, problem: Problem) -> EncodedTable:
-        """Not available: the rows are in the blocks (out of core)."""
-        raise ParameterError("A per-partition release keeps its rows in the output file.")
-
-    def summary(self, problem: Problem) -> dict[str, Any]:
-        """The blocks and the blocks' summaries with their counts summed."""
-        del problem
-        return {
-            "partitioned": True,
-            "blocks": self.blocks,
-            "block_rows": self.block_rows,
-            "block_recoding": self.kind,
-            **self.summaries,
-        }
-
-
 def merge_summaries(into: dict[str, Any], other: Mapping[str, Any]) -> dict[str, Any]:
     """Sum the counts of two recoding summaries (nested mappings of numbers); other values
     keep the first block's."""

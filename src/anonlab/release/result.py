@@ -6,7 +6,7 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -16,7 +16,7 @@ from anonlab.release.problem import Problem
 from anonlab.release.recoding import FullDomain, Recoding
 from anonlab.release.verify import Release
 
-__all__ = ["AnonymizationResult", "SearchStats", "row_positions", "stat"]
+__all__ = ["AnonymizationResult", "BlockSummary", "SearchStats", "row_positions", "stat"]
 
 
 def stat(label: str, default: Any = dataclasses.MISSING) -> Any:
@@ -101,6 +101,56 @@ def _plain(value: Any) -> Any:
     return value
 
 
+@dataclass(frozen=True)
+class BlockSummary:
+    """What a block run released: its blocks and the sums of their recodings' summaries.
+
+    A row-placing algorithm run out of core anonymizes the table block by block
+    (:mod:`anonlab.release.partitioned`); each block's recoding stays with its block (their
+    rows are not in memory together), so the result holds this summary instead of a
+    recoding.
+
+    Attributes
+    ----------
+    algorithm : str
+        The algorithm that made each block's recoding.
+    kind : str
+        The blocks' recoding type (``Levels``, ``Clusters``, ``CellCover``).
+    blocks : int
+        Blocks anonymized.
+    block_rows : int
+        The rows per block asked for.
+    summaries : mapping
+        The blocks' recoding summaries, counts summed
+        (:func:`anonlab.release.partitioned.merge_summaries`).
+
+    Examples
+    --------
+    >>> s = BlockSummary("wong_nh", "CellCover", 3, 1500, {"generalized_cells": {"age": 7}})
+    >>> s.summary()["blocks"], s.summary()["generalized_cells"]
+    (3, {'age': 7})
+    """
+
+    #: The ``recoding.kind`` of the JSON form of a block run's result.
+    KIND: ClassVar[str] = "Partitioned"
+
+    algorithm: str
+    kind: str
+    blocks: int
+    block_rows: int
+    summaries: Mapping[str, Any] = field(default_factory=dict)
+
+    def summary(self) -> dict[str, Any]:
+        """The blocks and the blocks' summaries with their counts summed (for reports)."""
+        return {
+            "partitioned": True,
+            "blocks": self.blocks,
+            "block_rows": self.block_rows,
+            "block_recoding": self.kind,
+            **self.summaries,
+        }
+
+
 @dataclass
 class AnonymizationResult:
     """The outcome of :func:`anonlab.anonymize`.
@@ -111,8 +161,9 @@ class AnonymizationResult:
         The registered name of the algorithm.
     parameters : dict
         Its parameters, as validated.
-    recoding : Recoding
-        What the algorithm returned (levels, level vectors, ...).
+    recoding : Recoding or None
+        What the algorithm returned (levels, level vectors, ...); None for a block run,
+        whose recodings stay with their blocks (see ``blocks``).
     release : Release
         The verified released table, its verification and its loss measured on it.
     search : SearchStats
@@ -121,6 +172,9 @@ class AnonymizationResult:
         The problem the recoding answers.
     output : str, optional
         Where the table was written.
+    blocks : BlockSummary, optional
+        A block run's blocks and their recodings' summaries (out of core, row-placing
+        algorithms); None otherwise.
 
     Examples
     --------
@@ -137,17 +191,27 @@ class AnonymizationResult:
 
     algorithm: str
     parameters: dict[str, Any]
-    recoding: Recoding = field(repr=False)
+    recoding: Recoding | None = field(repr=False)
     release: Release = field(repr=False)
     search: SearchStats
     problem: Problem = field(repr=False)
     output: str | None = None
+    blocks: BlockSummary | None = None
 
     @cached_property
     def summary(self) -> dict[str, Any]:
         """What the recoding did, for reports (levels per attribute, or rows per level),
-        made when first read (:meth:`Recoding.summary`)."""
+        made when first read (:meth:`Recoding.summary`; a block run's
+        :meth:`BlockSummary.summary`)."""
+        if self.recoding is None:
+            return {} if self.blocks is None else self.blocks.summary()
         return self.recoding.summary(self.problem)
+
+    @property
+    def forms_classes(self) -> bool:
+        """Whether the release is read as equivalence classes (a cell cover's is not; a
+        block run's union is grouped again into classes)."""
+        return self.recoding is None or self.recoding.forms_classes
 
     # --------------------------------------------------------------- shortcuts
     @property
@@ -192,6 +256,11 @@ class AnonymizationResult:
         """Candidate releases the search evaluated."""
         return self.search.evaluated
 
+    @property
+    def _kind(self) -> str:
+        """The recoding's type name, as the JSON form gives it."""
+        return BlockSummary.KIND if self.recoding is None else type(self.recoding).__name__
+
     def to_dict(self) -> dict[str, Any]:
         """The JSON form printed by ``anonlab anonymize --json``.
 
@@ -209,7 +278,7 @@ class AnonymizationResult:
             "algorithm": self.algorithm,
             "parameters": _plain(self.parameters),
             "transformation": self.transformation,
-            "recoding": {"kind": type(self.recoding).__name__, **_plain(self.summary)},
+            "recoding": {"kind": self._kind, **_plain(self.summary)},
             "loss": {"metric": self.metric, "value": self.loss, "measured_on": "release"},
             "suppressed_rows": self.suppressed_rows,
             "checks": self.checks,

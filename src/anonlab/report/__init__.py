@@ -335,7 +335,7 @@ def anonymization_sections(result: Any) -> list[Section]:
     rows.append(["suppressed rows", f"{ver.suppressed_rows:,}"])
     if ver.removed_rows:
         rows.append(["rows removed by the algorithm", f"{ver.removed_rows:,}"])
-    cover = not result.recoding.forms_classes
+    cover = not result.forms_classes
     rows.append(["distinct released rows" if cover else "released classes", f"{ver.classes:,}"])
     if ver.k_after is not None:
         rows.append(["k after", f"{ver.k_after:,} ({ver.k_meaning})"])
@@ -359,7 +359,7 @@ def _labels(hierarchy: Any, level: int, shown: int = 3) -> str:
 
 
 def check_sections(report: Any) -> list[Section]:
-    """Sections of a :class:`~anonlab.anonymization.CheckReport`: the models of a table as it
+    """Sections of a :class:`~anonlab.jobs.check.CheckReport`: the models of a table as it
     is; with a release, first what was verified of it, and its k.
 
     Examples

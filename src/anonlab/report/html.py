@@ -672,7 +672,7 @@ def job_html(job: JobFigures, *, data: str | None = None, options: Sequence[str]
     """
     result = job.result
     verified = result.release.verification
-    cover = not result.recoding.forms_classes
+    cover = not result.forms_classes
     k_after = job.release.k if verified.k_after is None else verified.k_after
     cards = _cards(
         [

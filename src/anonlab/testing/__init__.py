@@ -151,6 +151,7 @@ def check_written_release_holds(cls: type[Anonymizer]) -> None:
         for table in (conformance_table(), conformance_table(nulls=True, n=80)):
             out = Path(tmp) / "release.csv"
             result = anonymize(table, job, output=out)
+            assert result.recoding is not None  # (in memory: the algorithm's recoding)
             verifier = result.recoding.verifier
             assert cls.verifier == verifier, (
                 f"{cls.name} declares {cls.verifier!r}, not {verifier!r}"

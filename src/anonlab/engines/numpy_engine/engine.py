@@ -55,6 +55,7 @@ class NumpyEngine(Engine):
     """
 
     name = "numpy"
+    in_memory = True
 
     def __init__(
         self,
