@@ -65,6 +65,14 @@ def generalize_column(col: EncodedColumn, hierarchy: Hierarchy, level: int) -> E
     orders them (a handful of values, each once), then the categories' and the rows' codes are
     mapped: the same column as encoding the generalized rows, without touching each row's or
     each category's label.
+
+    Examples
+    --------
+    >>> from anonlab.data.builders import flat_hierarchy
+    >>> from anonlab.data.table import EncodedTable
+    >>> col = EncodedTable.from_columns({"sex": ["F", "M", "F"]})["sex"]
+    >>> generalize_column(col, flat_hierarchy(["F", "M"]), 1).labels().tolist()
+    ['*', '*', '*']
     """
     mapping, labels = hierarchy.generalization(col.categories, level)
     used = np.zeros(labels.size, dtype=bool)
@@ -235,7 +243,18 @@ def generalize_cells(
     col: EncodedColumn, hierarchy: Hierarchy, levels: npt.NDArray[np.integer]
 ) -> EncodedColumn:
     """The column with each row's value replaced by its label at that row's level: the
-    released column of :func:`group_cells` (same parameters)."""
+    released column of :func:`group_cells` (same parameters).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from anonlab.data.builders import flat_hierarchy
+    >>> from anonlab.data.table import EncodedTable
+    >>> col = EncodedTable.from_columns({"sex": ["F", "M", "F", "M"]})["sex"]
+    >>> levels = np.array([0, 1, 1, 0])
+    >>> generalize_cells(col, flat_hierarchy(["F", "M"]), levels).labels().tolist()
+    ['F', '*', '*', 'M']
+    """
     return group_cells(col, hierarchy, levels).column
 
 
@@ -390,6 +409,19 @@ class FullDomain(LevelRecoding):
         The level of each quasi-identifier.
     rows : ndarray of int64, optional
         The rows kept (None: every row).
+
+    Examples
+    --------
+    >>> from anonlab.data.builders import flat_hierarchy
+    >>> from anonlab.data.table import EncodedTable
+    >>> from anonlab.metrics import build_metric
+    >>> from anonlab.models import build_model
+    >>> from anonlab.release import Problem
+    >>> t = EncodedTable.from_columns({"sex": ["F", "M", "F", "M"]})
+    >>> p = Problem(t, ("sex",), {"sex": flat_hierarchy(["F", "M"])},
+    ...             (build_model("k_anonymity", {"k": 2}),), build_metric("loss"))
+    >>> FullDomain({"sex": 1}).apply(p)["sex"].labels().tolist()
+    ['*', '*', '*', '*']
     """
 
     levels: Mapping[str, int]
@@ -454,6 +486,21 @@ class Levels(LevelRecoding):
         The group of each row of the table.
     rows : ndarray of int64, optional
         The rows kept (None: every row).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from anonlab.data.builders import flat_hierarchy
+    >>> from anonlab.data.table import EncodedTable
+    >>> from anonlab.metrics import build_metric
+    >>> from anonlab.models import build_model
+    >>> from anonlab.release import Problem
+    >>> t = EncodedTable.from_columns({"sex": ["F", "M", "F", "M"]})
+    >>> p = Problem(t, ("sex",), {"sex": flat_hierarchy(["F", "M"])},
+    ...             (build_model("k_anonymity", {"k": 2}),), build_metric("loss"))
+    >>> r = Levels(np.array([[0], [1]]), np.array([0, 1, 0, 1]))  # rows of M at level 1
+    >>> r.apply(p)["sex"].labels().tolist()
+    ['F', '*', 'F', '*']
     """
 
     levels: npt.NDArray[np.integer]
