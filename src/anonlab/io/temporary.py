@@ -368,9 +368,14 @@ def remove_all() -> list[Path]:
 
     Examples
     --------
-    >>> folder = make_folder("anonlab-example")
-    >>> folder in remove_all(), folder.exists()
-    (True, False)
+    It removes every temporary path of the process (a Spark session's folder too), so the
+    example runs in a process of its own:
+
+    >>> import subprocess, sys
+    >>> code = ("from anonlab.io.temporary import make_folder, remove_all; "
+    ...         "f = make_folder('anonlab-example'); print(f in remove_all(), f.exists())")
+    >>> subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout
+    'True False\\n'
     """
     pid = os.getpid()
     with _lock:
