@@ -304,7 +304,7 @@ def test_privacyfrost2_honours_max_level(data):
         ({"presampling": {"levels": 1, "k": 0}}, {}, r"'privacyfrost2\.presampling\.k'.*>= 1"),
         ({"presampling": {"levels": 1, "k": 2.5}}, {}, r"'privacyfrost2\.presampling\.k'"),
         ({"bogus": 1}, {}, "Unknown parameter 'bogus' of algorithm 'privacyfrost2'"),
-        ({}, {"priority": 0}, "positive integer"),
+        ({}, {"priority": 0}, r"'priority' of quasi-identifier 'age' must be an int >= 1. Got 0"),
         ({}, {"priority": 1.5}, "priority"),
         ({"score": "basic", "d": 3}, {}, "'eta'"),
     ],

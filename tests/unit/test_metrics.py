@@ -435,7 +435,7 @@ def test_registry_names_and_defaults():
         ("loss", {"aggregate": "median"}, "sum, arithmetic, geometric, max, rank"),
         ("loss", {"monotonic": True}, "no monotonic variant"),
         ("height", {"monotonic": False}, "no non-monotonic variant"),
-        ("entropy", {"monotonic": "yes"}, "must be a bool"),
+        ("entropy", {"monotonic": "yes"}, "must be true or false"),
         ("ncp", {"weights": {"a": -1}}, "weight of attribute 'a'"),
         ("ncp", {"weights": [1, 2]}, "mapping"),
         ("info_left", {"n_sensitive": -1}, "n_sensitive"),

@@ -467,7 +467,10 @@ def test_presampling_everything_away_is_an_input_error():
             r"Unknown PrivacyFrost2 score 'logarithm'.*Valid scores: basic, eta, log",
         ),
         ({"score": 3}, r"'score' parameter of privacyfrost2 must be a Score or a score name"),
-        ({"partial_domain": "yes"}, r"'partial_domain' parameter of privacyfrost2 must be a bool"),
+        (
+            {"partial_domain": "yes"},
+            r"'partial_domain' parameter of privacyfrost2 must be true or false",
+        ),
         (
             {"presampling": (0, 0, 0)},
             r"'presampling' parameter of privacyfrost2 must be a PreSampling",
@@ -563,3 +566,18 @@ def test_base_classes_without_a_models_sensitive_counts_are_refused_by_name():
         ev.sensitive_columns()
     with pytest.raises(InputError, match="no counts of sensitive attribute 'disease'"):
         privacyfrost2(ev, lattice, priorities=[1, 1, 1], partial_domain=True)  # (the model's)
+
+
+@pytest.mark.parametrize("bad", [0, 1.5, True, "2"])
+def test_a_problems_priority_is_checked_as_a_jobs(bad):
+    """One constraint (``anonlab.io.job.PRIORITY``) and one wording for a job's ``priority``
+    and a Problem's ``priorities``: 1.5 is refused, not truncated to 1."""
+    from anonlab.algorithms import build_anonymizer
+
+    table = EncodedTable.from_rows(ROWS, [*QIS, "disease"])
+    k2 = (build_model("k_anonymity", {"k": 2}),)
+    problem = Problem(table, QIS, H, k2, build_metric("loss"), priorities={"age": bad})
+    with pytest.raises(
+        ParameterError, match=r"The 'priority' of quasi-identifier 'age' must be an int >= 1"
+    ):
+        build_anonymizer("privacyfrost2").fit(problem)

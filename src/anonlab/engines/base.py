@@ -145,6 +145,14 @@ class Engine:
     #: Whether the engine holds the table's rows in memory (``anonymize`` then runs the
     #: algorithm on them); an out-of-core engine computes frequency sets and blocks.
     in_memory: ClassVar[bool] = False
+    #: The engine ``auto`` runs a job with in memory or out of core (``"in memory"`` or
+    #: ``"out of core"``; None: ``auto`` never chooses it).
+    auto_role: ClassVar[str | None] = None
+    #: Whether the engine takes a ``memory_limit`` option and spills to disk beyond it (a job
+    #: then gives it a share of the available memory).
+    spills_to_disk: ClassVar[bool] = False
+    #: Whether the engine writes a release as a Parquet dataset folder (an output ending '/').
+    writes_dataset_folders: ClassVar[bool] = False
 
     def __init__(self, hierarchies: Mapping[str, Hierarchy] | None = None) -> None:
         self.hierarchies: dict[str, Hierarchy] = dict(hierarchies or {})

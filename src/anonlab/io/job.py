@@ -92,11 +92,14 @@ _KEY_PARAMS = {
     "suppression": Param(float, low=0, high=1),
     "identifying_threshold": Param(float, low=0, high=1),
 }
+#: A quasi-identifier's priority (PrivacyFrost2's ``v_i``; higher keeps finer): the one
+#: constraint, checked on a job's ``priority`` here and on the search's ``priorities`` there.
+PRIORITY = Param(int, low=1)
 #: Of a quasi-identifier's numeric options.
 _QI_PARAMS = {
     "min_level": Param(int),
     "max_level": Param(int),
-    "priority": Param(int),
+    "priority": PRIORITY,
     "weight": Param(float, low=0),
 }
 #: Of ``personalized.default_limit`` (a leakage limit: a probability above 0).

@@ -30,8 +30,6 @@ __all__ = [
     "DUCKDB_MEMORY_CAP",
     "DUCKDB_MEMORY_SHARE",
     "EngineChoice",
-    "IN_MEMORY",
-    "OUT_OF_CORE",
     "JOB_ENGINES",
     "choose_engine",
     "engine_choice",
@@ -43,13 +41,20 @@ JOB_ENGINES = ("auto", *ENGINES)
 #: ``auto`` runs a job out of core (DuckDB) when reading the data whole would need more than
 #: this share of the available memory (:func:`anonlab._resources.memory_budget`).
 AUTO_OUT_OF_CORE_SHARE = 0.25
-#: DuckDB's memory limit for a job: this share of the available memory, at most
-#: :data:`DUCKDB_MEMORY_CAP` (its peak RSS stays within about twice the limit).
+#: The memory limit of an engine that spills to disk (DuckDB), for a job: this share of the
+#: available memory, at most :data:`DUCKDB_MEMORY_CAP` (its peak RSS stays within about twice
+#: the limit).
 DUCKDB_MEMORY_SHARE = 0.25
 DUCKDB_MEMORY_CAP = 2 << 30
-#: The engines ``auto`` chooses between: the rows in memory, or out of core.
-IN_MEMORY = "numpy"
-OUT_OF_CORE = "duckdb"
+
+
+def _auto_engine(role: str) -> tuple[str, type[Engine]]:
+    """The registered engine whose class declares ``auto_role == role``, and its class."""
+    for name in ENGINES:
+        cls = engine_class(name)
+        if cls.auto_role == role:
+            return name, cls
+    raise ParameterError(f"No registered engine runs a job {role} for engine='auto'.")
 
 
 def choose_engine(data: Any, engine: str = "auto") -> str:
@@ -164,10 +169,10 @@ def engine_choice(data: Any, engine: str) -> EngineChoice:
             f"The {engine} engine reads files or data frames; this table is encoded in "
             "memory already: use engine='numpy', or give the file."
         )
-    in_memory = engine_class(IN_MEMORY)
     if asked is None and not isinstance(data, (str, os.PathLike)):
-        note = f"engine auto chose {IN_MEMORY} (in memory): the table is in memory already."
-        return EngineChoice(IN_MEMORY, in_memory, note, auto)
+        name, cls = _auto_engine("in memory")
+        note = f"engine auto chose {name} (in memory): the table is in memory already."
+        return EngineChoice(name, cls, note, auto)
     if asked is not None and (not isinstance(data, (str, os.PathLike)) or not asked.in_memory):
         return EngineChoice(engine, asked)
     on_disk, need = memory_estimate(data)
@@ -187,12 +192,9 @@ def engine_choice(data: Any, engine: str) -> EngineChoice:
         f"{'more than' if out_of_core else 'within'} the {format_bytes(budget)} a table in "
         "memory may take (a quarter of the memory available)."
     )
-    if out_of_core:
-        note = f"engine auto chose {OUT_OF_CORE} (out of core): {why}"
-        return EngineChoice(OUT_OF_CORE, engine_class(OUT_OF_CORE), note, auto)
-    return EngineChoice(
-        IN_MEMORY, in_memory, f"engine auto chose {IN_MEMORY} (in memory): {why}", auto
-    )
+    role = "out of core" if out_of_core else "in memory"
+    name, cls = _auto_engine(role)
+    return EngineChoice(name, cls, f"engine auto chose {name} ({role}): {why}", auto)
 
 
 def open_engine(
@@ -236,7 +238,7 @@ def open_engine(
     if isinstance(data, (str, os.PathLike)):
         source = FileSource(check_input_file(data, "data file"), csv=spec.csv)
     options = dict(engine_options or {})
-    if name == "duckdb":  # beyond it DuckDB spills to disk: the peak stays within a few GB
+    if engine_class(name).spills_to_disk:  # beyond the limit it spills: the peak stays bounded
         limit = min(memory_budget(DUCKDB_MEMORY_SHARE), DUCKDB_MEMORY_CAP)
         options["memory_limit"] = f"{max(limit >> 20, 256)}MB"
     engine = get_engine(name, source, **options)

@@ -20,6 +20,7 @@ from typing import Any, ParamSpec, TypeVar
 from anonlab._progress import Progress, listening, note, stage
 from anonlab.algorithms import build_anonymizer
 from anonlab.algorithms.base import FREQUENCY_SET_ALGORITHMS, PARTITION_ALGORITHMS, Anonymizer
+from anonlab.engines import ENGINES, engine_class
 from anonlab.exceptions import InputError, ParameterError
 from anonlab.io.atomic import PARQUET_DATASET, check_output, output_format
 from anonlab.io.job import JobSpec
@@ -238,10 +239,12 @@ def validate_job(data: Any, job: JobLike) -> None:
 
 def _check_output(output: str | os.PathLike[str], task: Task) -> None:
     """Refuse, before any work, an output the run cannot write, or one of the job's inputs."""
-    if output_format(output) == PARQUET_DATASET and task.engine != "spark":
+    folders = [name for name in ENGINES if engine_class(name).writes_dataset_folders]
+    if output_format(output) == PARQUET_DATASET and task.engine not in folders:
         raise InputError(
             f"The output {str(output)!r} ends with '/': a Parquet dataset folder, which "
-            f"the spark engine writes (--engine spark); with the {task.engine} engine give a "
+            f"the {' and '.join(folders)} engine writes (--engine {' or '.join(folders)}); "
+            f"with the {task.engine} engine give a "
             "file name ending with .csv, .csv.gz or .parquet. Nothing was written."
         )
     if output_format(output) == PARQUET_DATASET and not task.algorithm.accepts_frequency_set():

@@ -82,7 +82,7 @@ __all__ = [
 
 
 #: The constraint of a metric's ``monotonic`` parameter (the variant to build).
-_MONOTONIC = Param(bool, text="a bool")
+_MONOTONIC = Param(bool)
 
 
 def _check_monotonic(value: object, name: str) -> bool:

@@ -148,7 +148,7 @@ class AlphaKAnonymity(PrivacyModel):
         "attribute": ATTRIBUTE,
         "alpha": _ALPHA,
         "k": Param(int, low=1),
-        "refined": Param(bool, text="True or False"),
+        "refined": Param(bool),
     }
     monotonic_suppression = False
     union_safe: str | None = "each alpha bound is linear in a class's counts (Definitions 4, 10-14)"

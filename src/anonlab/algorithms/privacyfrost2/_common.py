@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from anonlab._validation import check_int
+from anonlab._validation import Param
 from anonlab.exceptions import ParameterError
 
 __all__ = ["from_paper_levels", "per_attribute", "to_paper_levels"]
@@ -32,11 +32,12 @@ def per_attribute(
     attributes: Sequence[str],
     name: str,
     *,
-    low: int,
+    param: Param,
     default: int | None = None,
     owner: str = "privacyfrost2",
 ) -> list[int]:
-    """One validated int per attribute from a mapping (by name) or a sequence (table order).
+    """One int per attribute from a mapping (by name) or a sequence (table order), each
+    checked by ``param``.
 
     A mapping may omit attributes when ``default`` is given; it may not name unknown ones.
     """
@@ -66,4 +67,4 @@ def per_attribute(
                 f"The {name!r} parameter of {owner} must have one value per quasi-identifier "
                 f"({len(attributes)}: {', '.join(map(repr, attributes))}). Got {len(raw)}."
             )
-    return [check_int(v, f"{name}[{a}]", low=low, owner=owner) for v, a in zip(raw, attributes)]
+    return [int(param.check(v, f"{name}[{a}]", owner=owner)) for v, a in zip(raw, attributes)]

@@ -14,6 +14,7 @@ from anonlab.algorithms.base import Anonymizer, Param, register
 from anonlab.algorithms.privacyfrost2.presampling import PreSampling, presample
 from anonlab.algorithms.privacyfrost2.search import search
 from anonlab.exceptions import ParameterError
+from anonlab.io.job import PRIORITY
 from anonlab.metrics.scores import SCORES, build_score
 from anonlab.release.problem import Problem
 from anonlab.release.recoding import FullDomain, Levels, Recoding
@@ -143,11 +144,8 @@ class PrivacyFrost2(Anonymizer):
         if self.d is not None and self.score != "eta":
             raise ParameterError(f"'d' belongs to the 'eta' score only, not to {self.score!r}.")
         self._check_presampling()
-        for q, v in problem.priorities.items():
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ParameterError(
-                    f"The priority of quasi-identifier {q!r} must be a positive integer. Got {v!r}."
-                )
+        for q, v in problem.priorities.items():  # a job's were checked as it was read
+            PRIORITY.check(v, "priority", subject=f"The 'priority' of quasi-identifier {q!r}")
 
     def _check_presampling(self) -> None:
         raw = self.presampling

@@ -13,10 +13,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import numpy.typing as npt
 
-from anonlab._validation import check_int
+from anonlab._validation import Param, check_int
 from anonlab.algorithms._lattice.lattice import LatticeEvaluator
 from anonlab.algorithms.privacyfrost2._common import per_attribute, to_paper_levels
 from anonlab.exceptions import InputError, ParameterError
+
+#: A pre-sampling threshold level of an attribute.
+_THRESHOLD = Param(int, low=0)
 
 __all__ = ["PreSampling", "PreSample", "presample", "restrict_evaluator"]
 
@@ -56,7 +59,9 @@ class PreSampling:
     def levels(self, evaluator: LatticeEvaluator) -> tuple[int, ...]:
         """The validated threshold level of each quasi-identifier of ``evaluator``."""
         attrs = evaluator.base.columns
-        levels = per_attribute(self.thresholds, attrs, "thresholds", low=0, owner="PreSampling")
+        levels = per_attribute(
+            self.thresholds, attrs, "thresholds", param=_THRESHOLD, owner="PreSampling"
+        )
         for a, lv, h in zip(attrs, levels, evaluator.heights()):
             if lv > h:
                 raise ParameterError(

@@ -41,6 +41,7 @@ from anonlab.algorithms.privacyfrost2.presampling import (
 )
 from anonlab.data.stats import check_dense_counts
 from anonlab.exceptions import InputError, ParameterError
+from anonlab.io.job import PRIORITY
 from anonlab.metrics.scores import Score, build_score
 
 __all__ = ["PrivacyFrost2Result", "privacyfrost2"]
@@ -488,7 +489,7 @@ _ARGUMENTS = {
     "score": Param((str, Score), text="a Score or a score name"),
     "p": Param(int, low=0),
     "restarts": Param(int, low=0),
-    "partial_domain": Param(bool, text="a bool"),
+    "partial_domain": Param(bool),
     "presampling": Param(PreSampling, none=True, text="a PreSampling or None"),
 }
 
@@ -579,7 +580,7 @@ def privacyfrost2(
     """
     t0 = time.perf_counter()
     attrs = _validate(evaluator, lattice)
-    prio = per_attribute(priorities, attrs, "priorities", low=1, default=1)
+    prio = per_attribute(priorities, attrs, "priorities", param=PRIORITY, default=1)
     _ARGUMENTS["score"].check(score, "score", owner=OWNER)
     score_fn = build_score(score) if isinstance(score, str) else score
     p = _ARGUMENTS["p"].check(p, "p", owner=OWNER)

@@ -102,6 +102,8 @@ class DuckDBEngine(SqlEngine):
     """
 
     name = "duckdb"
+    auto_role = "out of core"
+    spills_to_disk = True
 
     def __init__(
         self,

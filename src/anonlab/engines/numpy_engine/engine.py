@@ -56,6 +56,7 @@ class NumpyEngine(Engine):
 
     name = "numpy"
     in_memory = True
+    auto_role = "in memory"
 
     def __init__(
         self,

@@ -366,6 +366,7 @@ class SparkEngine(SqlEngine):
     """
 
     name = "spark"
+    writes_dataset_folders = True
     _writer: SparkRelease
     _blocks: SparkBlocks
 
