@@ -347,7 +347,7 @@ class _Counts:
     def screen(self) -> Engine:
         """The first :data:`SCREEN_ROWS` records of the loaded columns, in memory."""
         if self._screen is None:
-            if self.complete and self.engine.name == "numpy":
+            if self.complete and self.engine.in_memory:
                 self._screen = self.engine
             else:
                 self._screen = get_engine("numpy", self.engine.head(self._loaded, SCREEN_ROWS))

@@ -39,7 +39,7 @@ from anonlab.algorithms.base import Anonymizer, Param
 from anonlab.api import anonymize
 from anonlab.api import check as check_table
 from anonlab.data.table import EncodedTable
-from anonlab.engines import get_engine
+from anonlab.engines import engine_class, get_engine
 from anonlab.exceptions import InputError, ParameterError
 from anonlab.io import read_table
 from anonlab.io.writers import write_table
@@ -376,13 +376,14 @@ def check_engine(
     blocks = not frequency_set and algorithm.accepts_partitions()
     job = _job(cls)
     options: dict[str, Any] = {"engine": engine, "engine_options": engine_options}
-    if engine != "numpy" and blocks:
+    out_of_core = not engine_class(engine).in_memory
+    if out_of_core and blocks:
         options["block_rows"] = 30
     table = conformance_table(n=90, seed=2)
     with tempfile.TemporaryDirectory() as tmp:
         source = Path(tmp) / "input.csv"
         write_table(table.to_dict(), source)
-        if engine != "numpy" and not (frequency_set or blocks):
+        if out_of_core and not (frequency_set or blocks):
             _refused(cls, job, "--engine numpy", str(source), **options)
             return
         out, whole = Path(tmp) / "release.csv", Path(tmp) / "in-memory.csv"
