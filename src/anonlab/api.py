@@ -14,6 +14,7 @@ from anonlab._resources import memory_budget
 from anonlab._validation import column_name, did_you_mean
 from anonlab.algorithms import ALGORITHMS
 from anonlab.algorithms.base import algorithm_families, partition_algorithm_names
+from anonlab.data.auto import AutoHierarchy, infer_hierarchy
 from anonlab.data.hierarchy import Hierarchy
 from anonlab.data.schema import Schema
 from anonlab.data.source import CsvOptions, FileSource
@@ -31,7 +32,7 @@ from anonlab.diagnosis.questions import Answer
 from anonlab.diagnosis.risk import identifying_columns as _identifying_columns
 from anonlab.engines import ENGINES, Engine, get_engine
 from anonlab.exceptions import AnonlabError, InputError, ParameterError, PrivacyRiskWarning
-from anonlab.io import read_hierarchy, read_table
+from anonlab.io import read_hierarchy, read_table, write_hierarchy
 from anonlab.io.atomic import atomic_write, check_output
 from anonlab.jobs import (
     AnonymizationResult,
@@ -78,6 +79,8 @@ __all__ = [
     "listening",
     "validate_job",
     "profile",
+    "infer_hierarchies",
+    "write_hierarchies",
     "report",
     "report_data",
 ]
@@ -386,6 +389,121 @@ def profile(
     (3, 2, 1)
     """
     return profile_table(read_table(data, csv_options=csv_options, schema=schema))
+
+
+def infer_hierarchies(
+    data: Any,
+    quasi_identifiers: Sequence[str],
+    *,
+    grouping: str = "none",
+    engine: str = "numpy",
+    csv_options: CsvOptions | None = None,
+) -> dict[str, AutoHierarchy]:
+    """Infer a hierarchy for each quasi-identifier from its values and their counts.
+
+    See :mod:`anonlab.data.auto` for the rules (intervals, dates, masking, grouping); a job
+    gets the same hierarchy with ``hierarchy: auto``.
+
+    Parameters
+    ----------
+    data : path, EncodedTable, DataFrame, pyarrow Table or Engine
+        The table.
+    quasi_identifiers : sequence of str
+        The columns.
+    grouping : {"none", "frequency"}
+        For a categorical column: ``value -> *``, or its rare values grouped first.
+    engine : str
+        The engine that counts the values (``"duckdb"`` for a file larger than memory).
+    csv_options : CsvOptions, optional
+        How to parse a CSV path.
+
+    Returns
+    -------
+    dict of str to AutoHierarchy
+        Each column's hierarchy, its kind and its levels in words.
+
+    Examples
+    --------
+    >>> from anonlab.api import adult_path, infer_hierarchies
+    >>> found = infer_hierarchies(adult_path(), ["age", "sex"])
+    >>> found["age"].kind, found["sex"].kind
+    ('intervals', 'flat')
+    >>> found["age"].hierarchy.generalize(["37"], 2).tolist()
+    ['[30, 40)']
+    """
+    eng = open_engine(data, engine=engine, csv_options=csv_options)
+    try:
+        eng.validate(list(quasi_identifiers), None)
+        out = {}
+        for q in quasi_identifiers:
+            stats = eng.class_stats([q])
+            assert stats.keys is not None and stats.domains is not None
+            values = stats.domains[0][stats.keys[:, 0]]
+            out[q] = infer_hierarchy(values, stats.sizes, attribute=q, grouping=grouping)
+        return out
+    finally:
+        if eng is not data:
+            eng.close()
+
+
+def write_hierarchies(
+    data: Any,
+    quasi_identifiers: Sequence[str],
+    output_dir: str | os.PathLike[str],
+    *,
+    grouping: str = "none",
+    engine: str = "numpy",
+    csv_options: CsvOptions | None = None,
+) -> dict[str, tuple[AutoHierarchy, Path]]:
+    """Infer each quasi-identifier's hierarchy and write it in ARX's format to
+    ``output_dir/<column>.csv`` (the folder is made if it is missing; its parent must exist).
+
+    Every hierarchy is inferred and every output checked before the first file is written;
+    each file is written atomically, and never onto the data file.
+
+    Parameters
+    ----------
+    data, quasi_identifiers, grouping, engine, csv_options
+        As :func:`infer_hierarchies` takes them.
+    output_dir : path-like
+        The folder of the hierarchy files.
+
+    Returns
+    -------
+    dict of str to (AutoHierarchy, Path)
+
+    Raises
+    ------
+    InputError
+        ``output_dir`` is a file, or its parent folder does not exist; an output that
+        cannot be written (see :func:`anonlab.io.atomic.check_output`).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> from anonlab.api import adult_path, write_hierarchies
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     written = write_hierarchies(adult_path(), ["age"], Path(folder) / "hierarchies")
+    ...     print(written["age"][1].read_text().splitlines()[0])
+    17;[15, 20);<20;<20;<40;*
+    """
+    folder = Path(output_dir)
+    if folder.exists() and not folder.is_dir():
+        raise InputError(f"The output folder {str(folder)!r} is not a folder; give a folder.")
+    if not folder.parent.is_dir():
+        raise InputError(f"The output folder's parent {str(folder.parent)!r} does not exist.")
+    found = infer_hierarchies(
+        data, quasi_identifiers, grouping=grouping, engine=engine, csv_options=csv_options
+    )
+    folder.mkdir(mode=0o755, exist_ok=True)
+    paths = {q: folder / f"{q}.csv" for q in found}
+    protect = [data] if isinstance(data, (str, os.PathLike)) else []
+    for path in paths.values():
+        check_output(path, protect=protect)
+    for q, auto in found.items():
+        write_hierarchy(auto.hierarchy, paths[q])
+    return {q: (found[q], paths[q]) for q in found}
 
 
 def job_choices() -> dict[str, list[str]]:

@@ -708,3 +708,26 @@ def test_serve_on_port_0_prints_its_port_and_token_and_removes_its_files_when_st
     assert proc.returncode == 130, log.read_text()  # 128 + SIGINT, as a shell reports it
     assert "Traceback" not in log.read_text()
     assert list(root.iterdir()) == []
+
+
+def test_a_column_without_a_hierarchy_gets_one_inferred_from_its_values(root):
+    """The form's job gives a quasi-identifier without a hierarchy file an automatic one
+    (issue 54): ages generalize to intervals instead of all or nothing."""
+    rng = __import__("random").Random(1)
+    rows = "".join(f"{rng.randint(18, 80)},{rng.choice('FM')}\n" for _ in range(300))
+    with signed_in(create_app(root, token=TOKEN)) as client:
+        r = client.post("/upload", files={"file": ("people.csv", f"age,sex\n{rows}".encode())},
+                        follow_redirects=False)  # fmt: skip
+        assert r.status_code == 303, errors(r.text)
+        form = {"qi": ["age", "sex"], "k": "10", "suppression": "0"}
+        r = client.post(f"{r.headers['location']}/job", data=form, follow_redirects=False)
+        assert r.status_code == 303, errors(r.text)
+        page = wait(client, r.headers["location"])
+        assert 'data-status="done"' in page, errors(page)
+        job = client.get(r.headers["location"] + "/files/job").text
+        assert "grouping: frequency" in job
+        ages = {
+            line.split(",")[0]
+            for line in client.get(r.headers["location"] + "/files/release").text.splitlines()[1:]
+        }
+        assert ages != {"*"} and all(a.startswith(("[", "<", ">=")) for a in ages), ages

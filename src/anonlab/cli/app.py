@@ -647,6 +647,68 @@ def anonymize(
         show(report.anonymization_sections(result))
 
 
+@app.command()
+def hierarchies(
+    data: Annotated[str, typer.Argument(help="CSV or Parquet file.", show_default=False)],
+    qi: Annotated[
+        str, typer.Option("--qi", help="The quasi-identifiers: a,b,c.", show_default=False)
+    ],
+    output_dir: Annotated[
+        str,
+        typer.Option(
+            "--output-dir",
+            help="Folder of the hierarchy files (<column>.csv, ARX's format); made if missing.",
+            show_default=False,
+        ),
+    ],
+    grouping: Annotated[
+        str,
+        typer.Option(
+            "--grouping",
+            help="Categorical columns: none (value -> *) or frequency (rare values grouped "
+            "into 'other' first).",
+        ),
+    ] = "none",
+    separator: Annotated[
+        str,
+        typer.Option(
+            "--separator", "-s", help="CSV field separator: one character, or tab ('\\t')."
+        ),
+    ] = ",",
+    engine: Annotated[EngineName, typer.Option(help="Engine.")] = EngineName("numpy"),
+) -> None:
+    """Infer a hierarchy for each quasi-identifier from its values and write it in ARX's
+    format: intervals of nice widths with the sparse tails top- and bottom-coded for numbers,
+    month/quarter/year/decade for dates, masking from the right for codes, '*' (or rare
+    values grouped) for the rest. A job gets the same with 'hierarchy: auto'."""
+    with _errors():
+        check_input_file(data, "data file")
+        columns = _split(qi) or []
+        if not columns:
+            raise ParameterError("--qi needs at least one column: --qi a,b,c.")
+        written = api.write_hierarchies(
+            data,
+            columns,
+            output_dir,
+            grouping=grouping,
+            engine=engine.value,
+            csv_options=CsvOptions(separator=separator),
+        )
+        table = Table(title=f"Hierarchies written to {escape(output_dir)}")
+        for header in ("column", "kind", "levels", "what the levels keep"):
+            table.add_column(header)
+        for column, (auto, _) in written.items():
+            table.add_row(
+                escape(column), auto.kind, str(auto.hierarchy.height), escape(auto.description)
+            )
+        Console().print(table)
+        lines = [f"  {c}: {{hierarchy: {p.name}}}" for c, (_, p) in written.items()]
+        Console().print(
+            f"In a job file in {escape(output_dir)}:\nquasi_identifiers:\n"
+            + escape("\n".join(lines))
+        )
+
+
 def _spark_options(engine: str, master: str | None) -> dict[str, Any]:
     """The engine options of ``--spark-master`` (refused with any other engine)."""
     if master is None:

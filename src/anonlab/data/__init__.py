@@ -1,5 +1,6 @@
 """The data model: encoded tables, schemas, hierarchies and class statistics."""
 
+from anonlab.data.auto import AutoHierarchy, auto_hierarchy, infer_hierarchy
 from anonlab.data.builders import (
     date_hierarchy,
     flat_hierarchy,
@@ -14,6 +15,7 @@ from anonlab.data.stats import ClassStats, SensitiveHistogram
 from anonlab.data.table import EncodedColumn, EncodedTable
 
 __all__ = [
+    "AutoHierarchy",
     "ClassStats",
     "CsvOptions",
     "EncodedColumn",
@@ -23,8 +25,10 @@ __all__ = [
     "Role",
     "Schema",
     "SensitiveHistogram",
+    "auto_hierarchy",
     "date_hierarchy",
     "flat_hierarchy",
+    "infer_hierarchy",
     "interval_hierarchy",
     "masking_hierarchy",
     "taxonomy_hierarchy",

@@ -208,7 +208,7 @@ def masking_hierarchy(
     return _from_columns(columns, attribute, "masking")
 
 
-_DATE_LEVELS = ("month", "year", "decade")
+_DATE_LEVELS = ("day", "month", "quarter", "year", "decade")
 
 
 def date_hierarchy(
@@ -225,7 +225,8 @@ def date_hierarchy(
     values : iterable
         Dates as strings in ``format`` (or ``datetime.date`` objects).
     levels : sequence of str
-        Levels to use above the day, from ``month``, ``year``, ``decade`` in that order.
+        Levels to use above the value, from ``day`` (a timestamp's date), ``month``,
+        ``quarter``, ``year``, ``decade``, in that order.
     format : str
         ``strptime`` format of the values.
     attribute : str, optional
@@ -266,7 +267,9 @@ def date_hierarchy(
                 "15/03/2024)."
             ) from None
     fmt = {
+        "day": lambda d: f"{d.year:04d}-{d.month:02d}-{d.day:02d}",
         "month": lambda d: f"{d.year:04d}-{d.month:02d}",
+        "quarter": lambda d: f"{d.year:04d}-Q{(d.month - 1) // 3 + 1}",
         "year": lambda d: f"{d.year:04d}",
         "decade": lambda d: f"{d.year // 10 * 10:04d}s",
     }
@@ -331,11 +334,26 @@ def _from_columns(columns: list[list[str]], attribute: str | None, what: str) ->
         raise HierarchyError(f"{exc} ({what})") from None
 
 
-#: The builders a job names by the key of their options (``{mask: {width: 5}}``).
+def _auto(
+    values: Iterable[object],
+    *,
+    grouping: str = "none",
+    counts: Sequence[float] | None = None,
+    attribute: str | None = None,
+) -> Hierarchy:
+    """:func:`anonlab.data.auto.auto_hierarchy` (which builds on the builders here)."""
+    from anonlab.data.auto import auto_hierarchy
+
+    return auto_hierarchy(values, counts=counts, grouping=grouping, attribute=attribute)
+
+
+#: The builders a job names by the key of their options (``{mask: {width: 5}}``); ``auto``
+#: infers the kind and its parameters from the column (``hierarchy: auto``).
 BUILDERS: dict[str, Callable[..., Hierarchy]] = {
     "mask": masking_hierarchy,
     "intervals": interval_hierarchy,
     "dates": date_hierarchy,
+    "auto": _auto,
 }
 
 
@@ -348,11 +366,16 @@ def builder_options(kind: str) -> list[str]:
     ['levels', 'format']
     """
     params = inspect.signature(BUILDERS[kind]).parameters
-    return [p for p in params if p not in ("values", "attribute")]
+    return [p for p in params if p not in ("values", "attribute", "counts")]
 
 
 def build_hierarchy(
-    kind: str, values: Iterable[object], options: Mapping[str, Any], *, attribute: str
+    kind: str,
+    values: Iterable[object],
+    options: Mapping[str, Any],
+    *,
+    attribute: str,
+    counts: Sequence[float] | None = None,
 ) -> Hierarchy:
     """Build the hierarchy of a job's builder: ``kind`` (``mask``, ``intervals``,
     ``dates``) with ``options``, over the values of ``attribute``.
@@ -367,6 +390,8 @@ def build_hierarchy(
         The builder's options as the job gives them.
     attribute : str
         The attribute, named in messages.
+    counts : sequence of float, optional
+        The records holding each value, for a builder that reads them (``auto``).
 
     Returns
     -------
@@ -396,7 +421,10 @@ def build_hierarchy(
                 f"{', '.join(valid)}."
             )
     try:
-        return BUILDERS[kind](values, attribute=attribute, **options)
+        extra = (
+            {"counts": counts} if "counts" in inspect.signature(BUILDERS[kind]).parameters else {}
+        )
+        return BUILDERS[kind](values, attribute=attribute, **options, **extra)
     except ParameterError:  # the builder's own message (a ParameterError is a TypeError too)
         raise
     except TypeError as exc:  # a value of the wrong type ("widths: 5" for a list)

@@ -81,12 +81,13 @@ _QI_KEYS = {
     "mask",
     "intervals",
     "dates",
+    "auto",
     "min_level",
     "max_level",
     "weight",
     "priority",
 }
-_BUILDERS = ("hierarchy", "mask", "intervals", "dates")
+_BUILDERS = ("hierarchy", "mask", "intervals", "dates", "auto")
 #: The declared constraints of the job's own numeric keys (the wording of every parameter).
 _KEY_PARAMS = {
     "suppression": Param(float, low=0, high=1),
@@ -466,6 +467,8 @@ def _parse_qi(name: str, opts: Any, base: Path, where: str) -> QuasiIdentifierSp
     spec = QuasiIdentifierSpec(name)
     if isinstance(opts.get("hierarchy"), Hierarchy):
         spec.hierarchy = opts["hierarchy"]
+    elif opts.get("hierarchy") == "auto":  # inferred from the column (anonlab.data.auto)
+        spec.builder = ("auto", {})
     elif "hierarchy" in opts:
         check_local(str(opts["hierarchy"]), "hierarchy file")
         spec.hierarchy = (base / str(opts["hierarchy"])).resolve()

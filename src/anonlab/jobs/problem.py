@@ -15,6 +15,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from anonlab._validation import check_columns
 from anonlab.data.builders import build_hierarchy, flat_hierarchy
 from anonlab.data.hierarchy import Hierarchy
@@ -73,11 +75,14 @@ def _hierarchy_for(spec: Any, table: EncodedTable) -> Hierarchy:
         return spec.hierarchy.named(spec.name)  # errors name the column it generalizes
     if spec.hierarchy is not None:
         return read_hierarchy(spec.hierarchy, attribute=spec.name)
-    values = [v for v in table.column(spec.name).categories if v is not None]
+    column = table.column(spec.name)
+    values = [v for v in column.categories if v is not None]
     if spec.builder is None:
         return flat_hierarchy(values, attribute=spec.name)
     kind, params = spec.builder
-    return build_hierarchy(kind, values, params, attribute=spec.name)
+    counts = np.bincount(column.codes, weights=table.weights, minlength=len(column.categories))
+    held = [c for v, c in zip(column.categories, counts.tolist()) if v is not None]
+    return build_hierarchy(kind, values, params, attribute=spec.name, counts=held)
 
 
 def job_models(job: JobSpec) -> list[PrivacyModel]:

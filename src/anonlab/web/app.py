@@ -586,9 +586,11 @@ def _job(ws: Workspace, ds: Dataset, values: dict[str, Any]) -> tuple[Any, str, 
     others = [c for c in [*ds.table.names, *ds.table.nested] if c not in {*qis, *sensitive}]
 
     def job(hierarchy: Callable[[str], Any]) -> dict[str, Any]:
+        # a column without a hierarchy of its own gets one inferred from its values, its rare
+        # categories grouped first (anonlab.data.auto)
         return {
             "quasi_identifiers": {
-                q: {"hierarchy": hierarchy(q)} if q in ds.hierarchies else {} for q in qis
+                q: {"hierarchy": hierarchy(q)} if q in ds.hierarchies else dict(AUTO) for q in qis
             },
             "sensitive": sensitive,
             "identifiers": others,
@@ -603,6 +605,10 @@ def _job(ws: Workspace, ds: Dataset, values: dict[str, Any]) -> tuple[Any, str, 
     written = job(lambda q: f"hierarchies/{q}.csv")
     header = f"# anonlab job; data: {ds.data_argument} {' '.join(ds.options)}\n"
     return run, header + yaml.safe_dump(written, sort_keys=False), sensitive
+
+
+#: The hierarchy of a quasi-identifier that has none of its own.
+AUTO = {"auto": {"grouping": "frequency"}}
 
 
 def run(app: Any, sock: socket.socket) -> None:
