@@ -27,6 +27,7 @@ from anonlab.diagnosis import (
     discover_quasi_identifiers,
     risk_summary,
 )
+from anonlab.diagnosis.disclosure import AttributeDisclosure, disclosures
 from anonlab.diagnosis.profile import TableProfile, profile_release, profile_table
 from anonlab.diagnosis.questions import Answer
 from anonlab.diagnosis.risk import identifying_columns as _identifying_columns
@@ -650,6 +651,7 @@ def report_data(
     csv_options: CsvOptions | None = None,
     title: str | None = None,
     progress: Progress | None = None,
+    disclosure_share: float | None = None,
 ) -> ReportData:
     """Ask every question a report shows, through this API, and gather the answers.
 
@@ -683,6 +685,9 @@ def report_data(
         The report's title.
     progress : callable, optional
         Told the stages and the job's search progress.
+    disclosure_share : float in (0, 1], optional
+        With a job: besides the classes whose records share one sensitive value, those where
+        one value holds more than this share (before and after).
 
     Returns
     -------
@@ -745,13 +750,19 @@ def report_data(
         singling_out = find_quasi_identifiers(eng, qi)
         figures = None
         if spec is not None:
-            before = check(table, spec)
+            before = check(table, spec, disclosure_share=disclosure_share)
             before_risk = risk_summary(eng, job_qis)
             result = anonymize(table, spec, progress=progress)
             stage(progress, "measuring the release")
             release = profile_release(build_problem(table, spec), result, sens)
             figures = JobFigures(
-                _job_text(job, spec), spec.source, before, before_risk, result, release
+                _job_text(job, spec),
+                spec.source,
+                before,
+                before_risk,
+                result,
+                release,
+                after_disclosure=_release_disclosure(result, sens, disclosure_share),
             )
     notes = list(dict.fromkeys(str(w.message) for w in caught))
     for w in caught:  # the caller's handlers see them too (the command line prints them)
@@ -774,6 +785,19 @@ def report_data(
         warnings=notes,
         version=_version(),
     )
+
+
+def _release_disclosure(
+    result: AnonymizationResult, sensitive: Sequence[str], share: float | None
+) -> list[AttributeDisclosure]:
+    """The classes of a release's labels that give a sensitive value away (none for a cell
+    cover, whose records are not grouped by their labels)."""
+    if not result.forms_classes or not sensitive:
+        return []
+    qis = list(result.problem.quasi_identifiers)
+    labels = EncodedTable.from_columns({c: result.columns[c] for c in [*qis, *sensitive]})
+    stats = get_engine("numpy", labels).class_stats(qis, sensitive=list(sensitive))
+    return disclosures(stats, sensitive, share=share)
 
 
 def _version() -> str:

@@ -742,6 +742,13 @@ def check(
         ),
     ] = "auto",
     spark_master: SparkMaster = None,
+    disclosure_share: Annotated[
+        float | None,
+        typer.Option(
+            help="Besides the classes whose records share one sensitive value, list those where "
+            "one value holds more than this share of the records, in (0, 1].",
+        ),
+    ] = None,
 ) -> None:
     """Report the privacy models and the metric of a table as it is, or verify a release of
     it (--release: exit code 0 if everything holds, 1 if not, 2 on an error)."""
@@ -755,6 +762,7 @@ def check(
                 release=release,
                 engine=engine,
                 engine_options=_spark_options(engine, spark_master),
+                disclosure_share=disclosure_share,
             )
         if as_json:
             sys.stdout.write(json.dumps(checked.to_dict(), indent=2) + "\n")
@@ -794,6 +802,13 @@ def report_command(
         ),
     ] = False,
     title: Annotated[str | None, typer.Option(help="The report's title.")] = None,
+    disclosure_share: Annotated[
+        float | None,
+        typer.Option(
+            help="With --job: besides the classes whose records share one sensitive value, "
+            "list those where one value holds more than this share, in (0, 1]."
+        ),
+    ] = None,
 ) -> None:
     """Write a self-contained HTML report: the table's profile, its diagnosis (k, class
     sizes, k against delta, k of every subset, the sets that single people out, risk) and,
@@ -812,6 +827,7 @@ def report_command(
                 drop_missing=drop_missing,
                 title=title,
                 progress=progress,
+                disclosure_share=disclosure_share,
             )
         out.print(f"wrote {output}")
 

@@ -17,10 +17,12 @@ import numpy as np
 
 from anonlab._optional import import_optional
 from anonlab._progress import note
+from anonlab._validation import Param
 from anonlab.algorithms import build_anonymizer
 from anonlab.data.hierarchy import Hierarchy
 from anonlab.data.stats import ClassStats
 from anonlab.data.table import EncodedTable
+from anonlab.diagnosis.disclosure import AttributeDisclosure, disclosures
 from anonlab.diagnosis.risk import IDENTIFYING_THRESHOLD, identifying_columns
 from anonlab.engines import get_engine
 from anonlab.exceptions import ParameterError
@@ -71,6 +73,10 @@ class CheckReport:
         release that forms classes (``anonymize`` measures it).
     release : dict, optional
         What was verified of the release (:meth:`anonlab.release.audit.ReleaseAudit.to_dict`).
+    disclosure : list of AttributeDisclosure
+        Per sensitive attribute of the job, the classes whose records share one value (or
+        where one value is above the share asked for), whatever the models: the table's
+        classes, or the release's (none for a cell cover, judged on its anonymity graph).
 
     Examples
     --------
@@ -85,6 +91,7 @@ class CheckReport:
     metric: str
     loss: float | None
     release: dict[str, Any] | None = None
+    disclosure: list[AttributeDisclosure] = dataclasses.field(default_factory=list)
 
     @property
     def holds(self) -> bool:
@@ -103,6 +110,7 @@ class CheckReport:
         }
         if self.release is not None:
             out["release"] = self.release
+        out["attribute_disclosure"] = [d.to_dict() for d in self.disclosure]
         return out
 
 
@@ -113,6 +121,7 @@ def check(
     release: Any | None = None,
     engine: str = "auto",
     engine_options: Mapping[str, Any] | None = None,
+    disclosure_share: float | None = None,
 ) -> CheckReport:
     """Report which models a table satisfies as it is, and the classes and rows violating each;
     or verify a release of it.
@@ -139,6 +148,9 @@ def check(
         ``"auto"`` (by size, see :func:`choose_engine`), or ``"spark"``.
     engine_options : mapping, optional
         Options of an out-of-core engine (as in :func:`anonymize`).
+    disclosure_share : float in (0, 1], optional
+        Besides the classes whose records share one sensitive value, list those where one
+        value's share is above this (:func:`~anonlab.diagnosis.disclosure.attribute_disclosure`).
 
     Returns
     -------
@@ -162,6 +174,7 @@ def check(
     (True, 5)
     """
     spec = load_job(job)
+    _SHARE.check(disclosure_share, "disclosure_share", owner="check")
     choice = engine_choice(data, engine)
     if choice.note:
         note(choice.note)
@@ -177,20 +190,34 @@ def check(
             warn_identifiers(problem, spec, "a release that keeps it re-identifies people.", eng)
         finally:
             eng.close()
-        return _check_classes(problem)
+        return _check_classes(problem, _sensitive(problem, spec), disclosure_share)
     problem = build_problem(data, spec)
     warn_identifiers(problem, spec, "a release that keeps it re-identifies people.")
     if release is not None:
-        return _check_release(problem, spec, release)
-    return _check_classes(problem)
+        return _check_release(problem, spec, release, disclosure_share)
+    return _check_classes(problem, _sensitive(problem, spec), disclosure_share)
 
 
-def _check_classes(problem: Problem) -> CheckReport:
+#: The disclosure share's constraint.
+_SHARE = Param(float, low=0, high=1, low_open=True, none=True)
+
+
+def _sensitive(problem: Problem, spec: JobSpec) -> list[str]:
+    """The job's sensitive attributes the problem's table holds (a frequency set holds only
+    those its models read)."""
+    return [
+        s for s in dict.fromkeys([*spec.sensitive, *problem.sensitive]) if s in problem.table.names
+    ]
+
+
+def _check_classes(problem: Problem, sensitive: list[str], share: float | None) -> CheckReport:
     """``check`` of the classes of the problem's table (a frequency set, or the rows)."""
     engine = get_engine("numpy", problem.table)
     per_record = any(isinstance(m, RecordModel) for m in problem.models)
     stats: ClassStats = engine.class_stats(
-        list(problem.quasi_identifiers), sensitive=list(problem.sensitive), with_rows=per_record
+        list(problem.quasi_identifiers),
+        sensitive=list(dict.fromkeys([*problem.sensitive, *sensitive])),
+        with_rows=per_record,
     )
     sizes = np.asarray(stats.sizes, dtype=np.int64)
     models = []
@@ -224,10 +251,15 @@ def _check_classes(problem: Problem) -> CheckReport:
         models.append(entry)
     violating = np.zeros(stats.n_classes, dtype=bool)
     loss = float(problem.metric.loss(stats, violating, metric_context(problem)))
-    return CheckReport(problem.n_records, stats.n_classes, models, problem.metric.name, loss)
+    found = disclosures(stats, sensitive, share=share)
+    return CheckReport(
+        problem.n_records, stats.n_classes, models, problem.metric.name, loss, None, found
+    )
 
 
-def _check_release(problem: Problem, spec: JobSpec, release: Any) -> CheckReport:
+def _check_release(
+    problem: Problem, spec: JobSpec, release: Any, share: float | None
+) -> CheckReport:
     """``check`` of a release beside its original (:func:`~anonlab.release.audit.audit_release`)."""
     algorithm = build_anonymizer(spec.algorithm, spec.algorithm_params)
     graph = type(algorithm).verifier == "graph"
@@ -264,7 +296,16 @@ def _check_release(problem: Problem, spec: JobSpec, release: Any) -> CheckReport
     if audit.cells is not None:  # a cell cover: its loss read from its labels
         metric = metric if metric in ("gcp", "ncp") else "gcp"
         loss = audit.cells.ncp if metric == "ncp" else audit.cells.gcp
-    return CheckReport(audit.rows, audit.classes, audit.models, metric, loss, audit.to_dict())
+    disclosed: list[AttributeDisclosure] = []
+    sensitive = [s for s in _sensitive(problem, spec) if s in released.names]
+    if not graph and sensitive and released.n_rows:  # the classes of its labels
+        stats = get_engine("numpy", released).class_stats(
+            list(problem.quasi_identifiers), sensitive=sensitive
+        )
+        disclosed = disclosures(stats, sensitive, share=share)
+    return CheckReport(
+        audit.rows, audit.classes, audit.models, metric, loss, audit.to_dict(), disclosed
+    )
 
 
 def _kept_identifying(

@@ -19,6 +19,7 @@ __all__ = [
     "anonymization_sections",
     "check_sections",
     "diagnosis_sections",
+    "disclosure_section",
     "print_plain",
 ]
 
@@ -422,6 +423,8 @@ def check_sections(report: Any) -> list[Section]:
         notes.append(f"k after = {release['k_after']} ({release['k_meaning']})")
     if report.loss is not None:
         notes.append(f"{report.metric} = {report.loss:.6g}")
+    for d in getattr(report, "disclosure", []):
+        notes.append(f"attribute disclosure: {d.sentence()}")
     if release is not None:
         failed = len(release["failures"])
         notes.append(
@@ -444,7 +447,41 @@ def check_sections(report: Any) -> list[Section]:
             numeric=[False, False, True, True],
         )
     )
+    sections += [disclosure_section(d) for d in getattr(report, "disclosure", []) if d.exposed]
     return sections
+
+
+def disclosure_section(disclosure: Any) -> Section:
+    """The classes that give away a sensitive value (an
+    :class:`~anonlab.diagnosis.disclosure.AttributeDisclosure`), most exposed first.
+
+    Examples
+    --------
+    >>> from anonlab.diagnosis.disclosure import AttributeDisclosure
+    >>> d = AttributeDisclosure("income", 2, 10, 1, 5, worst=[
+    ...     {"labels": ["4350"], "size": 5, "value": "<=50K", "share": 1.0}])
+    >>> disclosure_section(d).rows
+    [['4350', '5', '<=50K', '100%']]
+    """
+    return Section(
+        f"Attribute disclosure of {disclosure.attribute!r}",
+        header=["class", "records", "value", "share of the class"],
+        rows=[
+            [
+                ", ".join(str(v) for v in w["labels"]),
+                f"{w['size']:,}",
+                str(w["value"]),
+                f"{w['share']:.0%}",
+            ]
+            for w in disclosure.worst
+        ],
+        numeric=[False, True, False, True],
+        notes=[
+            disclosure.sentence(),
+            "k-anonymity hides who a record is, not what it says; l-diversity or "
+            "t-closeness of this attribute in the job prevents it.",
+        ],
+    )
 
 
 def print_plain(sections: Sequence[Section]) -> str:

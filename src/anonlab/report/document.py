@@ -41,6 +41,9 @@ class JobFigures:
         The verified release (:func:`anonlab.anonymize`).
     release : ReleaseProfile
         Its classes, sensitive distributions and loss per attribute.
+    after_disclosure : list of AttributeDisclosure
+        Per sensitive attribute, the released classes whose records share one value (the
+        table's before: ``before.disclosure``).
     """
 
     job_text: str
@@ -49,6 +52,7 @@ class JobFigures:
     before_risk: RiskSummary
     result: Any
     release: ReleaseProfile
+    after_disclosure: list[Any] = field(default_factory=list)
 
 
 @dataclass

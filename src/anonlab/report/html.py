@@ -33,6 +33,7 @@ from anonlab.report import (
     anonymization_sections,
     check_sections,
     diagnosis_sections,
+    disclosure_section,
 )
 from anonlab.report import _plots as plots
 from anonlab.report.document import JobFigures, ReportData
@@ -468,6 +469,23 @@ def _verdicts(job: JobFigures) -> str:
     )
 
 
+def _disclosure(job: JobFigures) -> list[str]:
+    """What the release gives away of each sensitive attribute, next to the verdicts."""
+    holding = [m for m, ok in job.result.checks.items() if ok]
+    out = []
+    for d in job.after_disclosure:
+        if not d.exposed:
+            out.append(f'<p class="note" data-disclosure="none">{escape(d.sentence())}</p>')
+            continue
+        verdict = ", ".join(f"{m}: yes" for m in holding)
+        out.append(
+            f'<div class="warning" data-disclosure="{escape(d.attribute)}">'
+            f"{escape(verdict)}, but attribute disclosure: {escape(d.sentence())}</div>"
+        )
+        out.append(sections_html([disclosure_section(d)]))
+    return out
+
+
 def _verdict(holds: bool | None) -> str:
     if holds is None:
         return "<td></td>"
@@ -696,6 +714,7 @@ def job_html(job: JobFigures, *, data: str | None = None, options: Sequence[str]
         cards,
         '<h3 id="verdicts">Privacy models before and after</h3>',
         _verdicts(job),
+        *_disclosure(job),
         _transformation(job),
         _attribute_loss(job),
         _classes(job),
