@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from anonlab import EncodedTable
 from anonlab.api import open_engine
 from anonlab.diagnosis.sample_risk import sample_risk
+from anonlab.exceptions import InputError
 from tests.support.profiles import costly
 
 rows = st.lists(
@@ -93,3 +94,23 @@ def test_spark_gives_the_numpy_numbers(spark):
         sample_risk(numpy_engine, ["age", "sex"], population=open_engine(table)),
         sample_risk(sparked, ["age", "sex"], population=open_engine(table, engine="spark")),
     )
+
+
+@pytest.mark.parametrize("kind", [pa.float64(), pa.int32()])
+def test_a_typed_weight_column_reads_as_its_text_does(kind):
+    """DuckDB reads a numeric weight column as it is (not through its text): same numbers."""
+    table = _table(2000, 5)
+    weights = pa.array(np.random.default_rng(5).integers(10, 100, 2000)).cast(kind)
+    typed = table.set_column(3, "w", weights)
+    by_text = sample_risk(
+        open_engine(table.set_column(3, "w", weights.cast(pa.string()))), ["age", "sex"], weight="w"
+    )
+    _close(by_text, sample_risk(open_engine(typed, engine="duckdb"), ["age", "sex"], weight="w"))
+    _close(by_text, sample_risk(open_engine(typed), ["age", "sex"], weight="w"))
+
+
+def test_a_nan_weight_is_a_missing_weight_on_every_engine():
+    table = _table(50, 6).set_column(3, "w", pa.array([float("nan")] + [20.0] * 49))
+    for engine in ("numpy", "duckdb"):
+        with pytest.raises(InputError, match="1 record\\(s\\) without a weight"):
+            sample_risk(open_engine(table, engine=engine), ["age"], weight="w")

@@ -347,7 +347,8 @@ def _pitman(sample: _Sample) -> float | None:
             uniques / population if np.isfinite(uniques) and 0.0 < uniques <= population else None
         )
 
-    return _solve(equations, [s for s in starts if np.isfinite(s).all()], (1.0, 1.0), estimate)
+    # each equation sums about u terms: its residual is judged against u
+    return _solve(equations, [s for s in starts if np.isfinite(s).all()], (u, u), estimate)
 
 
 def _zayatz(sample: _Sample) -> float | None:
