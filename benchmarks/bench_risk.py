@@ -9,9 +9,11 @@ printing both tools' estimates side by side.
 The 10 M-row case is a Parquet file of the 8 Adult quasi-identifiers resampled with a column
 of sampling weights (``benchmarks/.cache/risk_10M_seed0.parquet``, written the first time,
 about 10 s); it runs in a child process on DuckDB, which reports its own peak RSS (VmHWM): every
-estimate with a sampling fraction, then with the weight column (Benedetti-Franconi risk), and
-the whole ``diagnose --risk`` answer (``api.risk``, which also looks for identifying columns).
-Goal: all of it under 10 s and 1 GiB.
+estimate with a sampling fraction, then with the weight column (the attacker models, the
+population estimates for the population the weights sum to, and the Benedetti-Franconi risk),
+and the whole ``diagnose --risk`` answer (``api.risk``, which also looks for identifying
+columns). Goal: opening the file and every estimate (the weight path) under 10 s, and the
+child's peak RSS over all three under 1 GiB.
 
     .venv/bin/python benchmarks/bench_risk.py [--repeat 3] [--no-arx] [--no-big]
 
@@ -202,8 +204,11 @@ def main() -> None:
              ["diagnose --risk (api.risk, identifying columns too)", big["diagnose_risk_s"]],
              ["peak RSS (MiB)", big["peak_rss_mib"]]],  # fmt: skip
         )
-        goals = {
-            "10 M rows: open + every estimate (s)": common.goal(big["estimates_total_s"], GOAL_S),
+        goals = {  # the weight path gives every estimate: attacker models, population
+            # uniqueness (the population is the weights' sum) and the Benedetti-Franconi risk
+            "10 M rows: open + every estimate (weights) (s)": common.goal(
+                big["open_s"] + big["weight_s"], GOAL_S
+            ),
             "10 M rows: peak RSS (MiB)": common.goal(big["peak_rss_mib"], GOAL_MIB),
         }
         common.print_goals(goals, digits=2)
