@@ -110,3 +110,26 @@ def test_duckdb_engine_agrees(table: EncodedTable, m: int) -> None:
     assert [got.msus_of(r) for r in range(table.n_rows)] == [
         expected.msus_of(r) for r in range(table.n_rows)
     ]
+
+
+@costly(60, deadline=None)
+@given(tables(), st.integers(1, 4))
+def test_frequency_set_scores_each_key_as_its_records(table: EncodedTable, m: int) -> None:
+    # A frequency set (distinct keys with their counts, what an out-of-core engine hands a
+    # search) gives each key the score of its records, and the same DIS scores and counts.
+    rows = _rows(table)
+    counted = Counter(rows)
+    keys = list(counted)
+    weighted = EncodedTable(
+        EncodedTable.from_rows(keys, COLS).columns,
+        weights=np.array([counted[k] for k in keys], dtype=np.int64),
+    )
+    whole = suda2(table, COLS, max_size=m)
+    freq = suda2(weighted, COLS, max_size=m)
+    assert (freq.sample_uniques, freq.pair_records) == (whole.sample_uniques, whole.pair_records)
+    assert freq.msus_by_size == whole.msus_by_size
+    first = {key: rows.index(key) for key in keys}
+    at = [first[k] for k in keys]
+    assert np.array_equal(freq.scores, whole.scores[at])
+    np.testing.assert_allclose(freq.dis_scores, whole.dis_scores[at], rtol=1e-12)
+    assert [freq.msus_of(i) for i in range(len(keys))] == [whole.msus_of(r) for r in at]
