@@ -303,13 +303,14 @@ def suda2(
 
     Notes
     -----
-    sdcMicro differs in three ways that do not arise on a table without nulls and with
-    at least three quasi-identifiers: it never counts a missing value in an MSU, it adds
-    constant columns to reach three quasi-identifiers, and it computes ``Q`` and ``D``
-    in single precision (its scores agree with these to about 1e-6). It also credits
-    the attribute contributions of MSUs found through attributes whose values fall on
-    the same records to one of those attributes only; here each MSU credits its own
-    attributes.
+    Where sdcMicro's ``suda2()`` differs: it never counts a missing value in an MSU (here a
+    null is a value); below three quasi-identifiers it adds constant columns, so its ``M``
+    is 3; it computes ``Q`` and ``D`` in single precision (its DIS scores agree with these
+    to about 1e-6); and when the values of two attributes fall on the same records it
+    credits the MSUs found through them, in the attribute contributions, to one of the two
+    only (here each MSU credits its own attributes). On a table without nulls and with at
+    least three quasi-identifiers the definitions agree (the scores of sdcMicro's own test
+    examples are these).
 
     References
     ----------
@@ -381,8 +382,8 @@ def suda2(
     pair_records = int(sizes[sizes == 2].sum())
     dis = _dis_scores(scores, pair_records, f, n_qi)
 
-    first_row = np.empty(n_classes, dtype=np.int64)
-    first_row[row_class[::-1]] = np.arange(row_class.size - 1, -1, -1, dtype=np.int64)
+    row_of = np.empty(n_classes, dtype=np.int64)  # (an MSU's class has one record: one row)
+    row_of[row_class] = np.arange(row_class.size, dtype=np.int64)
     if found:
         msu_class = np.concatenate([c for _, c in found])
         mask = np.zeros((msu_class.size, n_qi), dtype=bool)
@@ -390,7 +391,7 @@ def suda2(
         for subset, classes in found:
             mask[at : at + classes.size, list(subset)] = True
             at += classes.size
-        msu_rows = first_row[msu_class]
+        msu_rows = row_of[msu_class]
         order = np.argsort(msu_rows, kind="stable")
         msu_rows, mask = msu_rows[order], mask[order]
     else:
