@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Create/refresh the peer virtualenv used to benchmark other k-anonymity tools
-# (pycanon, optionally anjana) alongside anonlab. Idempotent.
+# (pycanon, optionally anjana and suda) alongside anonlab. Idempotent.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -19,14 +19,18 @@ PIP=("$VENV/bin/python" -m pip --disable-pip-version-check -q)
 # Required peers: fail hard if these do not install.
 "${PIP[@]}" install "pycanon==1.3.5" pandas
 
-# Optional peer: warn and continue on failure.
+# Optional peers: warn and continue on failure.
 if ! "${PIP[@]}" install "anjana==1.2.3"; then
     echo "[setup_peers] WARNING: could not install 'anjana'; continuing without it" >&2
+fi
+# suda: the SUDA of the ONS Data Science Campus (pandas), beside bench_suda.py.
+if ! "${PIP[@]}" install "suda==0.2.2"; then
+    echo "[setup_peers] WARNING: could not install 'suda'; continuing without it" >&2
 fi
 
 "$VENV/bin/python" - <<'PY'
 from importlib.metadata import version, PackageNotFoundError
-for name in ("pycanon", "pandas", "anjana"):
+for name in ("pycanon", "pandas", "anjana", "suda"):
     try:
         print(f"[setup_peers] {name} {version(name)}")
     except PackageNotFoundError:

@@ -184,6 +184,9 @@ def test_readme_python_examples_run_and_give_the_figures_they_state(tmp_path, mo
     assert str(delta).startswith("0.7286")
     subsets = value("anonlab.diagnose(engine, attributes=qi, k=10).subsets")
     assert subsets[0] == ["education", "sex"]
+    special = ns["special"]  # SUDA2
+    assert special.msus_by_size == {1: 2, 2: 1198, 3: 13852, 4: 20569}
+    assert special.msus_of(0)[0] == ("age", "workclass", "education", "occupation")
     result = ns["result"]
     assert result.transformation == {
         "age": 1, "marital-status": 0, "race": 0, "sex": 0, "native-country": 1
