@@ -25,7 +25,14 @@ from anonlab._validation import check_columns
 from anonlab.data.hierarchy import Hierarchy
 from anonlab.data.stats import ClassStats
 from anonlab.data.table import EncodedColumn, EncodedTable
-from anonlab.engines.base import AttributeLevels, Engine, ReleasePlan, RowsPlan, root_label
+from anonlab.engines.base import (
+    AttributeLevels,
+    Engine,
+    ReleasePlan,
+    RowsPlan,
+    WeightedClasses,
+    root_label,
+)
 from anonlab.exceptions import InputError, ParameterError
 
 __all__ = [
@@ -295,6 +302,32 @@ class SqlEngine(Engine):
         with_keys: bool,
     ) -> ClassStats:
         """:meth:`class_stats` of validated arguments: the engine's queries."""
+        raise NotImplementedError
+
+    def weighted_class_sizes(
+        self, columns: Sequence[str], levels: AttributeLevels | None, weight: str
+    ) -> WeightedClasses:
+        """Class sizes and the sum of ``weight`` per class (see :class:`Engine`), with the
+        facts about the weights, from one grouped query (``_weight_classes``)."""
+        cols = list(columns)
+        lv = self.validate(cols, levels)
+        self.validate([weight], None)
+        got = self._weight_classes(cols, lv, weight)
+        lowest = np.asarray(got["lowest"], dtype=np.float64)  # nan: a class without numbers
+        bad = [value for value in got["bad"] if value is not None]
+        return WeightedClasses(
+            sizes=np.asarray(got["n"], dtype=np.int64),
+            weights=np.nan_to_num(np.asarray(got["w"], dtype=np.float64)),
+            missing=int(np.asarray(got["missing"], dtype=np.int64).sum()),
+            not_numeric=str(bad[0]) if bad else None,
+            lowest=float(np.nanmin(lowest)) if np.isfinite(lowest).any() else float("nan"),
+            total=float(np.nansum(np.asarray(got["w"], dtype=np.float64))),
+        )
+
+    def _weight_classes(self, cols: list[str], lv: tuple[int, ...], weight: str) -> dict[str, Any]:
+        """Per class of ``cols`` at ``lv``, in one query: its rows ``n``, the sum ``w`` of its
+        numeric weights, its rows without a weight ``missing``, its smallest numeric weight
+        ``lowest`` (null without any) and a weight that is no number ``bad`` (or null)."""
         raise NotImplementedError
 
     def distinct_counts(self, columns: Sequence[str], *, rows: int | None = None) -> dict[str, int]:
