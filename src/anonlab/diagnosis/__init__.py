@@ -28,6 +28,7 @@ from anonlab.diagnosis.risk import (
     risk_summary,
 )
 from anonlab.diagnosis.subsets import SubsetEvaluator, largest_subsets, minimal_failing
+from anonlab.diagnosis.suda import SudaResult, suda2
 from anonlab.diagnosis.suppression import (
     compute_k,
     delta_curve,
@@ -49,6 +50,7 @@ __all__ = [
     "SearchAnswer",
     "SubsetAnswer",
     "SubsetEvaluator",
+    "SudaResult",
     "TableAnswer",
     "TableRow",
     "ask",
@@ -61,4 +63,5 @@ __all__ = [
     "minimal_failing",
     "question_for",
     "risk_summary",
+    "suda2",
 ]
