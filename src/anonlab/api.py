@@ -8,6 +8,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from anonlab._optional import import_optional
 from anonlab._progress import Progress, listening, stage
 from anonlab._resources import memory_budget
@@ -31,6 +33,7 @@ from anonlab.diagnosis.disclosure import AttributeDisclosure, disclosures
 from anonlab.diagnosis.profile import TableProfile, profile_release, profile_table
 from anonlab.diagnosis.questions import Answer
 from anonlab.diagnosis.risk import identifying_columns as _identifying_columns
+from anonlab.diagnosis.suda import suda2
 from anonlab.engines import ENGINES, Engine, get_engine
 from anonlab.exceptions import AnonlabError, InputError, ParameterError, PrivacyRiskWarning
 from anonlab.io import read_hierarchy, read_table, write_hierarchy
@@ -676,6 +679,9 @@ def report_data(
     title: str | None = None,
     progress: Progress | None = None,
     disclosure_share: float | None = None,
+    sampling_fraction: float | None = None,
+    population_size: int | None = None,
+    weight: str | None = None,
 ) -> ReportData:
     """Ask every question a report shows, through this API, and gather the answers.
 
@@ -712,6 +718,11 @@ def report_data(
     disclosure_share : float in (0, 1], optional
         With a job: besides the classes whose records share one sensitive value, those where
         one value holds more than this share (before and after).
+    sampling_fraction, population_size, weight : optional
+        The population the table was sampled from (at most one; ``weight`` defaults to the
+        job's): the risk sections then show the journalist and marketer models, the
+        population-uniqueness estimates and, with weights, the Benedetti-Franconi risk,
+        before and after anonymization.
 
     Returns
     -------
@@ -761,10 +772,18 @@ def report_data(
     eng = open_engine(table)
     n = eng.n_rows
     kk = min(k if k is not None else (_k_of(spec) or DEFAULT_REPORT_K), max(n, 1))
+    if weight is None and spec is not None:
+        weight = spec.weight
+    sample: dict[str, Any] = {
+        "sampling_fraction": sampling_fraction,
+        "population_size": population_size,
+        "weight": weight,
+    }
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PrivacyRiskWarning)
         stage(progress, "diagnosing")
-        summary = risk(eng, qi)
+        summary = risk(eng, qi, **sample)
+        suda = suda2(eng, qi, max_size=min(len(qi), SUDA_MAX_SIZE))
         answers = {
             "q2": diagnose(eng, quasi_identifiers=qi),
             "q11": diagnose(eng, quasi_identifiers=qi, find_delta=True, max_k=max_k),
@@ -775,10 +794,13 @@ def report_data(
         figures = None
         if spec is not None:
             before = check(table, spec, disclosure_share=disclosure_share)
-            before_risk = risk_summary(eng, job_qis)
+            before_risk = risk_summary(eng, job_qis, **sample)
             result = anonymize(table, spec, progress=progress)
             stage(progress, "measuring the release")
             release = profile_release(build_problem(table, spec), result, sens)
+            after_risk = risk_summary(
+                open_engine(_released_keys(table, result, job_qis, weight)), job_qis, **sample
+            )
             figures = JobFigures(
                 _job_text(job, spec),
                 spec.source,
@@ -786,6 +808,7 @@ def report_data(
                 before_risk,
                 result,
                 release,
+                after_risk,
                 after_disclosure=_release_disclosure(result, sens, disclosure_share),
             )
     notes = list(dict.fromkeys(str(w.message) for w in caught))
@@ -805,6 +828,10 @@ def report_data(
         q4=answers["q4"],  # type: ignore[arg-type]
         q3=answers["q3"],  # type: ignore[arg-type]
         singling_out=singling_out,
+        suda=suda,
+        population_options=[
+            f"--{k.replace('_', '-')}={v}" for k, v in sample.items() if v is not None
+        ],
         job=figures,
         warnings=notes,
         version=_version(),
@@ -822,6 +849,25 @@ def _release_disclosure(
     labels = EncodedTable.from_columns({c: result.columns[c] for c in [*qis, *sensitive]})
     stats = get_engine("numpy", labels).class_stats(qis, sensitive=list(sensitive))
     return disclosures(stats, sensitive, share=share)
+
+
+#: The largest attribute sets SUDA2 looks for in a report (sdcMicro's default is the same).
+SUDA_MAX_SIZE = 4
+
+
+def _released_keys(
+    table: EncodedTable, result: AnonymizationResult, qis: Sequence[str], weight: str | None
+) -> EncodedTable:
+    """The release's quasi-identifier labels (and the data's weights of the released rows)."""
+    columns = {q: result.columns[q] for q in qis}
+    if weight is not None:
+        kept = np.arange(table.n_rows)
+        if result.recoding is not None and result.recoding.rows is not None:
+            kept = kept[result.recoding.rows]  # rows an algorithm removed before the release
+        if result.columns.rows is not None:
+            kept = kept[result.columns.rows]  # rows suppressed by the verification
+        columns[weight] = table[weight].labels()[kept]
+    return EncodedTable.from_columns(columns)
 
 
 def _version() -> str:

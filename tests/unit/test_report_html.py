@@ -244,3 +244,43 @@ def test_a_non_homogeneous_release_shows_its_generalized_cells(adult):
         kept, generalized = (int(x.replace(",", "")) for x in row.groups())
         assert (kept, generalized) == (300 - wide[q], wide[q])
     assert sum(wide.values()) > 0
+
+
+def test_the_risk_sections_tell_the_population_before_and_after(adult):
+    """Issue 53: with a sampling fraction the report shows the three attacker models and the
+    population estimates of S, the risk before and after the job side by side, the riskiest
+    records by SUDA score, and the commands repeat the fraction."""
+    data = api.report_data(adult, quasi_identifiers=QI, job=JOB, sampling_fraction=0.01)
+    page = render(data)
+    for title in (
+        "Attacker models",
+        "Population uniqueness (sampling fraction 0.01",
+        "Re-identification risk before and after",
+        "Riskiest records by SUDA score",
+    ):
+        assert title in page, title
+    assert "--sampling-fraction=0.01" in page
+    before, after = data.job.before_risk.to_dict(), data.job.after_risk.to_dict()
+    assert after["k"] >= 5 and before["k"] == 1
+    assert after["sampling_fraction"] == before["sampling_fraction"] == 0.01
+    assert "population_uniqueness" in after and after["unique_fraction"] == 0
+    top = data.suda.riskiest(1)[0]
+    assert f"<td>{top['row'] + 1:,}</td>" in page.replace('<td class="num">', "<td>")
+
+
+def test_the_after_risk_weighs_each_released_row_by_its_own_weight(adult):
+    """The weights of the release's rows are the data's rows' own (suppressed rows out)."""
+    job = {
+        **JOB,
+        "weight": "fnlwgt",
+        "identifiers": [c for c in ADULT_IDENTIFYING if c != "fnlwgt"],
+    }
+    data = api.report_data(adult, quasi_identifiers=QI, job=job)
+    result = data.job.result
+    keys = {q: result.columns[q] for q in data.job.result.problem.quasi_identifiers}
+    assert result.columns.rows is not None  # the job suppresses rows
+    keys["fnlwgt"] = adult["fnlwgt"].labels()[result.columns.rows]
+    expected = api.risk(anonlab.EncodedTable.from_columns(keys), list(keys)[:-1], weight="fnlwgt")
+    after = data.job.after_risk.to_dict()
+    assert after["weighted_risk"] == pytest.approx(expected.to_dict()["weighted_risk"], rel=1e-12)
+    assert "Benedetti-Franconi" in render(data)

@@ -731,3 +731,41 @@ def test_a_column_without_a_hierarchy_gets_one_inferred_from_its_values(root):
             for line in client.get(r.headers["location"] + "/files/release").text.splitlines()[1:]
         }
         assert ages != {"*"} and all(a.startswith(("[", "<", ">=")) for a in ages), ages
+
+
+def test_the_risk_question_takes_a_sampling_fraction_or_a_weight_column(client):
+    """Issue 53: the page asks whether the table is a sample; the risk then shows the
+    population estimates (the command line says so too); both at once, or either with
+    another question, is one line."""
+    where = open_adult(client)
+    page = client.get(
+        f"{where}/ask", params={"attr": QI, "what": "risk", "sampling_fraction": "0.01"}
+    )
+    assert page.status_code == 200, errors(page.text)
+    text = html.unescape(page.text)
+    assert "Population uniqueness (sampling fraction 0.01" in text
+    assert "--sampling-fraction=0.01" in text
+    page = client.get(f"{where}/ask", params={"attr": QI, "what": "risk", "weight": "fnlwgt"})
+    assert "Benedetti-Franconi" in html.unescape(page.text), errors(page.text)
+    both = {"attr": QI, "what": "risk", "weight": "fnlwgt", "sampling_fraction": "0.1"}
+    assert errors(client.get(f"{where}/ask", params=both).text) == [
+        "error: Give the sampling fraction or the weight column, not both: the weights say "
+        "how large the population is."
+    ]
+    other = {"attr": QI, "what": "question", "sampling_fraction": "0.1"}
+    assert "apply to the risk only" in errors(client.get(f"{where}/ask", params=other).text)[0]
+    bad = {"attr": QI, "what": "risk", "sampling_fraction": "2"}
+    assert "sampling" in errors(client.get(f"{where}/ask", params=bad).text)[0]
+
+
+def test_a_job_of_a_sample_reports_its_population_risk_before_and_after(client):
+    where = open_adult(client)
+    form = {"qi": ["age", "sex"], "sensitive": ["income"], "k": "5", "suppression": "0.02",
+            "sampling_fraction": "0.05"}  # fmt: skip
+    r = client.post(f"{where}/job", data=form, follow_redirects=False)
+    assert r.status_code == 303, errors(r.text)
+    page = wait(client, r.headers["location"])
+    assert 'data-status="done"' in page, errors(page)
+    report = html.unescape(client.get(r.headers["location"] + "/files/report").text)
+    assert "Re-identification risk before and after" in report
+    assert "Population uniqueness (sampling fraction 0.05" in report

@@ -564,103 +564,7 @@ def show(sections: list[report.Section], console: Console | None = None) -> None
 
 def render(result: Any, console: Console | None = None, title: str | None = None) -> None:
     """Print a diagnosis result as Rich tables."""
-    sections = report.diagnosis_sections(result, title)
-    data = result.to_dict()
-    if data.get("question") == "risk" and "prosecutor" in data:
-        sections = [sections[0], *_sample_risk_sections(data), *sections[1:]]
-    show(sections, console)
-
-
-def _share(value: float | None) -> str:
-    return "no solution" if value is None else f"{value:.4%}"
-
-
-def _sample_risk_sections(data: dict[str, Any]) -> list[report.Section]:
-    """The attacker models and population estimates of a risk answer, each with its meaning."""
-    t = data["threshold"]
-    rows = []
-    for name, meaning in (
-        ("prosecutor", "knows the person is in this table"),
-        ("journalist", "knows only that the person is in the population"),
-    ):
-        m = data[name]
-        rows.append(
-            [
-                name,
-                f"{m['records_at_risk']:.2%}",
-                f"{m['highest']:.4f}",
-                f"{m['average']:.4f}",
-                meaning,
-            ]
-        )
-    rows.append(
-        ["marketer", "", "", f"{data['marketer']['average']:.4f}", "re-identifies all he can"]
-    )
-    pop = "the population table" if "population_table" in data else "this table"
-    out = [
-        report.Section(
-            "Attacker models",
-            header=["attacker", "records at risk", "highest", "average", "who"],
-            rows=rows,
-            numeric=[False, True, True, True, False],
-            notes=[
-                f"records at risk: share of the records in classes of fewer than {t} "
-                f"records (a chance above 1/{t} of being re-identified; the journalist's "
-                f"classes counted in {pop}); highest: the largest chance of one record; "
-                "average: the share of the records the attacker re-identifies on average.",
-                f"sample uniqueness: {data['sample_uniqueness']:.2%} of the records are alone "
-                "in their class in this table.",
-            ],
-        )
-    ]
-    if "population_uniqueness" in data:
-        p = data["population_uniqueness"]
-        rows = [
-            ["Pitman", _share(p["pitman"])],
-            ["Zayatz", _share(p["zayatz"])],
-            ["SNB", _share(p["snb"])],
-            [f"Dankar's rule (picks {p['dankar_choice'] or 'none'})", _share(p["dankar"])],
-        ]
-        out.append(
-            report.Section(
-                f"Population uniqueness (sampling fraction {data['sampling_fraction']:.6g}, "
-                f"population {data['population_size']:,})",
-                header=["estimator", "records unique in the population"],
-                rows=rows,
-                numeric=[False, True],
-                notes=[
-                    "Each value: the estimated share of the records that are alone in their "
-                    "class in the whole population (unique in the sample is not unique in "
-                    "the population); 'no solution' where the estimator's equations have none."
-                ],
-            )
-        )
-    if "weighted_risk" in data:
-        w = data["weighted_risk"]
-        out.append(
-            report.Section(
-                f"Risk from the sampling weights in {data['weight']!r} (Benedetti-Franconi)",
-                rows=[
-                    [
-                        "expected re-identifications",
-                        f"{w['expected_reidentifications']:,.2f} "
-                        f"({w['global_risk']:.2%} of the records)",
-                    ],
-                    ["highest individual risk", f"{w['highest']:.4f}"],
-                    [
-                        f"records with a risk above {w['threshold']:g}",
-                        f"{w['records_above_threshold']:,}",
-                    ],
-                    ["population (sum of the weights)", f"{w['population_size']:,.0f}"],
-                ],
-                notes=[
-                    "A record's individual risk is its chance of being re-identified, from "
-                    "how many records share its key in the sample and how many its weights say "
-                    "the population holds."
-                ],
-            )
-        )
-    return out
+    show(report.diagnosis_sections(result, title), console)
 
 
 @app.command()
@@ -950,10 +854,30 @@ def report_command(
             "list those where one value holds more than this share, in (0, 1]."
         ),
     ] = None,
+    sampling_fraction: Annotated[
+        float | None,
+        typer.Option(
+            help="The share of the population the table holds, in (0, 1]: the risk sections "
+            "add the journalist and marketer models and the population-uniqueness estimates."
+        ),
+    ] = None,
+    population_size: Annotated[
+        int | None,
+        typer.Option(help="The number of records of the population the table was sampled from."),
+    ] = None,
+    weight: Annotated[
+        str | None,
+        typer.Option(
+            help="A column of sampling weights (default: the job's 'weight'): adds the "
+            "Benedetti-Franconi risk and the population estimates."
+        ),
+    ] = None,
 ) -> None:
     """Write a self-contained HTML report: the table's profile, its diagnosis (k, class
-    sizes, k against delta, k of every subset, the sets that single people out, risk) and,
-    with --job, the anonymization before and after. It works offline (figures inline)."""
+    sizes, k against delta, k of every subset, the sets that single people out, risk under
+    the prosecutor, journalist and marketer models, the riskiest records by SUDA score) and,
+    with --job, the anonymization and its risk before and after. It works offline (figures
+    inline)."""
     with _errors():
         check_input_file(data, "data file")
         with _progress(True, "report") as progress:
@@ -969,6 +893,9 @@ def report_command(
                 title=title,
                 progress=progress,
                 disclosure_share=disclosure_share,
+                sampling_fraction=sampling_fraction,
+                population_size=population_size,
+                weight=weight,
             )
         out.print(f"wrote {output}")
 

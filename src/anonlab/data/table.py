@@ -161,6 +161,20 @@ class LabelColumns(Mapping[str, npt.NDArray[np.object_]]):
             self._decoded[name] = hit
         return hit
 
+    @property
+    def rows(self) -> npt.NDArray[np.intp] | None:
+        """The positions, in the table the columns were taken from, of the rows released
+        (None: every row, a suppressed row masked).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> c = EncodedTable.from_columns({"zip": ["4350", "4351", "4350"]})
+        >>> LabelColumns(c.columns, np.array([0, 2])).rows.tolist()
+        [0, 2]
+        """
+        return self._rows
+
     def encoded(self, name: str) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.object_]]:
         """Return the codes of the rows released and their labels, masked rows as ``"*"``.
 

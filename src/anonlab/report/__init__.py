@@ -21,6 +21,9 @@ __all__ = [
     "diagnosis_sections",
     "disclosure_section",
     "print_plain",
+    "risk_comparison_section",
+    "sample_risk_sections",
+    "suda_section",
 ]
 
 
@@ -162,6 +165,7 @@ def diagnosis_sections(
         ]
         return [
             Section(title or "Re-identification risk (prosecutor model)", rows=rows),
+            *(sample_risk_sections(data) if "prosecutor" in data else []),
             Section(
                 "Class sizes",
                 header=["class size", "classes", "records"],
@@ -193,6 +197,242 @@ def diagnosis_sections(
             )
         ]
     raise TypeError(f"Cannot render a {type(result).__name__}.")
+
+
+def _share(value: float | None) -> str:
+    return "no solution" if value is None else f"{value:.4%}"
+
+
+def sample_risk_sections(data: dict[str, Any]) -> list[Section]:
+    """The attacker models and population estimates of a risk answer (its JSON form:
+    ``RiskSummary.to_dict()``), each with its meaning.
+
+    Examples
+    --------
+    >>> from anonlab import EncodedTable
+    >>> from anonlab.api import risk
+    >>> t = EncodedTable.from_columns({"zip": ["4350", "4350", "4351"]})
+    >>> [s.title for s in sample_risk_sections(risk(t, ["zip"], sampling_fraction=0.5).to_dict())]
+    ['Attacker models', 'Population uniqueness (sampling fraction 0.5, population 6)']
+    """
+    t = data["threshold"]
+    rows = []
+    for name, meaning in (
+        ("prosecutor", "knows the person is in this table"),
+        ("journalist", "knows only that the person is in the population"),
+    ):
+        m = data[name]
+        rows.append(
+            [
+                name,
+                f"{m['records_at_risk']:.2%}",
+                f"{m['highest']:.4f}",
+                f"{m['average']:.4f}",
+                meaning,
+            ]
+        )
+    rows.append(
+        ["marketer", "", "", f"{data['marketer']['average']:.4f}", "re-identifies all he can"]
+    )
+    pop = "the population table" if "population_table" in data else "this table"
+    out = [
+        Section(
+            "Attacker models",
+            header=["attacker", "records at risk", "highest", "average", "who"],
+            rows=rows,
+            numeric=[False, True, True, True, False],
+            notes=[
+                f"records at risk: share of the records in classes of fewer than {t} "
+                f"records (a chance above 1/{t} of being re-identified; the journalist's "
+                f"classes counted in {pop}); highest: the largest chance of one record; "
+                "average: the share of the records the attacker re-identifies on average.",
+                f"sample uniqueness: {data['sample_uniqueness']:.2%} of the records are alone "
+                "in their class in this table.",
+            ],
+        )
+    ]
+    if "population_uniqueness" in data:
+        p = data["population_uniqueness"]
+        rows = [
+            ["Pitman", _share(p["pitman"])],
+            ["Zayatz", _share(p["zayatz"])],
+            ["SNB", _share(p["snb"])],
+            [f"Dankar's rule (picks {p['dankar_choice'] or 'none'})", _share(p["dankar"])],
+        ]
+        out.append(
+            Section(
+                f"Population uniqueness (sampling fraction {data['sampling_fraction']:.6g}, "
+                f"population {data['population_size']:,})",
+                header=["estimator", "records unique in the population"],
+                rows=rows,
+                numeric=[False, True],
+                notes=[
+                    "Each value: the estimated share of the records that are alone in their "
+                    "class in the whole population (unique in the sample is not unique in "
+                    "the population); 'no solution' where the estimator's equations have none."
+                ],
+            )
+        )
+    if "weighted_risk" in data:
+        w = data["weighted_risk"]
+        out.append(
+            Section(
+                f"Risk from the sampling weights in {data['weight']!r} (Benedetti-Franconi)",
+                rows=[
+                    [
+                        "expected re-identifications",
+                        f"{w['expected_reidentifications']:,.2f} "
+                        f"({w['global_risk']:.2%} of the records)",
+                    ],
+                    ["highest individual risk", f"{w['highest']:.4f}"],
+                    [
+                        f"records with a risk above {w['threshold']:g}",
+                        f"{w['records_above_threshold']:,}",
+                    ],
+                    ["population (sum of the weights)", f"{w['population_size']:,.0f}"],
+                ],
+                notes=[
+                    "A record's individual risk is its chance of being re-identified, from "
+                    "how many records share its key in the sample and how many its weights say "
+                    "the population holds."
+                ],
+            )
+        )
+    return out
+
+
+def _risk_rows(data: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(measure, value, meaning) of a risk answer's JSON form, the population estimates and
+    the weighted risk where the answer has them."""
+    t = data["threshold"]
+    rows = [
+        (
+            "k (smallest class)",
+            f"{data['k']:,}",
+            "every record shares its values with k - 1 others",
+        ),
+        (
+            "prosecutor: highest risk",
+            f"{data['highest_risk']:.4f}",
+            "the largest chance of re-identifying one record (1/k)",
+        ),
+        (
+            "prosecutor: average risk",
+            f"{data['average_risk']:.4f}",
+            "the share of the records re-identified on average",
+        ),
+        (
+            f"records in classes < {t}",
+            f"{data['at_risk_fraction']:.2%}",
+            f"records with a chance above 1/{t} of being re-identified",
+        ),
+        ("sample uniques", f"{data['unique_fraction']:.2%}", "records alone in their class"),
+    ]
+    if "journalist" in data:
+        j = data["journalist"]
+        rows.append(
+            (
+                "journalist: highest risk",
+                f"{j['highest']:.4f}",
+                "the attacker knows only that the person is in the population",
+            )
+        )
+        rows.append(
+            (
+                "marketer: average risk",
+                f"{data['marketer']['average']:.4f}",
+                "the share an attacker re-identifies matching everyone at once",
+            )
+        )
+    if "population_uniqueness" in data:
+        p = data["population_uniqueness"]
+        chosen = f" ({p['dankar_choice']})" if p["dankar_choice"] else ""
+        rows.append(
+            (
+                "population uniques",
+                _share(p["dankar"]) + chosen,
+                "records estimated alone in their class in the whole population (the "
+                "estimator Dankar's rule picks)",
+            )
+        )
+    if "weighted_risk" in data:
+        w = data["weighted_risk"]
+        rows.append(
+            (
+                "expected re-identifications",
+                f"{w['expected_reidentifications']:,.1f} ({w['global_risk']:.2%})",
+                f"from the sampling weights in {data['weight']!r} (Benedetti-Franconi)",
+            )
+        )
+    return rows
+
+
+def risk_comparison_section(before: dict[str, Any], after: dict[str, Any]) -> Section:
+    """The risk measures of a table before and after anonymization, side by side, each with
+    its meaning (the JSON forms of two :class:`~anonlab.diagnosis.RiskSummary`).
+
+    Examples
+    --------
+    >>> from anonlab import EncodedTable
+    >>> from anonlab.api import risk
+    >>> before = risk(EncodedTable.from_columns({"zip": ["4350", "4350", "4351"]}), ["zip"])
+    >>> after = risk(EncodedTable.from_columns({"zip": ["435*"] * 3}), ["zip"])
+    >>> section = risk_comparison_section(before.to_dict(), after.to_dict())
+    >>> section.rows[1][:3]
+    ['prosecutor: highest risk', '1.0000', '0.3333']
+    """
+    b, a = _risk_rows(before), {m: v for m, v, _ in _risk_rows(after)}
+    return Section(
+        "Re-identification risk before and after",
+        header=["measure", "before", "after", "meaning"],
+        rows=[[m, v, a.get(m, "-"), meaning] for m, v, meaning in b],
+        numeric=[False, True, True, False],
+    )
+
+
+def suda_section(data: dict[str, Any], values: Sequence[Sequence[str]] = ()) -> Section:
+    """The riskiest records by SUDA score (the JSON form of a
+    :class:`~anonlab.diagnosis.suda.SudaResult`), with their values when given (one list per
+    record of ``data["riskiest"]``, in the order of ``data["quasi_identifiers"]``).
+
+    Examples
+    --------
+    >>> from anonlab import EncodedTable
+    >>> from anonlab.diagnosis.suda import suda2
+    >>> t = EncodedTable.from_columns({"zip": ["4350", "4350", "4351"], "sex": ["F", "M", "F"]})
+    >>> suda_section(suda2(t, ["zip", "sex"]).to_dict()).rows[0][:2]
+    ['1', '1']
+    """
+    qis = list(data["quasi_identifiers"])
+    rows = []
+    for i, r in enumerate(data["riskiest"]):
+        shown = list(values[i]) if i < len(values) else []
+        rows.append(
+            [
+                f"{r['row'] + 1:,}",
+                f"{r['score']:g}",
+                f"{r['dis_score']:.4f}",
+                "; ".join(", ".join(m) for m in r["msus"]),
+                *shown,
+            ]
+        )
+    header = ["row", "SUDA score", "DIS score", "minimal sample uniques"]
+    if values:
+        header += qis
+    return Section(
+        f"Riskiest records by SUDA score (minimal sample uniques up to {data['max_size']} "
+        "attributes)",
+        header=header,
+        rows=rows,
+        numeric=[True, True, True, False, *([False] * (len(header) - 4))],
+        notes=[
+            f"{data['records_with_msus']:,} records have a minimal sample unique: a set of "
+            "their values no other record holds, none of whose subsets is unique. The SUDA "
+            "score grows with the number of such sets and with how small they are; the DIS "
+            "score is the record's estimated chance of being re-identified (Elliot et al.), "
+            "rows counted from 1.",
+        ],
+    )
 
 
 def _positions(positions: Sequence[int], shown: int = 20) -> str:

@@ -41,6 +41,9 @@ class JobFigures:
         The verified release (:func:`anonlab.anonymize`).
     release : ReleaseProfile
         Its classes, sensitive distributions and loss per attribute.
+    after_risk : RiskSummary, optional
+        The classes of the release's labels under the job's quasi-identifiers (with the
+        population told as for ``before_risk``).
     after_disclosure : list of AttributeDisclosure
         Per sensitive attribute, the released classes whose records share one value (the
         table's before: ``before.disclosure``).
@@ -52,6 +55,7 @@ class JobFigures:
     before_risk: RiskSummary
     result: Any
     release: ReleaseProfile
+    after_risk: RiskSummary | None = None
     after_disclosure: list[Any] = field(default_factory=list)
 
 
@@ -83,6 +87,11 @@ class ReportData:
         The largest k-anonymous subsets of S (Q3).
     singling_out : QuasiIdentifierReport
         The minimal attribute sets that single people out.
+    suda : SudaResult, optional
+        SUDA2 on S: each record's SUDA and DIS scores.
+    population_options : list of str
+        The command-line options that told the population (``--sampling-fraction 0.01``),
+        for the risk command and the report's.
     job : JobFigures or None
     warnings : list of str
         Warnings raised while answering (identifying columns, ...).
@@ -102,6 +111,8 @@ class ReportData:
     q4: TableAnswer
     q3: SearchAnswer
     singling_out: QuasiIdentifierReport
+    suda: Any = None
+    population_options: list[str] = field(default_factory=list)
     job: JobFigures | None = None
     warnings: list[str] = field(default_factory=list)
     version: str = ""

@@ -34,6 +34,8 @@ from anonlab.report import (
     check_sections,
     diagnosis_sections,
     disclosure_section,
+    risk_comparison_section,
+    suda_section,
 )
 from anonlab.report import _plots as plots
 from anonlab.report.document import JobFigures, ReportData
@@ -617,7 +619,7 @@ def _classes(job: JobFigures) -> str:
                 for b in after
             ],
         },  # fmt: skip
-        xlabel="class size",
+        xlabel="class size (a record's risk of re-identification is 1 / size)",
         ylabel="records",
     )
     numbers = _table(
@@ -718,6 +720,15 @@ def job_html(job: JobFigures, *, data: str | None = None, options: Sequence[str]
         _transformation(job),
         _attribute_loss(job),
         _classes(job),
+        *(
+            [
+                sections_html(
+                    [risk_comparison_section(job.before_risk.to_dict(), job.after_risk.to_dict())]
+                )
+            ]
+            if job.after_risk is not None
+            else []
+        ),
         *[_sensitive(d) for d in job.release.sensitive],
         sections_html(anonymization_sections(result)),
         sections_html(check_sections(job.before)),
@@ -805,7 +816,7 @@ def render(data: ReportData) -> str:
         profile_html(data.profile, identifying=_identifying(data), min_rows=risk.threshold),
         f'<h2 id="sec-diagnosis">Diagnosis of S = {{{escape(s_text)}}}</h2>',
         cards,
-        _histogram(risk, diag("--risk")),
+        _histogram(risk, diag("--risk", *data.population_options)),
         _k_delta(data.q11, diag("--find-delta", "--max-k", str(len(data.q11.rows)))),
         _lattice(
             data.q4,
@@ -822,8 +833,10 @@ def render(data: ReportData) -> str:
         if data.singling_out.subsets
         else "<h3>Minimal attribute sets that single people out</h3><p>None: no attribute set "
         "puts a record alone in its class.</p>",
-        sections_html(diagnosis_sections(risk)[:1]),
+        sections_html([s for s in diagnosis_sections(risk) if s.title != "Class sizes"]),
     ]
+    if data.suda is not None and data.suda.records_with_msus:
+        body.append(sections_html([suda_section(data.suda.to_dict())]))
     if risk.identifying_columns:
         body.append(
             "<p>Columns that identify rows on their own: "
@@ -840,7 +853,7 @@ def render(data: ReportData) -> str:
         whole += ["--job", data.job.job_source or "job.yaml"]
     body += [
         '<h2 id="sec-reproduce">Reproduce this report</h2>',
-        f'<pre class="cmd">{escape(cli_command(arg, "report", *whole, "--k", str(data.k), "--output", "report.html", options=opts))}</pre>',
+        f'<pre class="cmd">{escape(cli_command(arg, "report", *whole, "--k", str(data.k), *data.population_options, "--output", "report.html", options=opts))}</pre>',
         '<p class="note">DATA stands for the table when it was given from Python.</p>'
         if arg is None
         else "",

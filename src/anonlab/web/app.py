@@ -381,6 +381,8 @@ def create_app(
             "delta": q.get("delta", ""),
             "find_delta": bool(q.get("find_delta")),
             "max_k": q.get("max_k", ""),
+            "sampling_fraction": q.get("sampling_fraction", ""),
+            "weight": q.get("weight", ""),
         }
         what = q.get("what", "question")
 
@@ -412,16 +414,20 @@ def create_app(
             "sensitive": [str(v) for v in form.getlist("sensitive")],
             **{
                 key: str(form.get(key, ""))
-                for key in ("k", "l", "suppression", "metric", "algorithm", "yaml")
+                for key in (
+                    "k", "l", "suppression", "metric", "algorithm", "yaml",
+                    "sampling_fraction", "weight",
+                )
             },
-        }
+        }  # fmt: skip
         try:
+            population = _population(values)
             job, text, sensitive = await run_in_threadpool(_job, ws, ds, values)
         except Exception as exc:
             error = one_line(exc, ws.root)
             page = pages.job_form_page(ds, api.job_choices(), values=values, error=error)
             return _html(page, 400)
-        run = ws.start_job(ds, job, text, sensitive)
+        run = ws.start_job(ds, job, text, sensitive, population=population)
         return RedirectResponse(f"/jobs/{run.id}", status_code=303)
 
     async def job_status(request: Request) -> Response:
@@ -486,6 +492,23 @@ def create_app(
     return _Guard(app, hosts=hosts, max_body=max_upload, token=token, workspace=ws)
 
 
+def _population(values: dict[str, Any]) -> dict[str, Any]:
+    """The population a form tells (a sampling fraction or a weight column), as
+    :func:`anonlab.api.risk` takes it; refused when both are given."""
+    out: dict[str, Any] = {}
+    fraction = _number(values.get("sampling_fraction", ""), "the sampling fraction", float)
+    if fraction is not None:
+        out["sampling_fraction"] = fraction
+    if values.get("weight"):
+        out["weight"] = str(values["weight"])
+    if len(out) > 1:
+        raise api.ParameterError(
+            "Give the sampling fraction or the weight column, not both: the weights say "
+            "how large the population is."
+        )
+    return out
+
+
 def _answer(ds: Dataset, values: dict[str, Any], what: str) -> tuple[Any, list[str]]:
     """Ask the API the question the form describes; the command line's options for it."""
     attrs = list(values["attr"])
@@ -499,6 +522,11 @@ def _answer(ds: Dataset, values: dict[str, Any], what: str) -> tuple[Any, list[s
         ks = min(max_k or _DEFAULT_MAX_K, ds.table.n_rows) if find and k is None else 1
         _bounded(len(set(attrs)), max(ks, 1))
     joined = ",".join(attrs)
+    population = _population(values)
+    if population and what != "risk":
+        raise api.ParameterError(
+            "The sampling fraction and the weight column apply to the risk only; clear them."
+        )
     if what in ("risk", "qis"):
         given = [n for n, v in (("k", k), ("δ", delta), ("max k", max_k)) if v is not None]
         if find:
@@ -508,7 +536,8 @@ def _answer(ds: Dataset, values: dict[str, Any], what: str) -> tuple[Any, list[s
                 f"{', '.join(given)} does not apply to this question; clear it."
             )
         if what == "risk":
-            return api.risk(ds.engine, attrs), ["--qi", joined, "--risk"]
+            flags = [f"--{k.replace('_', '-')}={v}" for k, v in population.items()]
+            return api.risk(ds.engine, attrs, **population), ["--qi", joined, "--risk", *flags]
         return api.find_quasi_identifiers(ds.engine, attrs), ["--find-qis", "--attributes", joined]
     one_set = values["scope"] == "set"
     args = ["--qi" if one_set else "--attributes", joined]
@@ -583,7 +612,8 @@ def _job(ws: Workspace, ds: Dataset, values: dict[str, Any]) -> tuple[Any, str, 
 
     # the other columns are dropped: anonymize refuses to release, undeclared, a column that
     # identifies people, and the form has no other role for them (a job file has)
-    others = [c for c in [*ds.table.names, *ds.table.nested] if c not in {*qis, *sensitive}]
+    weight = str(values.get("weight") or "") or None  # sampling weights: dropped, not QIs
+    others = [c for c in [*ds.table.names, *ds.table.nested] if c not in {*qis, *sensitive, weight}]
 
     def job(hierarchy: Callable[[str], Any]) -> dict[str, Any]:
         # a column without a hierarchy of its own gets one inferred from its values, its rare
@@ -594,6 +624,7 @@ def _job(ws: Workspace, ds: Dataset, values: dict[str, Any]) -> tuple[Any, str, 
             },
             "sensitive": sensitive,
             "identifiers": others,
+            **({"weight": weight} if weight else {}),
             "models": models,
             "suppression": 0.0 if suppression is None else suppression,
             "metric": values["metric"] or "loss",

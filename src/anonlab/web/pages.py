@@ -127,11 +127,29 @@ def _question_form(ds: Dataset, values: Mapping[str, Any]) -> str:
     <label>max k <input type="number" name="max_k" min="1"
       value="{escape(values.get("max_k", ""))}"></label>
   </fieldset>
+  {_population_fields(ds, values)}
   <button name="what" value="question" id="ask-question">Ask</button>
   <button name="what" value="risk" id="ask-risk">Re-identification risk of S</button>
   <button name="what" value="qis" id="ask-qis">Sets that single people out</button>
 </form>
 {_QUESTIONS}"""
+
+
+def _population_fields(ds: Dataset, values: Mapping[str, Any]) -> str:
+    """The sampling fraction or weight column of a table that is a sample (the risk's
+    population estimates), at most one of them."""
+    weight = str(values.get("weight", ""))
+    options = "".join(
+        f"<option{' selected' if c == weight else ''}>{escape(c)}</option>" for c in ds.table.names
+    )
+    return f"""<fieldset><legend>Is the table a sample? (for the risk; give one)</legend>
+    <label>sampling fraction <input type="number" name="sampling_fraction" min="0" max="1"
+      step="any" value="{escape(str(values.get("sampling_fraction", "")))}"></label>
+    <label>or a column of sampling weights <select name="weight"><option value="">none</option>
+      {options}</select></label>
+    <p class="note">With either, the risk adds the journalist and marketer models and how many
+    records are estimated unique in the whole population, not only in this table.</p>
+  </fieldset>"""
 
 
 def _default_qis(ds: Dataset) -> list[str]:
@@ -216,6 +234,7 @@ def job_form_page(
     <label>distinct l-diversity of each sensitive attribute, l =
       <input type="number" name="l" min="1" value="{escape(v.get("l", ""))}"></label>
   </fieldset>
+  {_population_fields(ds, v)}
   <fieldset><legend>Release</legend>
     <label>suppression limit (fraction of rows) <input type="number" name="suppression" min="0"
       max="1" step="any" value="{escape(v.get("suppression", "0.05"))}"></label>

@@ -28,7 +28,7 @@ import traceback
 import warnings
 import zlib
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from io import BytesIO
 from pathlib import Path
@@ -432,18 +432,38 @@ class Workspace:
         return self._opened(table, name, final, separator, drop_missing)
 
     # ------------------------------------------------------------------ jobs
-    def start_job(self, dataset: Dataset, job: Any, job_text: str, sensitive: list[str]) -> Job:
-        """Run ``job`` on the dataset in a worker thread; its page follows it."""
+    def start_job(
+        self,
+        dataset: Dataset,
+        job: Any,
+        job_text: str,
+        sensitive: list[str],
+        *,
+        population: Mapping[str, Any] | None = None,
+    ) -> Job:
+        """Run ``job`` on the dataset in a worker thread; its page follows it.
+
+        ``population`` (``sampling_fraction`` or ``weight``) tells the report's risk the
+        population the table was sampled from."""
         run = Job(self._id(), dataset)
         with self._lock:
             self.jobs[run.id] = run
         thread = threading.Thread(
-            target=self._run, args=(run, job, job_text, sensitive), daemon=True
+            target=self._run,
+            args=(run, job, job_text, sensitive, dict(population or {})),
+            daemon=True,
         )
         thread.start()
         return run
 
-    def _run(self, run: Job, job: Any, job_text: str, sensitive: list[str]) -> None:
+    def _run(
+        self,
+        run: Job,
+        job: Any,
+        job_text: str,
+        sensitive: list[str],
+        population: dict[str, Any],
+    ) -> None:
         try:
             with guarded(run.notes):
                 data = api.report_data(
@@ -452,6 +472,7 @@ class Workspace:
                     sensitive=sensitive,
                     title=f"Privacy diagnosis of {run.dataset.name}",
                     progress=run,
+                    **population,
                 )
                 data.data_argument = run.dataset.data_argument
                 data.options = list(run.dataset.options)
