@@ -716,8 +716,8 @@ def report_data(
     progress : callable, optional
         Told the stages and the job's search progress.
     disclosure_share : float in (0, 1], optional
-        With a job: besides the classes whose records share one sensitive value, those where
-        one value holds more than this share (before and after).
+        Besides the classes whose records share one sensitive value, those where one value
+        holds more than this share (under S; with a job, before and after it).
     sampling_fraction, population_size, weight : optional
         The population the table was sampled from (at most one; ``weight`` defaults to the
         job's): the risk sections then show the journalist and marketer models, the
@@ -791,6 +791,10 @@ def report_data(
             "q3": diagnose(eng, attributes=qi, k=kk),
         }
         singling_out = find_quasi_identifiers(eng, qi)
+        exposed = []
+        if sens:  # the sensitive attributes under S, with a job or without
+            classes = eng.class_stats(qi, sensitive=sens)
+            exposed = disclosures(classes, sens, share=disclosure_share)
         figures = None
         if spec is not None:
             before = check(table, spec, disclosure_share=disclosure_share)
@@ -829,6 +833,7 @@ def report_data(
         q3=answers["q3"],  # type: ignore[arg-type]
         singling_out=singling_out,
         suda=suda,
+        disclosure=exposed,
         population_options=[
             f"--{k.replace('_', '-')}={v}" for k, v in sample.items() if v is not None
         ],

@@ -284,3 +284,54 @@ def test_the_after_risk_weighs_each_released_row_by_its_own_weight(adult):
     after = data.job.after_risk.to_dict()
     assert after["weighted_risk"] == pytest.approx(expected.to_dict()["weighted_risk"], rel=1e-12)
     assert "Benedetti-Franconi" in render(data)
+
+
+def test_report_takes_the_csv_options_diagnose_takes(tmp_path):
+    """Issue 54, item 5: one shared set of CSV options (a ';' file, a tab file by name)."""
+    from typer.testing import CliRunner
+
+    from anonlab.cli.app import app
+
+    rows = "age;sex;income\n" + "".join(f"{20 + i % 7};{'FM'[i % 2]};x{i % 3}\n" for i in range(60))
+    semi = tmp_path / "semi.csv"
+    semi.write_text(rows)
+    tabbed = tmp_path / "tab.csv"
+    tabbed.write_text(rows.replace(";", "\t"))
+    for path, sep in ((semi, ";"), (tabbed, "tab"), (tabbed, "\\t")):
+        out = tmp_path / "r.html"
+        res = CliRunner().invoke(
+            app, ["report", str(path), "-s", sep, "--qi", "age,sex", "--output", str(out)]
+        )
+        assert res.exit_code == 0, res.output
+        assert "60 rows" in out.read_text(encoding="utf-8")
+        out.unlink()
+
+
+def test_dollar_labels_are_shown_as_written_and_never_crash():
+    """A '$' in the data is a dollar in every figure, not TeX ('$x_$' does not parse as TeX)."""
+    labels = ["$x_$", "$50K-$60K", "a$^$b"] * 10
+    t = anonlab.EncodedTable.from_columns(
+        {"band": labels, "sex": ["F", "M"] * 15, "income": ["$x_$", "$2", "$x_$"] * 10}
+    )
+    job = {
+        "quasi_identifiers": {"band": {}, "sex": {}},
+        "sensitive": ["income"],
+        "models": [{"k_anonymity": {"k": 2}}],
+    }
+    page = render(api.report_data(t, job=job))  # the sensitive values are a figure's legend
+    assert "$x_$" in page and "$50K-$60K" in page and 'data-figure="sensitive' in page
+
+
+def test_the_print_stylesheet_shows_every_row():
+    from anonlab.report.html import CSS
+
+    media = CSS[CSS.index("@media print") :]
+    assert ".numbers, pre { max-height: none; overflow: visible; }" in media
+
+
+def test_sensitive_without_a_job_is_honoured(adult):
+    """--sensitive without --job: the classes of S whose records share one value are listed."""
+    data = api.report_data(adult, quasi_identifiers=["age", "sex", "race"], sensitive=["income"])
+    assert data.disclosure[0].attribute == "income" and data.disclosure[0].homogeneous_classes > 0
+    page = render(data)
+    assert 'data-disclosure-s="income">Attribute disclosure under S:' in page

@@ -240,6 +240,45 @@ SparkMaster = Annotated[
     ),
 ]
 
+# How a command reads a CSV table: one set of options, shared by every command that takes
+# the table's CSV options on the command line (diagnose, report, hierarchies).
+Separator = Annotated[
+    str,
+    typer.Option(
+        "--separator", "-s", help="CSV field separator: one character, or tab ('tab' or '\\t')."
+    ),
+]
+NoHeader = Annotated[bool, typer.Option("--no-header", help="The CSV has no header row.")]
+Names = Annotated[str | None, typer.Option(help="Column names for a CSV without header: a,b,c.")]
+Quote = Annotated[str, typer.Option(help="CSV quote character.")]
+Encoding = Annotated[str, typer.Option(help="Text encoding of the CSV.")]
+Na = Annotated[
+    list[str] | None,
+    typer.Option("--na", help="Missing-value marker (repeat); default: empty and '?'."),
+]
+Strip = Annotated[bool, typer.Option("--strip", help="Strip spaces around CSV fields.")]
+
+
+def _csv(
+    separator: str,
+    no_header: bool,
+    names: str | None,
+    quote: str,
+    encoding: str,
+    na: list[str] | None,
+    strip: bool,
+) -> CsvOptions:
+    """The :class:`CsvOptions` of the shared CSV options."""
+    return CsvOptions(
+        separator=separator,
+        header=not no_header,
+        quote=quote,
+        encoding=encoding,
+        na_values=tuple(na) if na is not None else CsvOptions().na_values,
+        strip=strip,
+        names=tuple(_split(names) or ()) or None,
+    )
+
 
 @app.command()
 def diagnose(
@@ -261,25 +300,13 @@ def diagnose(
     ] = None,
     engine: Annotated[EngineName, typer.Option(help="Engine.")] = EngineName("numpy"),
     spark_master: SparkMaster = None,
-    separator: Annotated[
-        str,
-        typer.Option(
-            "--separator", "-s", help="CSV field separator: one character, or tab ('\\t')."
-        ),
-    ] = ",",
-    no_header: Annotated[
-        bool, typer.Option("--no-header", help="The CSV has no header row.")
-    ] = False,
-    names: Annotated[
-        str | None, typer.Option(help="Column names for a CSV without header: a,b,c.")
-    ] = None,
-    quote: Annotated[str, typer.Option(help="CSV quote character.")] = '"',
-    encoding: Annotated[str, typer.Option(help="Text encoding of the CSV.")] = "utf-8",
-    na: Annotated[
-        list[str] | None,
-        typer.Option("--na", help="Missing-value marker (repeat); default: empty and '?'."),
-    ] = None,
-    strip: Annotated[bool, typer.Option("--strip", help="Strip spaces around CSV fields.")] = False,
+    separator: Separator = ",",
+    no_header: NoHeader = False,
+    names: Names = None,
+    quote: Quote = '"',
+    encoding: Encoding = "utf-8",
+    na: Na = None,
+    strip: Strip = False,
     drop_missing: Annotated[
         bool,
         typer.Option(
@@ -375,15 +402,7 @@ def diagnose(
         check_input_file(data, "data file")
         if population is not None:
             check_input_file(population, "population file")
-        csv_options = CsvOptions(
-            separator=separator,
-            header=not no_header,
-            quote=quote,
-            encoding=encoding,
-            na_values=tuple(na) if na is not None else CsvOptions().na_values,
-            strip=strip,
-            names=tuple(_split(names) or ()) or None,
-        )
+        csv_options = _csv(separator, no_header, names, quote, encoding, na, strip)
         levels = {a: _int_level(a, v) for a, v in _pairs(level, "--level").items()}
         hierarchies = _pairs(hierarchy, "--hierarchy")
         missing = [a for a in levels if a not in hierarchies]
@@ -714,13 +733,14 @@ def hierarchies(
             "into 'other' first).",
         ),
     ] = "none",
-    separator: Annotated[
-        str,
-        typer.Option(
-            "--separator", "-s", help="CSV field separator: one character, or tab ('\\t')."
-        ),
-    ] = ",",
     engine: Annotated[EngineName, typer.Option(help="Engine.")] = EngineName("numpy"),
+    separator: Separator = ",",
+    no_header: NoHeader = False,
+    names: Names = None,
+    quote: Quote = '"',
+    encoding: Encoding = "utf-8",
+    na: Na = None,
+    strip: Strip = False,
 ) -> None:
     """Infer a hierarchy for each quasi-identifier from its values and write it in ARX's
     format: intervals of nice widths with the sparse tails top- and bottom-coded for numbers,
@@ -737,7 +757,7 @@ def hierarchies(
             output_dir,
             grouping=grouping,
             engine=engine.value,
-            csv_options=CsvOptions(separator=separator),
+            csv_options=_csv(separator, no_header, names, quote, encoding, na, strip),
         )
         table = Table(title=f"Hierarchies written to {escape(output_dir)}")
         for header in ("column", "kind", "levels", "what the levels keep"):
@@ -829,7 +849,11 @@ def report_command(
         typer.Option("--qi", help="The quasi-identifier set S: a,b,c (default: the job's)."),
     ] = None,
     sensitive: Annotated[
-        str | None, typer.Option(help="Sensitive attributes: a,b (default: the job's).")
+        str | None,
+        typer.Option(
+            help="Sensitive attributes: a,b (default: the job's); the report lists the classes "
+            "of S (and, with --job, of the release) whose records share one of their values."
+        ),
     ] = None,
     job: Annotated[
         str | None,
@@ -847,11 +871,18 @@ def report_command(
         ),
     ] = False,
     title: Annotated[str | None, typer.Option(help="The report's title.")] = None,
+    separator: Separator = ",",
+    no_header: NoHeader = False,
+    names: Names = None,
+    quote: Quote = '"',
+    encoding: Encoding = "utf-8",
+    na: Na = None,
+    strip: Strip = False,
     disclosure_share: Annotated[
         float | None,
         typer.Option(
-            help="With --job: besides the classes whose records share one sensitive value, "
-            "list those where one value holds more than this share, in (0, 1]."
+            help="Besides the classes whose records share one sensitive value, list those "
+            "where one value holds more than this share, in (0, 1]."
         ),
     ] = None,
     sampling_fraction: Annotated[
@@ -880,6 +911,7 @@ def report_command(
     inline)."""
     with _errors():
         check_input_file(data, "data file")
+        csv = _csv(separator, no_header, names, quote, encoding, na, strip)
         with _progress(True, "report") as progress:
             api.report(
                 data,
@@ -896,6 +928,10 @@ def report_command(
                 sampling_fraction=sampling_fraction,
                 population_size=population_size,
                 weight=weight,
+                # (none given: the job's CSV options, else the defaults)
+                csv_options=csv
+                if csv != _csv(",", False, None, '"', "utf-8", None, False)
+                else None,
             )
         out.print(f"wrote {output}")
 

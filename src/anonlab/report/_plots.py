@@ -53,7 +53,11 @@ def _svg(fig: Any, tips: dict[str, str], point_tips: dict[str, Sequence[str]]) -
     """The figure as an ``<svg>`` element with tooltips and ids unique in the page."""
     mpl, _ = _mpl()
     buf = io.StringIO()
-    with mpl.rc_context({"svg.fonttype": "none", "svg.hashsalt": "anonlab"}):
+    # every label as written: a '$' in the data is a dollar, never TeX (which may not parse)
+    for text in fig.findobj(import_optional("matplotlib.text").Text):
+        text.set_parse_math(False)
+    plain = {"svg.fonttype": "none", "svg.hashsalt": "anonlab", "text.parse_math": False}
+    with mpl.rc_context(plain):
         fig.savefig(buf, format="svg", metadata={"Date": None})
     svg = buf.getvalue()
     svg = svg[svg.index("<svg") :]

@@ -89,6 +89,8 @@ class ReportData:
         The minimal attribute sets that single people out.
     suda : SudaResult, optional
         SUDA2 on S: each record's SUDA and DIS scores.
+    disclosure : list of AttributeDisclosure
+        Per sensitive attribute, the classes of S whose records share one value.
     population_options : list of str
         The command-line options that told the population (``--sampling-fraction 0.01``),
         for the risk command and the report's.
@@ -112,6 +114,7 @@ class ReportData:
     q3: SearchAnswer
     singling_out: QuasiIdentifierReport
     suda: Any = None
+    disclosure: list[Any] = field(default_factory=list)
     population_options: list[str] = field(default_factory=list)
     job: JobFigures | None = None
     warnings: list[str] = field(default_factory=list)

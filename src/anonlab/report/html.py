@@ -78,6 +78,16 @@ figure.fig { display: grid; grid-template-columns: minmax(0, 3fr) minmax(240px, 
 figure.fig .plot svg { width: 100%; height: auto; }
 figure.fig figcaption { grid-column: 1 / -1; color: var(--muted); font-size: 13px; }
 @media (max-width: 900px) { figure.fig { grid-template-columns: 1fr; } }
+@media print {
+  /* printed or saved as PDF: every row of every table, figures above their numbers */
+  .numbers, pre { max-height: none; overflow: visible; }
+  figure.fig { display: block; break-inside: avoid-page; }
+  header.top { background: none; color: var(--ink); }
+  header.top .meta { color: var(--muted); }
+  nav.toc, form.panel, button { display: none; }
+  tr, .card { break-inside: avoid; }
+  main { max-width: none; padding: 0; }
+}
 pre { background: var(--bg); border: 1px solid var(--line); padding: 8px 10px; overflow: auto;
       font-size: 12.5px; }
 pre.cmd::before { content: "$ "; color: var(--muted); }
@@ -835,6 +845,15 @@ def render(data: ReportData) -> str:
         "puts a record alone in its class.</p>",
         sections_html([s for s in diagnosis_sections(risk) if s.title != "Class sizes"]),
     ]
+    for d in data.disclosure:  # the sensitive attributes under S
+        if d.exposed:
+            body.append(
+                f'<div class="warning" data-disclosure-s="{escape(d.attribute)}">'
+                f"Attribute disclosure under S: {escape(d.sentence())}</div>"
+            )
+            body.append(sections_html([disclosure_section(d)]))
+        else:
+            body.append(f'<p class="note" data-disclosure-s="none">{escape(d.sentence())}</p>')
     if data.suda is not None and data.suda.records_with_msus:
         body.append(sections_html([suda_section(data.suda.to_dict())]))
     if risk.identifying_columns:
