@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import time
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -13,8 +15,8 @@ import numpy as np
 from anonlab._optional import import_optional
 from anonlab._progress import Progress, listening, stage
 from anonlab._resources import memory_budget
-from anonlab._validation import column_name, did_you_mean
-from anonlab.algorithms import ALGORITHMS
+from anonlab._validation import Param, column_name, did_you_mean
+from anonlab.algorithms import ALGORITHMS, build_anonymizer
 from anonlab.algorithms.base import algorithm_families, partition_algorithm_names
 from anonlab.data.auto import AutoHierarchy, infer_hierarchy
 from anonlab.data.hierarchy import Hierarchy
@@ -38,6 +40,7 @@ from anonlab.engines import ENGINES, Engine, get_engine
 from anonlab.exceptions import AnonlabError, InputError, ParameterError, PrivacyRiskWarning
 from anonlab.io import read_hierarchy, read_table, write_hierarchy
 from anonlab.io.atomic import atomic_write, check_output
+from anonlab.io.writers import write_table
 from anonlab.jobs import (
     AnonymizationResult,
     CheckReport,
@@ -51,8 +54,9 @@ from anonlab.jobs import (
 )
 from anonlab.metrics import METRICS
 from anonlab.models.registry import MODELS
-from anonlab.report.document import JobFigures, ReportData
+from anonlab.report.document import Candidate, ExploreData, JobFigures, ReportData
 from anonlab.report.html import render as render_html
+from anonlab.report.html import render_explore
 
 __all__ = [
     "ADULT_QUASI_IDENTIFIERS",
@@ -87,6 +91,7 @@ __all__ = [
     "write_hierarchies",
     "report",
     "report_data",
+    "explore",
 ]
 
 HierarchySpec = Mapping[str, "Hierarchy | str | os.PathLike[str]"]
@@ -933,3 +938,239 @@ def report(data: Any, *, output: str | os.PathLike[str] | None = None, **options
         with atomic_write(output, protect=protect) as tmp:
             tmp.write_text(text, encoding="utf-8")
     return text
+
+
+#: The k's and algorithms :func:`explore` tries unless told otherwise.
+EXPLORE_KS = (2, 3, 5, 10, 20)
+EXPLORE_ALGORITHMS = ("optimal",)
+#: The common measure of every candidate's loss.
+EXPLORE_METRIC = "gcp"
+
+
+def explore(
+    data: Any,
+    job: JobLike,
+    *,
+    ks: Sequence[int] = EXPLORE_KS,
+    algorithms: Sequence[str] = EXPLORE_ALGORITHMS,
+    output: str | os.PathLike[str] | None = None,
+    sampling_fraction: float | None = None,
+    progress: Progress | None = None,
+) -> ExploreData:
+    """Run a job as candidate releases, one per k and algorithm, and compare their risk and
+    utility on one scale.
+
+    Each candidate is the job with its k-anonymity's k set to one of ``ks`` (added when the
+    job has none), run by one of ``algorithms`` and measured by one common loss, GCP (0: every
+    value kept; 1: every quasi-identifier cell generalized to the root or suppressed); its
+    risk is that of its released labels (prosecutor highest and average, and with
+    ``sampling_fraction`` the population uniqueness). The candidates that no other beats on
+    both loss and average risk form the frontier. A candidate an algorithm refuses (a model
+    it does not support) is listed with the reason.
+
+    Parameters
+    ----------
+    data : path, DataFrame, pyarrow Table or EncodedTable
+        The table.
+    job : JobSpec, mapping or path
+        The job the candidates vary.
+    ks : sequence of int
+        The k's.
+    algorithms : sequence of str
+        The algorithms (registered names).
+    output : path, optional
+        An ``.html`` page to write; each candidate's release (CSV), job (YAML) and report are
+        written into a new folder beside it, ``<name>_files/``, and linked from the page.
+    sampling_fraction : float, optional
+        The share of the population the table holds: adds the population estimates.
+    progress : callable, optional
+        Told each candidate as it starts.
+
+    Returns
+    -------
+    ExploreData
+
+    Raises
+    ------
+    ParameterError
+        An unknown algorithm, a k below 1, no k or algorithm.
+    InputError
+        A bad job or output (nothing is written).
+
+    Examples
+    --------
+    >>> import anonlab
+    >>> from anonlab.api import explore
+    >>> t = anonlab.EncodedTable.from_columns({"zip": ["4350", "4351", "4360", "4361"] * 5,
+    ...                                        "sex": ["F", "M"] * 10})
+    >>> job = {"quasi_identifiers": {"zip": {"mask": {"width": 4}}, "sex": {}},
+    ...        "models": [{"k_anonymity": {"k": 2}}]}
+    >>> found = explore(t, job, ks=[5, 10], algorithms=["optimal", "top_down"])
+    >>> [(c.k, c.algorithm, round(c.loss, 3), c.frontier) for c in found.candidates]
+    [(5, 'optimal', 0.0, True), (5, 'top_down', 0.0, True), (10, 'optimal', 0.5, True), (10, 'top_down', 0.667, False)]
+    """
+    spec = load_job(job)
+    ks = [int(Param(int, low=1).check(k, "k", owner="explore")) for k in ks]
+    if not ks or not algorithms:
+        raise ParameterError("explore needs at least one k and one algorithm.")
+    for name in algorithms:
+        ALGORITHMS.lookup(name)  # an unknown name: the registry's one line
+    table = read_table(data, csv_options=spec.csv)
+    validate_job(table, spec)  # the job's columns and hierarchies, before anything is written
+    raw = _raw_job(job, spec)
+    files = None
+    if output is not None:
+        files = _explore_folder(output, data, job)
+    qis = [q.name for q in spec.quasi_identifiers]
+    candidates = []
+    for k in ks:
+        for name in algorithms:
+            stage(progress, f"k = {k}, {name}")
+            cand = _candidate_job(raw, spec, k, name)
+            started = time.perf_counter()
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", PrivacyRiskWarning)  # (said once, below)
+                    result = anonymize(table, cand)
+            except AnlabRefusal as exc:
+                line = str(exc).splitlines()[0]
+                candidates.append(Candidate(k, name, None, 0, None, 0.0, refused=line))
+                continue
+            seconds = time.perf_counter() - started
+            risk = risk_summary(
+                open_engine(_released_keys(table, result, qis, None)),
+                qis,
+                sampling_fraction=sampling_fraction,
+            )
+            verified = result.release.verification
+            candidate = Candidate(
+                k,
+                name,
+                float(result.loss),
+                result.suppressed_rows,
+                risk,
+                seconds,
+                k_after=risk.k if verified.k_after is None else verified.k_after,
+                cover=not result.forms_classes,
+            )
+            if files is not None:
+                candidate = _write_candidate(candidate, result, cand, table, files, spec)
+            candidates.append(candidate)
+    _mark_frontier(candidates)
+    found = ExploreData(
+        str(data) if isinstance(data, (str, os.PathLike)) else None,
+        spec.source,
+        candidates,
+        sampling_fraction,
+        version=_version(),
+    )
+    if output is not None:
+        with atomic_write(output) as tmp:
+            tmp.write_text(render_explore(found), encoding="utf-8")
+    return found
+
+
+#: What :func:`explore` records as a refused candidate instead of stopping.
+AnlabRefusal = (ParameterError, InputError)
+
+
+def _explore_folder(output: str | os.PathLike[str], data: Any, job: Any) -> Path:
+    """Check the page and its files' folder before any work; make the folder."""
+    if not str(output).lower().endswith((".html", ".htm")):
+        raise InputError(f"Cannot tell the page's format from {str(output)!r}; end it with .html.")
+    protect = [Path(data)] if isinstance(data, (str, os.PathLike)) else []
+    protect += job_input_files(job)
+    check_output(output, protect=protect)
+    path = Path(output)
+    folder = path.with_name(f"{path.stem}_files")
+    if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
+        raise InputError(
+            f"The candidates' folder {str(folder)!r} exists and is not an empty folder; "
+            "remove it or choose another --output."
+        )
+    folder.mkdir(exist_ok=True)
+    return folder
+
+
+def _raw_job(job: Any, spec: Any) -> dict[str, Any]:
+    """The job as a mapping, its hierarchy files as absolute paths (a candidate's job file
+    is written elsewhere)."""
+    if isinstance(job, Mapping):
+        raw = dict(job)
+    elif spec.source is not None:
+        yaml = import_optional("yaml", feature="job files")
+        raw = dict(yaml.safe_load(Path(spec.source).read_text(encoding="utf-8-sig")))
+    else:
+        raise InputError("explore takes a job as a file or a mapping.")
+    qis = {}
+    for name, opts in (raw.get("quasi_identifiers") or {}).items():
+        opts = dict(opts or {})
+        where = opts.get("hierarchy")
+        if isinstance(where, (str, os.PathLike)) and where != "auto":
+            opts["hierarchy"] = str((spec.base_dir / str(where)).resolve())
+        qis[name] = opts
+    raw["quasi_identifiers"] = qis
+    return raw
+
+
+def _candidate_job(raw: dict[str, Any], spec: Any, k: int, algorithm: str) -> dict[str, Any]:
+    """The job with k-anonymity's k set to ``k``, run by ``algorithm``, measured by GCP."""
+    models = []
+    found = False
+    for item in raw.get("models") or []:
+        ((name, params),) = item.items() if isinstance(item, Mapping) else [(item, {})]
+        if name == "k_anonymity":
+            params, found = {**(params or {}), "k": k}, True
+        models.append({name: params or {}})
+    if not found:
+        models.insert(0, {"k_anonymity": {"k": k}})
+    cand = {**raw, "models": models, "algorithm": algorithm, "metric": EXPLORE_METRIC}
+    cand.pop("privacyfrost2", None)  # an algorithm's own section belongs to that algorithm
+    if algorithm != spec.algorithm:
+        cand["algorithm"] = algorithm
+    elif spec.algorithm_params:
+        cand["algorithm"] = {"name": algorithm, **spec.algorithm_params}
+    if not build_anonymizer(algorithm).suppresses_rows():
+        cand.pop("suppression", None)
+        cand.pop("output", None)
+    return cand
+
+
+def _write_candidate(
+    candidate: Candidate,
+    result: AnonymizationResult,
+    job: dict[str, Any],
+    table: EncodedTable,
+    folder: Path,
+    spec: Any,
+) -> Candidate:
+    """Write a candidate's release, job and report into ``folder``; their relative paths."""
+    yaml = import_optional("yaml", feature="job files")
+    stem = f"k{candidate.k}_{candidate.algorithm}"
+    release, job_file, page = (folder / f"{stem}{e}" for e in (".csv", ".yaml", ".html"))
+    write_table(result.columns, release, separator=spec.csv.separator)
+    job_file.write_text(yaml.safe_dump(job, sort_keys=False, allow_unicode=True), encoding="utf-8")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PrivacyRiskWarning)
+        page.write_text(render_html(report_data(table, job=job)), encoding="utf-8")
+    rel = folder.name
+    return dataclasses.replace(
+        candidate,
+        release=f"{rel}/{release.name}",
+        job=f"{rel}/{job_file.name}",
+        report=f"{rel}/{page.name}",
+    )
+
+
+def _mark_frontier(candidates: list[Candidate]) -> None:
+    """Mark the candidates no other beats on both loss and average risk."""
+    ran = [c for c in candidates if c.loss is not None and c.risk is not None]
+    for c in ran:
+        assert c.loss is not None and c.risk is not None
+        c.frontier = not any(
+            o.loss <= c.loss
+            and o.risk.average_risk <= c.risk.average_risk
+            and (o.loss < c.loss or o.risk.average_risk < c.risk.average_risk)
+            for o in ran
+            if o is not c and o.loss is not None and o.risk is not None
+        )

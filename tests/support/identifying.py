@@ -192,3 +192,15 @@ def write_csv(path: Path, table: EncodedTable) -> Path:
         for i in range(table.n_rows):
             w.writerow(["" if (v := c.categories[c.codes[i]]) is None else v for c in cols])
     return path
+
+
+#: The other columns of Adult under a job on age, sex and race with income sensitive: released
+#: as they are (insensitive) or dropped (the two that identify).
+ADULT_AGE_SEX_RACE_ROLES = {
+    "sensitive": ["income"],
+    "insensitive": [
+        "workclass", "education", "marital-status", "occupation", "relationship",
+        "capital-gain", "capital-loss", "hours-per-week", "native-country",
+    ],
+    "identifiers": ["fnlwgt", "education-num"],
+}  # fmt: skip

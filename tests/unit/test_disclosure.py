@@ -15,19 +15,15 @@ from anonlab.cli.app import app
 from anonlab.diagnosis.disclosure import attribute_disclosure
 from anonlab.exceptions import ParameterError
 from anonlab.report.html import render
+from tests.support.identifying import ADULT_AGE_SEX_RACE_ROLES
 
 ADULT = str(adult_path())
 JOB = {
     "quasi_identifiers": {"age": {"intervals": {"widths": [5, 10, 20]}}, "sex": {}, "race": {}},
-    "sensitive": ["income"],
-    "insensitive": [
-        "workclass", "education", "marital-status", "occupation", "relationship",
-        "capital-gain", "capital-loss", "hours-per-week", "native-country",
-    ],
-    "identifiers": ["fnlwgt", "education-num"],
+    **ADULT_AGE_SEX_RACE_ROLES,
     "models": [{"k_anonymity": {"k": 5}}],
     "suppression": 0.02,
-}  # fmt: skip
+}
 
 
 def stats_of(zips, values):

@@ -552,6 +552,14 @@ def _check_applicable(**given: Any) -> None:
         raise ParameterError(f"{' and '.join(told)}: give the population one way, not both.")
 
 
+def _whole(value: str, option: str) -> int:
+    """An integer of a comma-separated option, or one line naming it."""
+    try:
+        return int(value)
+    except ValueError:
+        raise ParameterError(f"{option} {value!r}: give whole numbers, e.g. 2,5,10.") from None
+
+
 def _int_level(attr: str, value: str) -> int:
     try:
         return int(value)
@@ -934,6 +942,60 @@ def report_command(
                 else None,
             )
         out.print(f"wrote {output}")
+
+
+@app.command()
+def explore(
+    data: Annotated[str, typer.Argument(help="CSV or Parquet file.", show_default=False)],
+    job: Annotated[
+        str, typer.Option("--job", help="The YAML job the candidates vary.", show_default=False)
+    ],
+    output: Annotated[
+        str,
+        typer.Option(
+            "--output",
+            "-o",
+            help="The page to write (.html); each candidate's report, release and job go into "
+            "a new folder beside it, <name>_files/.",
+            show_default=False,
+        ),
+    ],
+    k: Annotated[str, typer.Option("--k", help="The k's to try: 2,3,5,10,20.")] = "2,3,5,10,20",
+    algorithms: Annotated[
+        str,
+        typer.Option("--algorithms", help=f"The algorithms to try: a,b ({_LISTS['algorithms']})."),
+    ] = "optimal",
+    sampling_fraction: Annotated[
+        float | None,
+        typer.Option(
+            help="The share of the population the table holds, in (0, 1]: adds the "
+            "population-uniqueness estimate of each candidate."
+        ),
+    ] = None,
+) -> None:
+    """Run the job as candidate releases (each k, each algorithm), draw their risk against
+    their loss on one scale (GCP), mark the frontier (no other candidate both loses less and
+    risks less) and link each candidate's report, release and job."""
+    with _errors():
+        check_input_file(data, "data file")
+        ks = [_whole(v, "--k") for v in _split(k) or []]
+        with _progress(True, "candidates") as progress:
+            found = api.explore(
+                data,
+                job,
+                ks=ks,
+                algorithms=_split(algorithms) or [],
+                output=output,
+                sampling_fraction=sampling_fraction,
+                progress=progress,
+            )
+        best = [f"k={c.k} {c.algorithm}" for c in found.candidates if c.frontier]
+        refused = [c for c in found.candidates if c.refused]
+        out.print(
+            f"wrote {output}: {len(found.candidates)} candidates, frontier: {', '.join(best)}"
+        )
+        for c in refused:
+            out.print(f"k={c.k} {c.algorithm} refused: {escape(c.refused or '')}")
 
 
 @app.command()

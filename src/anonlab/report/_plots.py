@@ -336,3 +336,50 @@ def lattice(
     bar.set_label("k (log scale)")
     del mpl
     return _svg(fig, {}, {gid: tips})
+
+
+def frontier(
+    losses: Sequence[float],
+    risks: Sequence[float],
+    best: Sequence[bool],
+    *,
+    labels: Sequence[str],
+    tips: Sequence[str],
+    ylabel: str = "average re-identification risk",
+) -> str:
+    """Candidates as points of loss against risk, the frontier (no other point better on
+    both) filled and joined.
+
+    Parameters
+    ----------
+    losses, risks : sequence of float
+        Each candidate's loss (x) and risk (y).
+    best : sequence of bool
+        Whether each is on the frontier.
+    labels : sequence of str
+        A short label beside each point.
+    tips : sequence of str
+        The tooltip of each point.
+    ylabel : str
+
+    Returns
+    -------
+    str
+        An ``<svg>`` element.
+    """
+    fig, ax = _new(7.0, 4.0)
+    order = sorted((x, y) for x, y, b in zip(losses, risks, best) if b)
+    if order:
+        ax.step([p[0] for p in order], [p[1] for p in order], where="post",
+                color=_COLORS[1], linewidth=1.2, zorder=2)  # fmt: skip
+    colors = [_COLORS[1] if b else "#ffffff" for b in best]
+    points = ax.scatter(losses, risks, s=36, c=colors, edgecolors=_COLORS[0], zorder=3)
+    gid = f"pts{next(_counter)}"
+    points.set_gid(gid)
+    for x, y, text in zip(losses, risks, labels):
+        ax.annotate(text, (x, y), textcoords="offset points", xytext=(5, 4), fontsize=8)
+    ax.set_xlabel("loss (GCP: 0 keeps every value, 1 generalizes every cell)")
+    ax.set_ylabel(ylabel)
+    ax.set_xlim(left=0)
+    ax.set_ylim(bottom=0)
+    return _svg(fig, {}, {gid: tips})

@@ -20,7 +20,7 @@ from anonlab.diagnosis import (
     TableProfile,
 )
 
-__all__ = ["JobFigures", "ReportData"]
+__all__ = ["Candidate", "ExploreData", "JobFigures", "ReportData"]
 
 
 @dataclass
@@ -118,4 +118,73 @@ class ReportData:
     population_options: list[str] = field(default_factory=list)
     job: JobFigures | None = None
     warnings: list[str] = field(default_factory=list)
+    version: str = ""
+
+
+@dataclass
+class Candidate:
+    """One candidate release of :func:`anonlab.api.explore`.
+
+    Attributes
+    ----------
+    k : int
+        The k of its k-anonymity.
+    algorithm : str
+    loss : float or None
+        Its loss on the common measure (GCP: 0 keeps every value, 1 generalizes every
+        cell to the root or suppresses it); None when the algorithm refused the job.
+    suppressed : int
+        Rows suppressed.
+    risk : RiskSummary or None
+        The risk of its quasi-identifiers' released labels.
+    seconds : float
+        The time it took.
+    refused : str or None
+        Why the algorithm did not run the job (one line).
+    frontier : bool
+        Whether no other candidate has both less loss and less average risk (and is better
+        on one of them).
+    release, report, job : str or None
+        Its files, relative to the explore page (when written).
+    k_after : int or None
+        Its k as the verification found it (a cell cover's: its anonymity graph's).
+    cover : bool
+        Whether it is a cell cover (its risk, of identical released rows, is an upper bound).
+
+    Examples
+    --------
+    >>> Candidate(5, "optimal", 0.2, 10, None, 0.1).refused is None
+    True
+    """
+
+    k: int
+    algorithm: str
+    loss: float | None
+    suppressed: int
+    risk: RiskSummary | None
+    seconds: float
+    refused: str | None = None
+    frontier: bool = False
+    release: str | None = None
+    report: str | None = None
+    job: str | None = None
+    k_after: int | None = None
+    cover: bool = False
+
+
+@dataclass
+class ExploreData:
+    """The candidates of :func:`anonlab.api.explore` and what they were asked.
+
+    Examples
+    --------
+    >>> ExploreData("adult.csv", "job.yaml", [], None).candidates
+    []
+    """
+
+    data_argument: str | None
+    job_source: str | None
+    candidates: list[Candidate]
+    sampling_fraction: float | None
+    title: str = "Candidate releases"
     version: str = ""

@@ -38,7 +38,7 @@ from anonlab.report import (
     suda_section,
 )
 from anonlab.report import _plots as plots
-from anonlab.report.document import JobFigures, ReportData
+from anonlab.report.document import ExploreData, JobFigures, ReportData
 
 __all__ = [
     "CSS",
@@ -48,6 +48,7 @@ __all__ = [
     "page",
     "profile_html",
     "render",
+    "render_explore",
     "sections_html",
 ]
 
@@ -879,3 +880,89 @@ def render(data: ReportData) -> str:
         "</main>",
     ]
     return page(data.title, "\n".join(body))
+
+
+def render_explore(data: ExploreData) -> str:
+    """The page of :func:`anonlab.api.explore`: risk against loss for every candidate, the
+    frontier marked, and a table linking each candidate's report, release and job.
+
+    Examples
+    --------
+    >>> from anonlab.report.document import ExploreData
+    >>> render_explore(ExploreData(None, None, [], None)).startswith("<!doctype html>")
+    True
+    """
+    ran = [c for c in data.candidates if c.loss is not None and c.risk is not None]
+    population = data.sampling_fraction is not None
+    parts = [
+        '<header class="top">',
+        f"<h1>{escape(data.title)}</h1>",
+        f'<div class="meta">{escape(data.data_argument or "a table given from Python")}'
+        f"{' · job ' + escape(data.job_source) if data.job_source else ''} · made by anonlab "
+        f"{escape(data.version)} on {datetime.date.today().isoformat()}</div></header><main>",
+        _INTERNAL,
+        "<p>Each candidate is the job with another k or algorithm. The filled points are the "
+        "frontier: no other candidate loses less <em>and</em> has a lower average risk; "
+        "choose among them by how much risk you accept.</p>",
+    ]
+    if ran:
+        svg = plots.frontier(
+            [c.loss for c in ran],  # type: ignore[misc]
+            [c.risk.average_risk for c in ran],  # type: ignore[union-attr]
+            [c.frontier for c in ran],
+            labels=[f"k={c.k} {c.algorithm}" for c in ran],
+            tips=[
+                f"k = {c.k}, {c.algorithm}: loss {c.loss:.4f}, average risk "
+                f"{c.risk.average_risk:.4f}, highest {c.risk.highest_risk:.4f}"  # type: ignore[union-attr]
+                for c in ran
+            ],
+        )
+        parts.append(_figure("frontier", "Risk against loss", svg, ""))
+    header = ["k", "algorithm", "frontier", "loss (GCP)", "suppressed rows", "k after",
+              "highest risk", "average risk"]  # fmt: skip
+    if population:
+        header.append("population uniques")
+    header += ["seconds", "files"]
+    rows = []
+    for c in data.candidates:
+        if c.refused is not None:
+            cells = [_cell(str(c.k), True), _cell(c.algorithm, False),
+                     f'<td colspan="{len(header) - 2}" class="note">refused: {escape(c.refused)}</td>']  # fmt: skip
+            rows.append("<tr>" + "".join(cells) + "</tr>")
+            continue
+        assert c.risk is not None and c.loss is not None
+        values: list[Any] = [c.k, c.algorithm + (" †" if c.cover else ""),
+                             "yes" if c.frontier else "", f"{c.loss:.4f}", c.suppressed,
+                             c.k_after, f"{c.risk.highest_risk:.4f}",
+                             f"{c.risk.average_risk:.4f}"]  # fmt: skip
+        numeric = [True, False, False, True, True, True, True, True]
+        if population:
+            pop = c.risk.sample.population_uniqueness if c.risk.sample else None
+            values.append("-" if pop is None or pop.dankar is None else f"{pop.dankar:.4%}")
+            numeric.append(True)
+        values.append(f"{c.seconds:.2f}")
+        numeric.append(True)
+        cells = [_cell(_text(v), n) for v, n in zip(values, numeric)]
+        links = " ".join(
+            f'<a href="{escape(path)}">{name}</a>'
+            for name, path in (("report", c.report), ("release", c.release), ("job", c.job))
+            if path is not None
+        )
+        cells.append(f"<td>{links}</td>")
+        rows.append(
+            f'<tr data-candidate="k{c.k}-{escape(c.algorithm)}">' + "".join(cells) + "</tr>"
+        )
+    head = "".join(_cell(h, False, True) for h in header)
+    parts.append(
+        '<h3 id="candidates">Candidates</h3><div class="numbers"><table class="grid">'
+        f"<thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table></div>"
+        '<p class="note">loss: GCP, the share of the quasi-identifier information generalized '
+        "away (suppressed cells count 1); highest risk: 1 / the smallest released class; "
+        "average risk: the share of the records an attacker who knows a person is in the "
+        "release re-identifies on average; k after: the smallest number of records each "
+        "record is hidden among, as the verification found it. † a cell cover (each record "
+        "covers k records): its risk is counted on its identical released rows, an upper "
+        "bound; its anonymity graph guarantees k after.</p>"
+    )
+    parts.append("</main>")
+    return page(data.title, "\n".join(parts), csp=_REPORT_CSP)
