@@ -943,6 +943,8 @@ def report(data: Any, *, output: str | os.PathLike[str] | None = None, **options
 #: The k's and algorithms :func:`explore` tries unless told otherwise.
 EXPLORE_KS = (2, 3, 5, 10, 20)
 EXPLORE_ALGORITHMS = ("optimal",)
+#: The most candidates :func:`explore` runs at once.
+EXPLORE_MAX_CANDIDATES = 200
 #: The common measure of every candidate's loss.
 EXPLORE_METRIC = "gcp"
 
@@ -1013,6 +1015,11 @@ def explore(
     ks = [int(Param(int, low=1).check(k, "k", owner="explore")) for k in ks]
     if not ks or not algorithms:
         raise ParameterError("explore needs at least one k and one algorithm.")
+    if len(ks) * len(algorithms) > EXPLORE_MAX_CANDIDATES:
+        raise ParameterError(
+            f"{len(ks)} k's x {len(algorithms)} algorithms = {len(ks) * len(algorithms)} "
+            f"candidates, more than {EXPLORE_MAX_CANDIDATES}: give fewer."
+        )
     for name in algorithms:
         ALGORITHMS.lookup(name)  # an unknown name: the registry's one line
     table = read_table(data, csv_options=spec.csv)

@@ -108,8 +108,10 @@ def test_frequency_grouping_names_a_label_of_its_own():
 
 
 def test_bad_input_names_the_culprit():
-    with pytest.raises(HierarchyError, match="attribute 'x': it has no non-null value"):
-        infer_hierarchy([None, float("nan")], attribute="x")
+    with pytest.warns(UserWarning, match=r"Column 'x' has no value \(every row is missing\)"):
+        assert infer_hierarchy([None, float("nan")], attribute="x").hierarchy.height == 1
+    with pytest.warns(UserWarning, match=r"Column 'x' has one value \('7'\): .* value -> \*"):
+        assert infer_hierarchy(["7", None], attribute="x").kind == "flat"
     with pytest.raises(ParameterError, match="'grouping' parameter .* one of 'none', 'frequency'"):
         infer_hierarchy(["a"], grouping="freq")
     with pytest.raises(HierarchyError, match="one per value: 2 values, 1 counts"):
@@ -197,3 +199,17 @@ def test_write_hierarchies_never_writes_onto_the_data(tmp_path):
     with pytest.raises(InputError, match="Refusing to overwrite the input file"):
         write_hierarchies(str(data), ["age"], tmp_path)
     assert data.read_text() == "age\n30\n40\n50\n"
+
+
+def test_a_job_column_with_nothing_to_infer_gets_star_with_a_warning():
+    t = anonlab.EncodedTable.from_columns(
+        {"empty": [None] * 6, "one": ["x"] * 6, "age": ["30", "31", "45", "46", "60", "61"]}
+    )
+    job = {
+        "quasi_identifiers": {q: {"hierarchy": "auto"} for q in ("empty", "one", "age")},
+        "models": [{"k_anonymity": {"k": 2}}],
+    }
+    with pytest.warns(UserWarning, match="Column 'empty' has no value") as caught:
+        result = anonlab.anonymize(t, job)
+    assert any("Column 'one' has one value ('x')" in str(w.message) for w in caught)
+    assert result.problem.hierarchies["empty"].height == 1

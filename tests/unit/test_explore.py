@@ -87,6 +87,10 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path):
         explore(ADULT, JOB, ks=[0], output=out)
     with pytest.raises(InputError, match="Unknown quasi-identifier 'agee'"):
         explore(ADULT, {**JOB, "quasi_identifiers": {"agee": {}}}, output=out)
+    with pytest.raises(
+        ParameterError, match="201 k's x 1 algorithms = 201 candidates, more than 200"
+    ):
+        explore(ADULT, JOB, ks=range(1, 202), output=out)
     with pytest.raises(InputError, match="end it with .html"):
         explore(ADULT, JOB, output=tmp_path / "e.csv")
     assert list(tmp_path.iterdir()) == []

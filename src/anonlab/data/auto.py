@@ -23,6 +23,7 @@ from __future__ import annotations
 import datetime as _dt
 import math
 import re
+import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -125,9 +126,14 @@ def infer_hierarchy(
     Raises
     ------
     HierarchyError
-        The column has no non-null value.
+        ``counts`` not one per value.
     ParameterError
-        An unknown ``grouping``, or ``counts`` not one per value.
+        An unknown ``grouping``.
+
+    Warns
+    -----
+    UserWarning
+        The column has one value, or none (every row missing): it gets ``value -> *``.
 
     Examples
     --------
@@ -141,6 +147,15 @@ def infer_hierarchy(
     """
     grouping = _GROUPING.check(grouping, "grouping", owner="the automatic hierarchy")
     labels, weights = _distinct_counts(values, counts, attribute)
+    if len(labels) < 2:  # nothing to infer from: every row missing, or one value
+        what = "no value (every row is missing)" if not labels else f"one value ({labels[0]!r})"
+        warnings.warn(
+            f"Column {attribute!r} has {what}: its automatic hierarchy is value -> *.",
+            UserWarning,
+            stacklevel=2,
+        )
+        rows = [[v, TOP] for v in labels] or [[TOP, TOP]]
+        return AutoHierarchy(Hierarchy(rows, attribute=attribute), "flat", f"{what}: value -> *")
     for infer in (_dates, _codes, _numbers):
         found = infer(labels, weights, attribute)
         if found is not None:
@@ -181,10 +196,6 @@ def _distinct_counts(
         if v is None or (isinstance(v, float) and math.isnan(v)):
             continue
         merged[str(v)] = merged.get(str(v), 0.0) + w
-    if not merged:
-        raise HierarchyError(
-            f"Cannot build a hierarchy for attribute {attribute!r}: it has no non-null value."
-        )
     return list(merged), np.fromiter(merged.values(), dtype=np.float64, count=len(merged))
 
 
