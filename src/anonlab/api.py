@@ -36,6 +36,7 @@ from anonlab.diagnosis.profile import TableProfile, profile_release, profile_tab
 from anonlab.diagnosis.questions import Answer
 from anonlab.diagnosis.risk import identifying_columns as _identifying_columns
 from anonlab.diagnosis.suda import suda2
+from anonlab.diagnosis.utility import utility_profile
 from anonlab.engines import ENGINES, Engine, get_engine
 from anonlab.exceptions import AnonlabError, InputError, ParameterError, PrivacyRiskWarning
 from anonlab.io import read_hierarchy, read_table, write_hierarchy
@@ -684,6 +685,7 @@ def report_data(
     title: str | None = None,
     progress: Progress | None = None,
     disclosure_share: float | None = None,
+    contingency: Sequence[str] | None = None,
     sampling_fraction: float | None = None,
     population_size: int | None = None,
     weight: str | None = None,
@@ -723,6 +725,8 @@ def report_data(
     disclosure_share : float in (0, 1], optional
         Besides the classes whose records share one sensitive value, those where one value
         holds more than this share (under S; with a job, before and after it).
+    contingency : sequence of two str, optional
+        With a job: two attributes whose contingency table the report shows before and after.
     sampling_fraction, population_size, weight : optional
         The population the table was sampled from (at most one; ``weight`` defaults to the
         job's): the risk sections then show the journalist and marketer models, the
@@ -819,6 +823,9 @@ def report_data(
                 release,
                 after_risk,
                 after_disclosure=_release_disclosure(result, sens, disclosure_share),
+                utility=utility_profile(table, result, sens, pair=contingency)
+                if result.recoding is not None
+                else None,
             )
     notes = list(dict.fromkeys(str(w.message) for w in caught))
     for w in caught:  # the caller's handlers see them too (the command line prints them)

@@ -911,6 +911,13 @@ def report_command(
             "Benedetti-Franconi risk and the population estimates."
         ),
     ] = None,
+    contingency: Annotated[
+        str | None,
+        typer.Option(
+            help="With --job: two attributes a,b whose contingency table the report shows "
+            "before and after."
+        ),
+    ] = None,
 ) -> None:
     """Write a self-contained HTML report: the table's profile, its diagnosis (k, class
     sizes, k against delta, k of every subset, the sets that single people out, risk under
@@ -933,6 +940,7 @@ def report_command(
                 title=title,
                 progress=progress,
                 disclosure_share=disclosure_share,
+                contingency=_split(contingency),
                 sampling_fraction=sampling_fraction,
                 population_size=population_size,
                 weight=weight,

@@ -44,6 +44,8 @@ class JobFigures:
     after_risk : RiskSummary, optional
         The classes of the release's labels under the job's quasi-identifiers (with the
         population told as for ``before_risk``).
+    utility : UtilityProfile, optional
+        What the release keeps, per attribute and in words.
     after_disclosure : list of AttributeDisclosure
         Per sensitive attribute, the released classes whose records share one value (the
         table's before: ``before.disclosure``).
@@ -57,6 +59,7 @@ class JobFigures:
     release: ReleaseProfile
     after_risk: RiskSummary | None = None
     after_disclosure: list[Any] = field(default_factory=list)
+    utility: Any = None
 
 
 @dataclass

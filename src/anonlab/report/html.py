@@ -101,6 +101,7 @@ pre.cmd::before { content: "$ "; color: var(--muted); }
 .error { border-left: 4px solid var(--bad); background: #fdecea; padding: 8px 12px; margin: 10px 0; }
 .warning { border-left: 4px solid #c77700; background: #fff4e0; padding: 8px 12px; margin: 10px 0; }
 .note { color: var(--muted); font-size: 13px; }
+p.lead { font-size: 17px; border-left: 4px solid var(--accent); padding: 6px 12px; background: var(--bg); }
 form.panel { border: 1px solid var(--line); border-radius: 6px; padding: 12px 16px; margin: 12px 0; }
 form.panel fieldset { border: none; padding: 0; margin: 0 0 10px; }
 form.panel legend { font-weight: 600; padding: 0; margin-bottom: 4px; }
@@ -499,6 +500,102 @@ def _disclosure(job: JobFigures) -> list[str]:
     return out
 
 
+def _utility(utility: Any) -> list[str]:
+    """What the release keeps: per attribute, its distributions, the associations, and the
+    contingency table asked for."""
+    per = _table(
+        ["attribute", "generalized", "suppressed", "level", "keeps of its distribution"],
+        [
+            [
+                a.attribute,
+                f"{a.generalized:.1%}",
+                f"{a.suppressed:.1%}",
+                ""
+                if a.level is None
+                else f"{a.level} of {a.height}"
+                + (" (fully generalized)" if a.fully_generalized else ""),
+                f"{a.kept_distribution:.1%}",
+            ]
+            for a in utility.attributes
+        ],  # fmt: skip
+        [False, True, True, False, True],
+    )
+    out = [
+        '<h3 id="utility">What the release keeps</h3>',
+        f'<div data-figure="utility">{per}</div>',
+        '<p class="note">generalized: the share of the records whose cell is a label above '
+        "their value; suppressed: whose cell is not released (a suppressed row, or *); keeps "
+        "of its distribution: one minus the total variation distance between the shares of "
+        "its values in the data and of its cells in the release (a generalized attribute "
+        "compares its labels on every record with those released: what suppression "
+        "changed).</p>",
+    ]
+    for a in utility.attributes:
+        labels = [v for v, _ in a.after]
+        svg = plots.bar_chart(
+            labels,
+            [c for _, c in a.after],
+            tips=[f"{a.attribute} = {v}: {c:,} released records" for v, c in a.after],
+            xlabel="released records",
+            horizontal=True,
+        )
+        numbers = _table(
+            ["in the data", "records", "in the release", "records"],
+            [
+                [
+                    *(a.before[i] if i < len(a.before) else ("", "")),
+                    *(a.after[i] if i < len(a.after) else ("", "")),
+                ]
+                for i in range(max(len(a.before), len(a.after)))
+            ],  # fmt: skip
+            [False, True, False, True],
+        )
+        out.append(
+            _figure(
+                f"dist-{a.attribute}",
+                f"{a.attribute} before and after",
+                svg,
+                numbers,
+                a.sentence() + ".",
+            )  # fmt: skip
+        )
+    moved = sorted(
+        utility.associations,
+        key=lambda r: -abs((r["before"] or 0) - (r["after"] or 0)),
+    )[:15]
+    out.append('<h3 id="associations">Associations between attributes (Cramér\'s V)</h3>')
+    out.append(
+        _table(
+            ["attributes", "before", "after"],
+            [[" & ".join(r["pair"]), _v(r["before"]), _v(r["after"])] for r in moved],
+            [False, True, True],
+        )
+    )
+    out.append(
+        '<p class="note">Cramér\'s V: 0 when two attributes are unrelated, 1 when one '
+        "determines the other; the pairs whose association changed most are listed. An "
+        "analysis of a pair whose V dropped will find a weaker link in the release than in "
+        "the data.</p>"
+    )
+    if utility.contingency is not None:
+        c = utility.contingency
+        for when in ("before", "after"):
+            t = c[when]
+            out.append(f"<h3>{escape(' x '.join(c['pair']))}: {when}</h3>")
+            out.append(
+                _table(
+                    [f"{c['pair'][0]} \\ {c['pair'][1]}", *t["columns"]],
+                    [[r, *row] for r, row in zip(t["rows"], t["counts"])],
+                    [False, *([True] * len(t["columns"]))],
+                )
+            )
+    return out
+
+
+def _v(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
 def _verdict(holds: bool | None) -> str:
     if holds is None:
         return "<td></td>"
@@ -724,12 +821,16 @@ def job_html(job: JobFigures, *, data: str | None = None, options: Sequence[str]
         cli_command(data, "check", "--job", jobfile, "--release", "released.csv"),
     ]
     parts = [
+        f'<p class="lead" data-summary="utility">{escape(job.utility.summary)}</p>'
+        if job.utility is not None
+        else "",
         cards,
         '<h3 id="verdicts">Privacy models before and after</h3>',
         _verdicts(job),
         *_disclosure(job),
         _transformation(job),
         _attribute_loss(job),
+        *(_utility(job.utility) if job.utility is not None else []),
         _classes(job),
         *(
             [
