@@ -19,6 +19,7 @@ _EXTRAS = {
     "starlette": "web",
     "uvicorn": "web",
     "python_multipart": "web",
+    "sklearn": "utility",
 }
 
 

@@ -36,7 +36,7 @@ from anonlab.diagnosis.profile import TableProfile, profile_release, profile_tab
 from anonlab.diagnosis.questions import Answer
 from anonlab.diagnosis.risk import identifying_columns as _identifying_columns
 from anonlab.diagnosis.suda import suda2
-from anonlab.diagnosis.utility import utility_profile
+from anonlab.diagnosis.utility import classification_utility, utility_profile
 from anonlab.engines import ENGINES, Engine, get_engine
 from anonlab.exceptions import AnonlabError, InputError, ParameterError, PrivacyRiskWarning
 from anonlab.io import read_hierarchy, read_table, write_hierarchy
@@ -686,6 +686,7 @@ def report_data(
     progress: Progress | None = None,
     disclosure_share: float | None = None,
     contingency: Sequence[str] | None = None,
+    classify: str | None = None,
     sampling_fraction: float | None = None,
     population_size: int | None = None,
     weight: str | None = None,
@@ -727,6 +728,10 @@ def report_data(
         holds more than this share (under S; with a job, before and after it).
     contingency : sequence of two str, optional
         With a job: two attributes whose contingency table the report shows before and after.
+    classify : str, optional
+        With a job: an attribute released as it is, which classifiers learn from the data and
+        from the release (:func:`~anonlab.diagnosis.utility.classification_utility`; the
+        ``utility`` extra).
     sampling_fraction, population_size, weight : optional
         The population the table was sampled from (at most one; ``weight`` defaults to the
         job's): the risk sections then show the journalist and marketer models, the
@@ -825,6 +830,9 @@ def report_data(
                 after_disclosure=_release_disclosure(result, sens, disclosure_share),
                 utility=utility_profile(table, result, sens, pair=contingency)
                 if result.recoding is not None
+                else None,
+                classification=classification_utility(table, result, classify)
+                if classify is not None
                 else None,
             )
     notes = list(dict.fromkeys(str(w.message) for w in caught))

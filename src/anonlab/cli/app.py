@@ -918,6 +918,14 @@ def report_command(
             "before and after."
         ),
     ] = None,
+    classify: Annotated[
+        str | None,
+        typer.Option(
+            help="With --job: an attribute released as it is (e.g. income) that a logistic "
+            "regression and a random forest learn from the data and from the release; needs "
+            "pip install 'anonlab[utility]'."
+        ),
+    ] = None,
 ) -> None:
     """Write a self-contained HTML report: the table's profile, its diagnosis (k, class
     sizes, k against delta, k of every subset, the sets that single people out, risk under
@@ -941,6 +949,7 @@ def report_command(
                 progress=progress,
                 disclosure_share=disclosure_share,
                 contingency=_split(contingency),
+                classify=classify,
                 sampling_fraction=sampling_fraction,
                 population_size=population_size,
                 weight=weight,

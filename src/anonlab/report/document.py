@@ -46,6 +46,8 @@ class JobFigures:
         population told as for ``before_risk``).
     utility : UtilityProfile, optional
         What the release keeps, per attribute and in words.
+    classification : ClassificationUtility, optional
+        How well the release still predicts the attribute asked for.
     after_disclosure : list of AttributeDisclosure
         Per sensitive attribute, the released classes whose records share one value (the
         table's before: ``before.disclosure``).
@@ -60,6 +62,7 @@ class JobFigures:
     after_risk: RiskSummary | None = None
     after_disclosure: list[Any] = field(default_factory=list)
     utility: Any = None
+    classification: Any = None
 
 
 @dataclass

@@ -592,6 +592,32 @@ def _utility(utility: Any) -> list[str]:
     return out
 
 
+def _classification(u: Any) -> str:
+    """Classifiers trained on the data and on the release, side by side."""
+    rows = [
+        [name, f"{a['data']:.1%}", f"{a['release']:.1%}",
+         "-" if u.kept(name) is None else f"{u.kept(name):.0%}"]
+        for name, a in u.accuracy.items()
+    ]  # fmt: skip
+    return (
+        f'<h3 id="classification">Predicting {escape(u.target)} from the release</h3>'
+        + '<div data-figure="classification">'
+        + _table(
+            [
+                "classifier",
+                "accuracy, trained on the data",
+                "trained on the release",
+                "keeps of the gain over guessing",
+            ],
+            rows,
+            [False, True, True, True],
+        )  # fmt: skip
+        + "</div>"
+        + f'<p class="note">{escape(u.sentence())} {u.test_records:,} of the {u.records:,} '
+        f"released records held out; features: {escape(', '.join(u.features))}.</p>"
+    )
+
+
 def _v(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
@@ -831,6 +857,7 @@ def job_html(job: JobFigures, *, data: str | None = None, options: Sequence[str]
         _transformation(job),
         _attribute_loss(job),
         *(_utility(job.utility) if job.utility is not None else []),
+        _classification(job.classification) if job.classification is not None else "",
         _classes(job),
         *(
             [
