@@ -169,8 +169,8 @@ class PrivacyModel(ABC):
         >>> KAnonymity(2).enforce(stats, np.zeros(2, dtype=bool)).tolist()
         [False, True]
         """
-        bad: npt.NDArray[np.bool_] = np.asarray(failing, dtype=bool)
-        return bad | ~np.asarray(self.class_ok(stats), dtype=bool)
+        ok = np.asarray(self.class_ok(stats), dtype=bool)
+        return np.asarray(np.asarray(failing, dtype=bool) | ~ok, dtype=bool)
 
     def holds(self, stats: ClassStats) -> bool:
         """Whether every class satisfies the model.
