@@ -21,7 +21,15 @@ from anonlab.data.stats import ClassStats
 from anonlab.data.table import EncodedColumn, EncodedTable
 from anonlab.exceptions import DataFormatError, HierarchyError, ParameterError
 
-__all__ = ["AttributeLevels", "Engine", "ReleasePlan", "RowsPlan", "root_label"]
+__all__ = [
+    "AttributeLevels",
+    "Engine",
+    "ReleasePlan",
+    "RowsPlan",
+    "WeightedClasses",
+    "label_numbers",
+    "root_label",
+]
 
 #: One hierarchy level per attribute (a full-domain level vector, by name).
 AttributeLevels = Mapping[str, int]
@@ -127,6 +135,67 @@ class RowsPlan:
     replaced: tuple[str, ...]
     masked: tuple[str, ...] = ()
     mask_suppressed: bool = False
+
+
+def label_numbers(labels: npt.NDArray[np.object_]) -> tuple[npt.NDArray[np.float64], str | None]:
+    """The labels of a column read as numbers (``nan`` for a null or a label that is none),
+    and the first label that is no number (None if all are).
+
+    Examples
+    --------
+    >>> values, bad = label_numbers(np.array(["1.5", "x", None, "2"], dtype=object))
+    >>> values.tolist()[:2], bad
+    ([1.5, nan], 'x')
+    """
+    out = np.full(labels.size, np.nan)
+    bad: str | None = None
+    for i, label in enumerate(labels.tolist()):  # one per distinct value, not per row
+        if label is None:
+            continue
+        try:
+            out[i] = float(label)
+        except (TypeError, ValueError):
+            if bad is None:
+                bad = str(label)
+    return out, bad
+
+
+@dataclass(frozen=True)
+class WeightedClasses:
+    """The classes of a grouping with the sampling weights of their records summed.
+
+    Attributes
+    ----------
+    sizes : ndarray of int64
+        Records per class (``f_k``).
+    weights : ndarray of float64
+        Sum of the weights of each class's records (``F_k``), in the order of ``sizes``;
+        a record without a numeric weight adds nothing.
+    missing : int
+        Records whose weight is missing (null).
+    not_numeric : str or None
+        A weight value that is no number, if there is one.
+    lowest : float
+        The smallest numeric weight (``nan`` without any).
+    total : float
+        The sum of the numeric weights.
+
+    Examples
+    --------
+    >>> from anonlab import EncodedTable
+    >>> from anonlab.engines import get_engine
+    >>> t = EncodedTable.from_columns({"sex": ["F", "F", "M"], "w": ["10", "20.5", "3"]})
+    >>> got = get_engine("numpy", t).weighted_class_sizes(["sex"], None, "w")
+    >>> got.sizes.tolist(), got.weights.tolist(), got.total
+    ([2, 1], [30.5, 3.0], 33.5)
+    """
+
+    sizes: npt.NDArray[np.int64]
+    weights: npt.NDArray[np.float64]
+    missing: int
+    not_numeric: str | None
+    lowest: float
+    total: float
 
 
 class Engine:
@@ -248,6 +317,28 @@ class Engine:
         Returns
         -------
         ClassStats
+        """
+        raise NotImplementedError
+
+    def weighted_class_sizes(
+        self, columns: Sequence[str], levels: AttributeLevels | None, weight: str
+    ) -> WeightedClasses:
+        """The class sizes of ``columns`` at ``levels`` and the sum of ``weight`` per class.
+
+        Parameters
+        ----------
+        columns : sequence of str
+            Columns to group on.
+        levels : Mapping[str, int], optional
+            Hierarchy level per column.
+        weight : str
+            The column of sampling weights (numbers; text that reads as a number counts).
+
+        Returns
+        -------
+        WeightedClasses
+            Sizes and weight sums per class, and what the caller needs to refuse bad
+            weights (missing and non-numeric values, the smallest weight, the total).
         """
         raise NotImplementedError
 

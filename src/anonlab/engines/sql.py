@@ -25,7 +25,14 @@ from anonlab._validation import check_columns
 from anonlab.data.hierarchy import Hierarchy
 from anonlab.data.stats import ClassStats
 from anonlab.data.table import EncodedColumn, EncodedTable
-from anonlab.engines.base import AttributeLevels, Engine, ReleasePlan, RowsPlan, root_label
+from anonlab.engines.base import (
+    AttributeLevels,
+    Engine,
+    ReleasePlan,
+    RowsPlan,
+    WeightedClasses,
+    root_label,
+)
 from anonlab.exceptions import InputError, ParameterError
 
 __all__ = [
@@ -295,6 +302,36 @@ class SqlEngine(Engine):
         with_keys: bool,
     ) -> ClassStats:
         """:meth:`class_stats` of validated arguments: the engine's queries."""
+        raise NotImplementedError
+
+    def weighted_class_sizes(
+        self, columns: Sequence[str], levels: AttributeLevels | None, weight: str
+    ) -> WeightedClasses:
+        """Class sizes and the sum of ``weight`` per class (see :class:`Engine`): one
+        grouped query (``_weight_sums``) and one scan of the weight (``_weight_facts``)."""
+        cols = list(columns)
+        lv = self.validate(cols, levels)
+        self.validate([weight], None)
+        sizes, sums = self._weight_sums(cols, lv, weight)
+        missing, not_numeric, lowest, total = self._weight_facts(weight)
+        return WeightedClasses(
+            sizes=np.asarray(sizes, dtype=np.int64),
+            weights=np.asarray(sums, dtype=np.float64),
+            missing=int(missing),
+            not_numeric=None if not_numeric is None else str(not_numeric),
+            lowest=float("nan") if lowest is None else float(lowest),
+            total=0.0 if total is None else float(total),
+        )
+
+    def _weight_sums(
+        self, cols: list[str], lv: tuple[int, ...], weight: str
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+        """Per class of ``cols`` at ``lv``: its rows and the sum of its numeric weights."""
+        raise NotImplementedError
+
+    def _weight_facts(self, weight: str) -> tuple[int, Any, Any, Any]:
+        """Of the column ``weight``: the null count, one value that is no number (or None),
+        the smallest and the sum of the numeric values (None without any)."""
         raise NotImplementedError
 
     def distinct_counts(self, columns: Sequence[str], *, rows: int | None = None) -> dict[str, int]:

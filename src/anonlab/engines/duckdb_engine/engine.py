@@ -348,6 +348,28 @@ class DuckDBEngine(SqlEngine):
         res = self._run(f"SELECT count(*) AS n FROM ({self._base(cols, lv)}) GROUP BY {groups}")
         return np.asarray(res.fetchnumpy()["n"], dtype=np.int64)
 
+    def _weight_sums(
+        self, cols: list[str], lv: tuple[int, ...], weight: str
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
+        """Rows and weight sum per class with one ``GROUP BY`` (a weight that is no number
+        adds nothing: ``TRY_CAST``)."""
+        group = f"GROUP BY {', '.join(group_names(len(cols)))}" if cols else ""
+        res = self._run(
+            "SELECT count(*) AS n, coalesce(sum(TRY_CAST(x0 AS DOUBLE)), 0) AS w "
+            f"FROM ({self._base(cols, lv, [weight])}) {group}"
+        ).fetchnumpy()
+        return np.asarray(res["n"], dtype=np.int64), np.asarray(res["w"], dtype=np.float64)
+
+    def _weight_facts(self, weight: str) -> tuple[int, Any, Any, Any]:
+        """Nulls, a non-numeric value, the smallest and the sum of ``weight`` (one scan)."""
+        w = quoted(weight)
+        row = self._run(
+            "SELECT count(*) FILTER (WHERE w IS NULL), "
+            "min(CAST(w AS VARCHAR)) FILTER (WHERE w IS NOT NULL AND v IS NULL), min(v), sum(v) "
+            f"FROM (SELECT {w} AS w, TRY_CAST({w} AS DOUBLE) AS v FROM src)"
+        ).fetchall()[0]
+        return int(row[0]), row[1], row[2], row[3]
+
     def _class_stats(
         self,
         cols: list[str],

@@ -32,7 +32,7 @@ from anonlab.data.grouping import class_members, refine_steps
 from anonlab.data.hierarchy import Hierarchy
 from anonlab.data.stats import ClassStats, SensitiveHistogram
 from anonlab.data.table import EncodedTable
-from anonlab.engines.base import AttributeLevels, Engine
+from anonlab.engines.base import AttributeLevels, Engine, WeightedClasses, label_numbers
 from anonlab.exceptions import InputError
 from anonlab.io.writers import json_text
 
@@ -291,6 +291,33 @@ class NumpyEngine(Engine):
             domains.append(labels)
         keys = by_column.T
         return keys, tuple(domains)
+
+    def weighted_class_sizes(
+        self, columns: Sequence[str], levels: AttributeLevels | None, weight: str
+    ) -> WeightedClasses:
+        """Class sizes and the sum of ``weight`` per class (see :class:`Engine`)."""
+        key = self._key(columns, levels)
+        self.validate([weight], None)
+        ids, rows_per_class = self._partition(key)
+        sizes = self._sizes(key, ids, rows_per_class)
+        col = self.table.column(weight)
+        numbers, bad = label_numbers(col.categories)
+        per_row = numbers[col.codes]
+        counts = np.ones(per_row.size) if self._weights is None else self._weights
+        given = ~np.isnan(per_row)
+        summed = np.bincount(
+            ids, weights=np.where(given, per_row, 0.0) * counts, minlength=sizes.size
+        )
+        null = col.null_code
+        missing = int(counts[col.codes == null].sum()) if null is not None else 0
+        return WeightedClasses(
+            sizes=sizes,
+            weights=summed.astype(np.float64),
+            missing=missing,
+            not_numeric=bad,
+            lowest=float(per_row[given].min()) if given.any() else float("nan"),
+            total=float((per_row[given] * counts[given]).sum()),
+        )
 
     def rows_in_small_classes(
         self, columns: Sequence[str], levels: AttributeLevels | None, k: int
