@@ -15,7 +15,9 @@
  *        recursive-cl|equal-t|hier-t|avg-risk|sample-uniqueness|population-uniqueness|k-map|none]
  *        [--l 3] [--c 4] [--t 0.2] [--risk 0.05] [--highest 0.2 --at-risk 0.05]
  *        [--kmap 100] [--fraction 0.01] [--significance 0.01] [--estimator poisson|ztp|
- *        pitman|zayatz|snb|dankar] --supp 0.05 --metric loss [--warmups 2] [--runs 5] [--label x]
+ *        pitman|zayatz|snb|dankar] [--levels 0,3,0,...] --supp 0.05 --metric loss [--warmups 2]
+ *        [--runs 5] [--label x]
+ * --levels fixes the transformation (each QI's minimum and maximum level, in --qis order).
  * The risk-based models (anonlab issue 53): avg-risk is AverageReidentificationRisk(risk) or,
  * with --highest and --at-risk, AverageReidentificationRisk(risk, highest, at-risk);
  * sample-uniqueness is SampleUniqueness(risk); population-uniqueness is PopulationUniqueness(risk,
@@ -101,6 +103,14 @@ public class ArxBench {
                 def.setAttributeType(a, AttributeType.SENSITIVE_ATTRIBUTE);
             } else {
                 def.setAttributeType(a, AttributeType.INSENSITIVE_ATTRIBUTE);
+            }
+        }
+        String fixed = opts.get("levels");  // one transformation: min = max level per QI
+        if (fixed != null) {
+            String[] lv = fixed.split(",");
+            for (int i = 0; i < qis.size(); i++) {
+                def.setMinimumGeneralization(qis.get(i), Integer.parseInt(lv[i]));
+                def.setMaximumGeneralization(qis.get(i), Integer.parseInt(lv[i]));
             }
         }
         return data;

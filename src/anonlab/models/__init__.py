@@ -18,7 +18,13 @@ from anonlab.models.likeness import BasicBetaLikeness, DeltaDisclosure, Enhanced
 from anonlab.models.per_record import RecordModel, RecordVerdict
 from anonlab.models.personalized import PersonalizedLeakage
 from anonlab.models.registry import MODELS, build_model, check_feasible, model_parameters
-from anonlab.models.risk import AverageRisk, KMap, SampleBasedModel, SampleUniqueness
+from anonlab.models.risk import (
+    AverageRisk,
+    KMap,
+    PopulationUniquenessModel,
+    SampleBasedModel,
+    SampleUniqueness,
+)
 from anonlab.models.t_closeness import (
     EqualTCloseness,
     HierarchicalTCloseness,
@@ -40,6 +46,7 @@ __all__ = [
     "KAnonymity",
     "OrderedTCloseness",
     "PersonalizedLeakage",
+    "PopulationUniquenessModel",
     "PrivacyModel",
     "RecordModel",
     "RecordVerdict",

@@ -21,7 +21,12 @@ from anonlab.models.l_diversity import (
 )
 from anonlab.models.likeness import BasicBetaLikeness, DeltaDisclosure, EnhancedBetaLikeness
 from anonlab.models.personalized import PersonalizedLeakage
-from anonlab.models.risk import AverageRisk, KMap, SampleUniqueness
+from anonlab.models.risk import (
+    AverageRisk,
+    KMap,
+    PopulationUniquenessModel,
+    SampleUniqueness,
+)
 from anonlab.models.t_closeness import (
     EqualTCloseness,
     HierarchicalTCloseness,
@@ -50,6 +55,7 @@ _BUILT_IN: tuple[type[PrivacyModel], ...] = (
     PersonalizedLeakage,
     AverageRisk,
     SampleUniqueness,
+    PopulationUniquenessModel,
     KMap,
 )
 for _cls in _BUILT_IN:

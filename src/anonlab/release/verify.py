@@ -214,8 +214,9 @@ def _verify_classes(
     kept_sizes = stats.sizes[ok]
     if kept_sizes.size and int(kept_sizes.min()) < mcs:  # pragma: no cover - defensive
         raise PrivacyCheckError("Re-check failed: a released class is smaller than required.")
-    kept = ClassStats(stats.columns, stats.levels, stats.sizes[ok], int(stats.sizes[ok].sum()))
-    checks = {  # a sample-based model judged afresh on the classes released
+    # a sample-based model judged afresh on the classes released, of a table of n_rows
+    kept = ClassStats(stats.columns, stats.levels, stats.sizes[ok], stats.n_rows)
+    checks = {
         key: bool(np.all(passed[ok])) and (not m.sample_based or m.holds(kept))
         for key, m, passed in zip(model_keys(problem.models), problem.models, verdicts)
     }
