@@ -97,6 +97,22 @@ def test_sample_based_models_judge_what_the_class_based_models_leave():
     ]  # fmt: skip
 
 
+class _FailsTheLargest(KAnonymity):
+    """A class-based model that fails the largest class (as l-diversity may)."""
+
+    def class_ok(self, stats):
+        return stats.sizes < stats.sizes.max()
+
+
+def test_a_class_based_suppression_can_raise_the_risk_of_the_rest():
+    # alone the average risk is 4/15 = 0.27 <= 0.3; once the class of 10 is suppressed by a
+    # class-based model the rest is 3/5 = 0.6, 2/4, 1/2 and all of it must go
+    stats = stats_of([10, 2, 2, 1])
+    assert failing_classes([AverageRisk(0.3)], stats).tolist() == [False] * 4
+    both = failing_classes([AverageRisk(0.3), _FailsTheLargest(1)], stats)
+    assert both.tolist() == [True] * 4
+
+
 def test_binary_search_follows_arx_on_a_table_where_it_is_needed():
     # 10 uniques and one class of 90: 10 classes of 1 record must go for 0.02 (1/90 = 0.011
     # ... 2/91 = 0.022 > 0.02): ARX's binary search finds all ten
