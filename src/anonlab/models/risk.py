@@ -98,6 +98,17 @@ class SampleBasedModel(PrivacyModel):
     that is the fewest smallest classes that make it hold. An empty table satisfies it.
     :meth:`class_ok` is that verdict on the table alone (no class suppressed before): every
     class passes when the table satisfies the model.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> class AtMostTwoClasses(SampleBasedModel):
+    ...     name = "at_most_two_classes"
+    ...     def fulfilled(self, sizes, n_rows):
+    ...         return sizes.size <= 2
+    >>> stats = ClassStats(("zip",), (0,), np.array([4, 1, 2]), 7)
+    >>> AtMostTwoClasses().class_ok(stats).tolist(), AtMostTwoClasses().holds(stats)
+    ([True, False, True], False)
     """
 
     sample_based = True

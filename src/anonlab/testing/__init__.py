@@ -368,7 +368,14 @@ def check_risk_models(cls: type[Anonymizer]) -> None:
     uniqueness, estimated k-map, population uniqueness): a family that judges classes
     writes a release whose classes, read back and judged afresh, satisfy each model (a
     sample-based model judges the whole file), and ``anonlab check --release`` agrees; a
-    family whose models exclude one refuses the job before any work, naming it."""
+    family whose models exclude one refuses the job before any work, naming it.
+
+    Examples
+    --------
+    >>> from anonlab.algorithms import ALGORITHMS
+    >>> check_risk_models(ALGORITHMS["incognito"])  # returns None: the releases hold
+    >>> check_risk_models(ALGORITHMS["wong_nh"])  # refuses each job by the model's name
+    """
     with tempfile.TemporaryDirectory() as tmp:
         for models in RISK_JOBS:
             job = _job(cls, models=models)
