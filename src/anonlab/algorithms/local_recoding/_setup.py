@@ -268,7 +268,7 @@ def _requirement(problem: Problem, owner: str) -> Requirement:
         if m.name not in SUPPORTED:
             raise ParameterError(
                 f"The {owner} algorithm implements (alpha,k)-anonymity by local recoding "
-                f"(paper 002): its models must be among {', '.join(SUPPORTED)}. Got model "
+                f"(paper 002): its models must be {', '.join(SUPPORTED[:-1])} or {SUPPORTED[-1]}. Got model "
                 f"{m.name!r}; use algorithm 'optimal' for other models."
             )
         k = max(k, int(m.min_class_size))
