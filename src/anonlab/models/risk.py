@@ -357,7 +357,9 @@ class PopulationUniquenessModel(SampleBasedModel):
     sampling fraction of 0.1 a Pitman estimate without a solution fails the table). The
     population size ``N`` is fixed by the whole table (``round(n / sampling_fraction)``, as
     ARX's ``ARXPopulationModel.create(n, f)``) or given; a table left with ``n'`` records is
-    a sample of fraction ``n' / N``. As in ARX, the table passes when the estimate is
+    a sample of fraction ``n' / N``. (Judging a written release afresh, ``anonlab check
+    --release`` takes the release as the table: give ``population_size`` to judge it against
+    the same population as the search.) As in ARX, the table passes when the estimate is
     positive and at most ``threshold``, or zero with no sample unique; an estimator
     without a solution fails it.
 
