@@ -268,10 +268,18 @@ def risk(
     hierarchies: HierarchySpec | None = None,
     engine: str = "numpy",
     csv_options: CsvOptions | None = None,
+    sampling_fraction: float | None = None,
+    population_size: int | None = None,
+    weight: str | None = None,
+    population: Any = None,
 ) -> RiskSummary:
-    """Summarise the prosecutor re-identification risk under ``quasi_identifiers``.
+    """Summarise the re-identification risk under ``quasi_identifiers``.
 
-    See :func:`anonlab.diagnosis.risk_summary`.
+    The prosecutor, journalist and marketer models; told the population the table was
+    sampled from (one of ``sampling_fraction``, ``population_size``, ``weight`` - a column of
+    sampling weights - or ``population``, the population table as a path or data), also the
+    estimated population uniqueness (Pitman, Zayatz, SNB, Dankar) and, with weights, the
+    Benedetti-Franconi risk. See :func:`anonlab.diagnosis.risk_summary`.
 
     Examples
     --------
@@ -281,9 +289,25 @@ def risk(
     >>> summary = risk(t, ["zip", "sex"], threshold=2)
     >>> summary.k, summary.unique_records, summary.highest_risk
     (1, 1, 1.0)
+    >>> d = risk(t, ["zip"], sampling_fraction=0.1).to_dict()
+    >>> d["population_size"], d["population_uniqueness"]["dankar_choice"]
+    (30, 'zayatz')
     """
     eng = open_engine(data, engine=engine, hierarchies=hierarchies, csv_options=csv_options)
-    return risk_summary(eng, quasi_identifiers, threshold=threshold, levels=levels)
+    pop = None
+    if population is not None:
+        used = {a: h for a, h in (hierarchies or {}).items() if a in quasi_identifiers}
+        pop = open_engine(population, engine=engine, hierarchies=used, csv_options=csv_options)
+    return risk_summary(
+        eng,
+        quasi_identifiers,
+        threshold=threshold,
+        levels=levels,
+        sampling_fraction=sampling_fraction,
+        population_size=population_size,
+        weight=weight,
+        population=pop,
+    )
 
 
 def identifying_columns(

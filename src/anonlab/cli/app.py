@@ -304,6 +304,31 @@ def diagnose(
         int | None,
         typer.Option(help="Class size below which a record is at risk (--risk); default 5."),
     ] = None,
+    sampling_fraction: Annotated[
+        float | None,
+        typer.Option(
+            help="With --risk: the share of the population the table holds, in (0, 1]; "
+            "adds the population-uniqueness estimates."
+        ),
+    ] = None,
+    population_size: Annotated[
+        int | None,
+        typer.Option(help="With --risk: the number of records of the population sampled."),
+    ] = None,
+    weight: Annotated[
+        str | None,
+        typer.Option(
+            help="With --risk: a column of sampling weights (population records per record); "
+            "adds the Benedetti-Franconi risk and the population estimates."
+        ),
+    ] = None,
+    population: Annotated[
+        str | None,
+        typer.Option(
+            help="With --risk: the population table (CSV or Parquet with the --qi columns); "
+            "the journalist model counts each class there."
+        ),
+    ] = None,
     find_qis: Annotated[
         bool,
         typer.Option(
@@ -339,11 +364,17 @@ def diagnose(
             list_rows=list_rows,
             risk=risk,
             risk_threshold=risk_threshold,
+            sampling_fraction=sampling_fraction,
+            population_size=population_size,
+            weight=weight,
+            population=population,
             find_qis=find_qis,
             qi_threshold=qi_threshold,
             max_size=max_size,
         )
         check_input_file(data, "data file")
+        if population is not None:
+            check_input_file(population, "population file")
         csv_options = CsvOptions(
             separator=separator,
             header=not no_header,
@@ -402,6 +433,13 @@ def diagnose(
                     qi_list,
                     threshold=5 if risk_threshold is None else risk_threshold,
                     levels=levels,
+                    hierarchies=hierarchies if population is not None else None,
+                    engine=engine.value,
+                    csv_options=csv_options,
+                    sampling_fraction=sampling_fraction,
+                    population_size=population_size,
+                    weight=weight,
+                    population=population,
                 )
             else:
                 result = api.diagnose(
@@ -447,6 +485,10 @@ def _check_attribute_options(
                 )
 
 
+#: The options that tell the population a table was sampled from (``diagnose --risk``).
+_POPULATION_OPTIONS = ("sampling_fraction", "population_size", "weight", "population")
+
+
 def _check_applicable(**given: Any) -> None:
     """Refuse options that do not apply to the question asked (one line naming them)."""
     on = {k for k, v in given.items() if v not in (None, False)}
@@ -454,7 +496,7 @@ def _check_applicable(**given: Any) -> None:
     if "find_qis" in on:
         mode, allowed = "--find-qis", {"find_qis", "attributes", "qi_threshold", "max_size"}
     elif "risk" in on:
-        mode, allowed = "--risk", {"risk", "qi", "risk_threshold"}
+        mode, allowed = "--risk", {"risk", "qi", "risk_threshold", *_POPULATION_OPTIONS}
     else:
         question = "Q5/Q6" if "delta" in on else "Q9-Q12" if "find_delta" in on else "Q1-Q4"
         mode, allowed = f"this question ({question})", {"qi", "attributes", "k", "delta"}
@@ -486,6 +528,9 @@ def _check_applicable(**given: Any) -> None:
         raise ParameterError(f"{names} does not apply to {mode}; drop it.")
     if "risk" in on and "qi" not in on:
         raise ParameterError("--risk needs --qi (the quasi-identifier set).")
+    told = [flag[p] for p in _POPULATION_OPTIONS if p in on]
+    if len(told) > 1:
+        raise ParameterError(f"{' and '.join(told)}: give the population one way, not both.")
 
 
 def _int_level(attr: str, value: str) -> int:
@@ -519,7 +564,103 @@ def show(sections: list[report.Section], console: Console | None = None) -> None
 
 def render(result: Any, console: Console | None = None, title: str | None = None) -> None:
     """Print a diagnosis result as Rich tables."""
-    show(report.diagnosis_sections(result, title), console)
+    sections = report.diagnosis_sections(result, title)
+    data = result.to_dict()
+    if data.get("question") == "risk" and "prosecutor" in data:
+        sections = [sections[0], *_sample_risk_sections(data), *sections[1:]]
+    show(sections, console)
+
+
+def _share(value: float | None) -> str:
+    return "no solution" if value is None else f"{value:.4%}"
+
+
+def _sample_risk_sections(data: dict[str, Any]) -> list[report.Section]:
+    """The attacker models and population estimates of a risk answer, each with its meaning."""
+    t = data["threshold"]
+    rows = []
+    for name, meaning in (
+        ("prosecutor", "knows the person is in this table"),
+        ("journalist", "knows only that the person is in the population"),
+    ):
+        m = data[name]
+        rows.append(
+            [
+                name,
+                f"{m['records_at_risk']:.2%}",
+                f"{m['highest']:.4f}",
+                f"{m['average']:.4f}",
+                meaning,
+            ]
+        )
+    rows.append(
+        ["marketer", "", "", f"{data['marketer']['average']:.4f}", "re-identifies all he can"]
+    )
+    pop = "the population table" if "population_table" in data else "this table"
+    out = [
+        report.Section(
+            "Attacker models",
+            header=["attacker", "records at risk", "highest", "average", "who"],
+            rows=rows,
+            numeric=[False, True, True, True, False],
+            notes=[
+                f"records at risk: share of the records in classes of fewer than {t} "
+                f"records (a chance above 1/{t} of being re-identified; the journalist's "
+                f"classes counted in {pop}); highest: the largest chance of one record; "
+                "average: the share of the records the attacker re-identifies on average.",
+                f"sample uniqueness: {data['sample_uniqueness']:.2%} of the records are alone "
+                "in their class in this table.",
+            ],
+        )
+    ]
+    if "population_uniqueness" in data:
+        p = data["population_uniqueness"]
+        rows = [
+            ["Pitman", _share(p["pitman"])],
+            ["Zayatz", _share(p["zayatz"])],
+            ["SNB", _share(p["snb"])],
+            [f"Dankar's rule (picks {p['dankar_choice'] or 'none'})", _share(p["dankar"])],
+        ]
+        out.append(
+            report.Section(
+                f"Population uniqueness (sampling fraction {data['sampling_fraction']:.6g}, "
+                f"population {data['population_size']:,})",
+                header=["estimator", "records unique in the population"],
+                rows=rows,
+                numeric=[False, True],
+                notes=[
+                    "Each value: the estimated share of the records that are alone in their "
+                    "class in the whole population (unique in the sample is not unique in "
+                    "the population); 'no solution' where the estimator's equations have none."
+                ],
+            )
+        )
+    if "weighted_risk" in data:
+        w = data["weighted_risk"]
+        out.append(
+            report.Section(
+                f"Risk from the sampling weights in {data['weight']!r} (Benedetti-Franconi)",
+                rows=[
+                    [
+                        "expected re-identifications",
+                        f"{w['expected_reidentifications']:,.2f} "
+                        f"({w['global_risk']:.2%} of the records)",
+                    ],
+                    ["highest individual risk", f"{w['highest']:.4f}"],
+                    [
+                        f"records with a risk above {w['threshold']:g}",
+                        f"{w['records_above_threshold']:,}",
+                    ],
+                    ["population (sum of the weights)", f"{w['population_size']:,.0f}"],
+                ],
+                notes=[
+                    "A record's individual risk is its chance of being re-identified, from "
+                    "how many records share its key in the sample and how many its weights say "
+                    "the population holds."
+                ],
+            )
+        )
+    return out
 
 
 @app.command()

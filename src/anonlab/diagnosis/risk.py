@@ -21,6 +21,7 @@ import numpy.typing as npt
 from anonlab._progress import Progress
 from anonlab._validation import check_fraction, check_int
 from anonlab.data.hierarchy import Hierarchy
+from anonlab.diagnosis.sample_risk import SampleRisk, check_population_options, sample_risk
 from anonlab.diagnosis.subsets import SubsetEvaluator, minimal_failing
 from anonlab.engines import get_engine
 from anonlab.engines.base import AttributeLevels, Engine, root_label
@@ -614,6 +615,9 @@ class RiskSummary:
         Records and classes per class-size bucket.
     identifying_columns : list of dict
         Columns outside S that identify rows on their own (see :func:`identifying_columns`).
+    sample : SampleRisk, optional
+        The prosecutor, journalist and marketer risk, sample uniqueness and, where the
+        population is told, the population estimates and the weighted risk.
 
     Examples
     --------
@@ -637,6 +641,7 @@ class RiskSummary:
     class_size_histogram: list[dict[str, Any]]
     identifying_columns: list[dict[str, str]] = field(default_factory=list)
     levels: dict[str, int] = field(default_factory=dict)
+    sample: SampleRisk | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON form.
@@ -668,6 +673,8 @@ class RiskSummary:
         }
         if self.levels:
             out["levels"] = self.levels
+        if self.sample is not None:
+            out.update(self.sample.to_dict())
         return out
 
 
@@ -677,8 +684,18 @@ def risk_summary(
     *,
     threshold: int = 5,
     levels: AttributeLevels | None = None,
+    sampling_fraction: float | None = None,
+    population_size: int | None = None,
+    weight: str | None = None,
+    population: Engine | None = None,
 ) -> RiskSummary:
-    """Summarise the prosecutor re-identification risk under ``quasi_identifiers``.
+    """Summarise the re-identification risk under ``quasi_identifiers``.
+
+    The prosecutor model's figures (``k``, highest and average risk, uniques, records at
+    risk), and the three attacker models of :func:`~anonlab.diagnosis.sample_risk.sample_risk`
+    (``sample``); told the population the sample was drawn from (one of
+    ``sampling_fraction``, ``population_size``, ``weight``, ``population``), also the
+    estimated share of population uniques and, with weights, the Benedetti-Franconi risk.
 
     Parameters
     ----------
@@ -690,6 +707,14 @@ def risk_summary(
         Records in classes smaller than this are counted as at risk (default 5).
     levels : Mapping[str, int], optional
         Hierarchy level per attribute.
+    sampling_fraction : float, optional
+        The share of the population the table holds, in (0, 1].
+    population_size : int, optional
+        The population's records (at least the table's).
+    weight : str, optional
+        A column of sampling weights; never a quasi-identifier, not counted as identifying.
+    population : Engine, optional
+        The population table (journalist model against its classes).
 
     Returns
     -------
@@ -710,13 +735,29 @@ def risk_summary(
     engine.validate(qi, None)  # (a list or struct column is named as such)
     n = engine.require_rows("diagnose")
     threshold = check_int(threshold, "threshold", low=1)
+    check_population_options(
+        sampling_fraction=sampling_fraction,
+        population_size=population_size,
+        weight=weight,
+        population=population,
+    )
     used = {a: v for a, v in (levels or {}).items() if a in qi and v}
+    sample = sample_risk(
+        engine,
+        qi,
+        threshold=threshold,
+        levels=used,
+        sampling_fraction=sampling_fraction,
+        population_size=population_size,
+        weight=weight,
+        population=population,
+    )
     sizes = engine.class_sizes(qi, used)
     hist = class_size_histogram(sizes)
     k = int(sizes.min())
     found = warn_identifying_columns(
         engine,
-        qi,
+        [*qi, *([weight] if weight is not None else [])],
         action="this summary does not count it, and a release that keeps it re-identifies "
         "people; add it to the quasi-identifiers or drop it.",
         stacklevel=2,
@@ -737,6 +778,7 @@ def risk_summary(
         class_size_histogram=hist,
         identifying_columns=[{"column": c, "reason": r} for c, r in found],
         levels=used,
+        sample=sample,
     )
 
 

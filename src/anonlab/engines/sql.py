@@ -307,31 +307,27 @@ class SqlEngine(Engine):
     def weighted_class_sizes(
         self, columns: Sequence[str], levels: AttributeLevels | None, weight: str
     ) -> WeightedClasses:
-        """Class sizes and the sum of ``weight`` per class (see :class:`Engine`): one
-        grouped query (``_weight_sums``) and one scan of the weight (``_weight_facts``)."""
+        """Class sizes and the sum of ``weight`` per class (see :class:`Engine`), with the
+        facts about the weights, from one grouped query (``_weight_classes``)."""
         cols = list(columns)
         lv = self.validate(cols, levels)
         self.validate([weight], None)
-        sizes, sums = self._weight_sums(cols, lv, weight)
-        missing, not_numeric, lowest, total = self._weight_facts(weight)
+        got = self._weight_classes(cols, lv, weight)
+        lowest = np.asarray(got["lowest"], dtype=np.float64)  # nan: a class without numbers
+        bad = [value for value in got["bad"] if value is not None]
         return WeightedClasses(
-            sizes=np.asarray(sizes, dtype=np.int64),
-            weights=np.asarray(sums, dtype=np.float64),
-            missing=int(missing),
-            not_numeric=None if not_numeric is None else str(not_numeric),
-            lowest=float("nan") if lowest is None else float(lowest),
-            total=0.0 if total is None else float(total),
+            sizes=np.asarray(got["n"], dtype=np.int64),
+            weights=np.nan_to_num(np.asarray(got["w"], dtype=np.float64)),
+            missing=int(np.asarray(got["missing"], dtype=np.int64).sum()),
+            not_numeric=str(bad[0]) if bad else None,
+            lowest=float(np.nanmin(lowest)) if np.isfinite(lowest).any() else float("nan"),
+            total=float(np.nansum(np.asarray(got["w"], dtype=np.float64))),
         )
 
-    def _weight_sums(
-        self, cols: list[str], lv: tuple[int, ...], weight: str
-    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
-        """Per class of ``cols`` at ``lv``: its rows and the sum of its numeric weights."""
-        raise NotImplementedError
-
-    def _weight_facts(self, weight: str) -> tuple[int, Any, Any, Any]:
-        """Of the column ``weight``: the null count, one value that is no number (or None),
-        the smallest and the sum of the numeric values (None without any)."""
+    def _weight_classes(self, cols: list[str], lv: tuple[int, ...], weight: str) -> dict[str, Any]:
+        """Per class of ``cols`` at ``lv``, in one query: its rows ``n``, the sum ``w`` of its
+        numeric weights, its rows without a weight ``missing``, its smallest numeric weight
+        ``lowest`` (null without any) and a weight that is no number ``bad`` (or null)."""
         raise NotImplementedError
 
     def distinct_counts(self, columns: Sequence[str], *, rows: int | None = None) -> dict[str, int]:

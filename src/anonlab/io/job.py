@@ -14,6 +14,7 @@ minimise and which algorithm to use::
     identifiers: [name, fnlwgt]         # dropped from the release
     insensitive: [hours-per-week]       # released as it is, knowingly
     identifying_threshold: 0.01         # see below
+    weight: instance weight             # sampling weights: never a quasi-identifier, dropped
     models:
       - k_anonymity: {k: 5}
       - recursive_cl_diversity: {attribute: occupation, c: 4, l: 3}
@@ -29,6 +30,11 @@ quasi-identifier; or named like an identifier: see
 :func:`anonlab.diagnosis.risk.identifying_columns`) until it is declared: under
 ``identifiers`` (dropped), as a quasi-identifier (generalized) or under ``insensitive``
 (released as it is, knowingly).
+
+``weight`` names a column of sampling weights (the population records each record stands for),
+as ``weight: COLUMN`` or ``weight: {column: COLUMN, release: true}``: it is never a
+quasi-identifier, and it is dropped from the release like an identifier unless ``release:
+true`` (then it is released as it is, knowingly, like an insensitive column).
 
 Paths are relative to the job file. A job given from Python as a mapping may also name a
 :class:`~anonlab.data.hierarchy.Hierarchy` already in memory (``{"hierarchy": h}``): it is used
@@ -72,7 +78,9 @@ _TOP_KEYS = {
     "insensitive",
     "identifying_threshold",
     "personalized",
+    "weight",
 }
+_WEIGHT_KEYS = ("column", "release")
 _OUTPUT_KEYS = ("suppressed",)
 #: Top-level sections of the older job form, one per algorithm (``privacyfrost2: {...}``).
 _ALGORITHM_SECTIONS = ("privacyfrost2",)
@@ -175,6 +183,8 @@ class JobSpec:
     base_dir: Path = field(default_factory=Path.cwd)
     source: str | None = None
     personalized: PersonalizedSpec | None = None
+    weight: str | None = None
+    release_weight: bool = False
 
 
 def read_job(path: str | os.PathLike[str]) -> JobSpec:
@@ -291,6 +301,10 @@ def parse_job(data: Any, *, base_dir: Path | None = None, source: str | None = N
     identifiers = _names(data.get("identifiers", []), "identifiers", where)
     personalized = _parse_personalized(data.get("personalized"), where)
     insensitive = _parse_insensitive(data, qis, sensitive, identifiers, personalized, where)
+    weight, release_weight = _parse_weight(data.get("weight"), where)
+    if weight is not None:
+        _check_weight_role(weight, qis, sensitive, identifiers, insensitive, personalized, where)
+        (insensitive if release_weight else identifiers).append(weight)
     threshold = data.get("identifying_threshold")
     if threshold is not None:
         threshold = _KEY_PARAMS["identifying_threshold"].check(threshold, "identifying_threshold")
@@ -310,7 +324,57 @@ def parse_job(data: Any, *, base_dir: Path | None = None, source: str | None = N
         base_dir=base,
         source=source,
         personalized=personalized,
+        weight=weight,
+        release_weight=release_weight,
     )
+
+
+def _parse_weight(raw: Any, where: str) -> tuple[str | None, bool]:
+    """``weight: COLUMN`` or ``weight: {column: COLUMN, release: false}``."""
+    if raw is None:
+        return None, False
+    if isinstance(raw, (str, int, float)) and not isinstance(raw, bool):
+        return column_name(raw), False
+    if not isinstance(raw, dict) or "column" not in raw:
+        raise InputError(
+            f"'weight' must be a column name or {{column: NAME, release: false}}{where}; "
+            f"got {raw!r}."
+        )
+    for key in raw:
+        if key not in _WEIGHT_KEYS:
+            raise InputError(
+                f"Unknown key {key!r} under 'weight'{where}.{did_you_mean(str(key), _WEIGHT_KEYS)} "
+                f"Valid keys: {', '.join(_WEIGHT_KEYS)}."
+            )
+    release = raw.get("release", False)
+    if not isinstance(release, bool):
+        raise InputError(f"'weight.release' must be true or false{where}; got {release!r}.")
+    return column_name(raw["column"]), release
+
+
+def _check_weight_role(
+    weight: str,
+    qis: list[QuasiIdentifierSpec],
+    sensitive: list[str],
+    identifiers: list[str],
+    insensitive: list[str],
+    personalized: PersonalizedSpec | None,
+    where: str,
+) -> None:
+    """The weight column has no other role (a weight is never a quasi-identifier)."""
+    roles = (
+        ("a quasi-identifier", [q.name for q in qis]),
+        ("a sensitive attribute", sensitive),
+        ("an identifier", identifiers),
+        ("insensitive", insensitive),
+        ("the limit column of 'personalized'", [personalized.limit_column] if personalized else []),
+    )
+    for role, names in roles:
+        if weight in names:
+            raise InputError(
+                f"Column {weight!r} is the weight column and is also {role}{where}; a sampling "
+                "weight is never a quasi-identifier, and a column has one role."
+            )
 
 
 def _parse_insensitive(

@@ -150,17 +150,20 @@ def build_problem(
     (('sex',), 2)
     """
     limits_column = limit_column(job)
-    identifiers = list(job.identifiers)
+    identifiers = list(job.identifiers)  # (with the weight column, unless it is released)
+    weight = [job.weight] if job.weight is not None else []
     if engine is None:
         table = _with_rows(read_table(data, csv_options=job.csv, allow_empty=True))
         table.require([q.name for q in job.quasi_identifiers], what="quasi-identifier")
         table.require(job.sensitive, what="sensitive attribute")
+        check_columns(weight, table.names, what="weight column")
         check_columns(job.insensitive, table.names + table.nested, what="insensitive column")
         if limits_column:
             table.require([limits_column], what="limit column")
         models = None
     else:
         models = job_models(job)
+        check_columns(weight, engine.columns, what="weight column")
         table = _frequency_set(engine, job, models, per_partition=per_partition)
         identifiers = []  # not in the frequency set; the engine drops them from the release
     schema = Schema.from_lists(

@@ -279,10 +279,17 @@ def _solve(
 ) -> float | None:
     """The estimate at the first root of ``equations`` (tried from each starting point in
     turn) that solves them and gives an admissible estimate; None where there is none."""
+
+    def guarded(x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        try:  # a step outside the equations' domain (a division by 0, an overflow)
+            return equations(x)
+        except (ZeroDivisionError, OverflowError, ValueError):
+            return np.array([np.nan, np.nan])
+
     for start in starts:
         with np.errstate(all="ignore"):
-            found = optimize.root(equations, np.asarray(start, dtype=np.float64), method="hybr")
-            if _accepted(equations, found.x, scale):
+            found = optimize.root(guarded, np.asarray(start, dtype=np.float64), method="hybr")
+            if _accepted(guarded, found.x, scale):
                 value = estimate(np.asarray(found.x, dtype=np.float64))
                 if value is not None:
                     return value
@@ -340,7 +347,8 @@ def _pitman(sample: _Sample) -> float | None:
             uniques / population if np.isfinite(uniques) and 0.0 < uniques <= population else None
         )
 
-    return _solve(equations, [s for s in starts if np.isfinite(s).all()], (1.0, 1.0), estimate)
+    # each equation sums about u terms: its residual is judged against u
+    return _solve(equations, [s for s in starts if np.isfinite(s).all()], (u, u), estimate)
 
 
 def _zayatz(sample: _Sample) -> float | None:

@@ -28,6 +28,11 @@ from anonlab.io.temporary import discard
 ROW_GROUP_ROWS = 32_768
 RN = "__anonlab_rn"
 FLOATS = ("DOUBLE", "FLOAT")
+#: DuckDB's number types (and ``DECIMAL(p, s)``): columns a weight may be read from as it is.
+NUMBER_KINDS = (
+    *FLOATS, "TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT",
+    "UINTEGER", "UBIGINT", "UHUGEINT",
+)  # fmt: skip
 
 
 def is_zoned(kind: str) -> bool:

@@ -46,6 +46,7 @@ from anonlab.engines.base import AttributeLevels
 from anonlab.engines.duckdb_engine.blocks import DuckDBBlocks
 from anonlab.engines.duckdb_engine.dialect import (
     FLOATS,
+    NUMBER_KINDS,
     RN,
     ROW_GROUP_ROWS,
     factorize_fetched,
@@ -159,6 +160,15 @@ class DuckDBEngine(SqlEngine):
             self._drop_nulls = list(drop_nulls)
             where = " WHERE " + " AND ".join(f"{quoted(c)} IS NOT NULL" for c in drop_nulls)
         select = f"SELECT * FROM (SELECT {casts} FROM {scan}){where}"
+        #: The numeric columns of a typed source under their own type, for sums of them
+        #: (:meth:`_weight_classes`): the ``src_numbers`` view holds each as ``alias``.
+        self._numbers = {
+            n: f"__anonlab_number_{i}"
+            for i, n in enumerate(names)
+            if self._kinds[n] in NUMBER_KINDS or self._kinds[n].startswith("DECIMAL")
+        }
+        typed = "".join(f", {quoted(n)} AS {quoted(a)}" for n, a in self._numbers.items())
+        numbers = f"SELECT * FROM (SELECT {casts}{typed} FROM {scan}){where}"
         #: What a release reads: the source with its columns' own types (a CSV's cleaned
         #: text), so columns a release does not generalize keep their type.
         self._raw = scan
@@ -176,6 +186,10 @@ class DuckDBEngine(SqlEngine):
                 self._raw = f"read_parquet({literal(str(self._materialized))})"
                 self._drop_nulls = []  # the copy holds only the rows kept
             self.con.execute(f"CREATE TEMP VIEW src AS {select}")
+            if self._materialized is None:
+                self.con.execute(f"CREATE TEMP VIEW src_numbers AS {numbers}")
+            else:  # a CSV's copy holds text only
+                self._numbers = {}
             self._n_rows = int(self.con.execute("SELECT count(*) FROM src").fetchall()[0][0])
         except duckdb.Error as exc:
             if isinstance(source, FileSource) and "Expected Number of Columns" in str(exc):
@@ -348,27 +362,32 @@ class DuckDBEngine(SqlEngine):
         res = self._run(f"SELECT count(*) AS n FROM ({self._base(cols, lv)}) GROUP BY {groups}")
         return np.asarray(res.fetchnumpy()["n"], dtype=np.int64)
 
-    def _weight_sums(
-        self, cols: list[str], lv: tuple[int, ...], weight: str
-    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
-        """Rows and weight sum per class with one ``GROUP BY`` (a weight that is no number
-        adds nothing: ``TRY_CAST``)."""
-        group = f"GROUP BY {', '.join(group_names(len(cols)))}" if cols else ""
-        res = self._run(
-            "SELECT count(*) AS n, coalesce(sum(TRY_CAST(x0 AS DOUBLE)), 0) AS w "
-            f"FROM ({self._base(cols, lv, [weight])}) {group}"
-        ).fetchnumpy()
-        return np.asarray(res["n"], dtype=np.int64), np.asarray(res["w"], dtype=np.float64)
+    def _weight_classes(self, cols: list[str], lv: tuple[int, ...], weight: str) -> dict[str, Any]:
+        """The weights per class with one ``GROUP BY`` (see :meth:`SqlEngine.weighted_class_sizes`).
 
-    def _weight_facts(self, weight: str) -> tuple[int, Any, Any, Any]:
-        """Nulls, a non-numeric value, the smallest and the sum of ``weight`` (one scan)."""
-        w = quoted(weight)
-        row = self._run(
-            "SELECT count(*) FILTER (WHERE w IS NULL), "
-            "min(CAST(w AS VARCHAR)) FILTER (WHERE w IS NOT NULL AND v IS NULL), min(v), sum(v) "
-            f"FROM (SELECT {w} AS w, TRY_CAST({w} AS DOUBLE) AS v FROM src)"
-        ).fetchall()[0]
-        return int(row[0]), row[1], row[2], row[3]
+        A numeric column of a typed source is read as it is (``src_numbers``; NaN is a
+        missing weight, as its label is a null); a text column through ``TRY_CAST``, where a
+        value that is no number adds nothing and is reported."""
+        if weight in self._numbers:
+            base = self._base(cols, lv, [self._numbers[weight]], view="src_numbers")
+            value = "CASE WHEN isnan(CAST(x0 AS DOUBLE)) THEN NULL ELSE CAST(x0 AS DOUBLE) END"
+            missing, bad = "v IS NULL", "NULL"
+        else:
+            base = self._base(cols, lv, [weight])
+            value, missing = "TRY_CAST(x0 AS DOUBLE)", "x0 IS NULL"
+            bad = "min(CAST(x0 AS VARCHAR)) FILTER (WHERE x0 IS NOT NULL AND v IS NULL)"
+        group = f"GROUP BY {', '.join(group_names(len(cols)))}" if cols else ""
+        res = self.con.sql(
+            f"SELECT count(*) AS n, sum(v) AS w, count(*) FILTER (WHERE {missing}) AS missing, "
+            f"min(v) AS lowest, {bad} AS bad "
+            f"FROM (SELECT *, {value} AS v FROM ({base})) {group}"
+        ).to_arrow_table()
+        return {
+            name: res.column(name).to_pylist()
+            if name == "bad"
+            else res.column(name).to_numpy(zero_copy_only=False)
+            for name in ("n", "w", "missing", "lowest", "bad")
+        }
 
     def _class_stats(
         self,

@@ -639,41 +639,32 @@ class SparkEngine(SqlEngine):
         res = self._collect(self._base(cols, lv).groupBy(*groups).count().select("count"))
         return np.asarray(res.column("count").to_numpy(), dtype=np.int64)
 
-    def _weight_sums(
-        self, cols: list[str], lv: tuple[int, ...], weight: str
-    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]:
-        """Rows and weight sum per class with one ``groupBy`` (a weight that is no number
-        adds nothing: ``try_cast``)."""
+    def _weight_classes(self, cols: list[str], lv: tuple[int, ...], weight: str) -> dict[str, Any]:
+        """The weights per class with one ``groupBy`` (see :meth:`SqlEngine.weighted_class_sizes`;
+        a weight that is no number adds nothing: ``try_cast``)."""
         F = self._F
         frame = self._base(cols, lv, [weight])
+        raw = F.col("x0")
         value = F.expr("try_cast(x0 AS DOUBLE)")
-        aggregates = [F.count(F.lit(1)).alias("n"), F.coalesce(F.sum(value), F.lit(0.0)).alias("w")]
+        aggregates = [
+            F.count(F.lit(1)).alias("n"),
+            F.sum(value).alias("w"),
+            F.sum(F.when(raw.isNull(), 1).otherwise(0)).alias("missing"),
+            F.min(value).alias("lowest"),
+            F.min(F.when(raw.isNotNull() & value.isNull(), raw.cast("string"))).alias("bad"),
+        ]
         grouped = (
             frame.groupBy(*group_names(len(cols))).agg(*aggregates)
             if cols
             else frame.agg(*aggregates)
         )
-        res = self._collect(grouped.select("n", "w"))
-        return (
-            np.asarray(res.column("n").to_numpy(), dtype=np.int64),
-            np.asarray(res.column("w").to_numpy(), dtype=np.float64),
-        )
-
-    def _weight_facts(self, weight: str) -> tuple[int, Any, Any, Any]:
-        """Nulls, a non-numeric value, the smallest and the sum of ``weight`` (one job)."""
-        F = self._F
-        raw = F.col(self._internal[weight])
-        value = F.expr(f"try_cast(`{self._internal[weight]}` AS DOUBLE)")
-        bad = F.when(raw.isNotNull() & value.isNull(), raw.cast("string"))
-        res = self._collect(
-            self._data.select(
-                F.sum(F.when(raw.isNull(), 1).otherwise(0)).alias("missing"),
-                F.min(bad).alias("bad"),
-                F.min(value).alias("lowest"),
-                F.sum(value).alias("total"),
-            )
-        ).to_pylist()[0]
-        return int(res["missing"] or 0), res["bad"], res["lowest"], res["total"]
+        res = self._collect(grouped.select("n", "w", "missing", "lowest", "bad"))
+        return {
+            name: res.column(name).to_pylist()
+            if name == "bad"
+            else res.column(name).to_numpy(zero_copy_only=False)
+            for name in ("n", "w", "missing", "lowest", "bad")
+        }
 
     def class_sizes_many(
         self,
