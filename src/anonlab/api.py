@@ -581,7 +581,8 @@ def help_lists() -> dict[str, str]:
     dict of str to str
         ``algorithms``: every algorithm by family (``optimal, incognito or privacyfrost2
         (full-domain generalization); ...``); ``partition_algorithms``: the algorithms that
-        run out of core block by block (``progressive, top_down, ...``).
+        run out of core block by block (``progressive, top_down, ...``); ``models``: every
+        privacy model's job-file name (``alpha_k_anonymity, average_risk, ...``).
 
     Examples
     --------
@@ -591,6 +592,7 @@ def help_lists() -> dict[str, str]:
     return {
         "algorithms": algorithm_families(),
         "partition_algorithms": ", ".join(partition_algorithm_names()),
+        "models": ", ".join(MODELS.names()),
     }
 
 

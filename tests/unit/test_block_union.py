@@ -41,6 +41,14 @@ DECISIONS: list[tuple[str, dict[str, object], str | None]] = [
     ("basic_beta_likeness", {"attribute": "s", "beta": 1.0}, "whole table's distribution"),
     ("enhanced_beta_likeness", {"attribute": "s", "beta": 1.0}, "whole table's distribution"),
     ("delta_disclosure", {"attribute": "s", "delta": 1.0}, "whole table's distribution"),
+    ("k_map", {"k": 10, "sampling_fraction": 0.1}, None),
+    ("average_risk", {"threshold": 0.1}, "judges the whole table"),
+    ("sample_uniqueness", {"threshold": 0.1}, "judges the whole table"),
+    (
+        "population_uniqueness",
+        {"threshold": 0.1, "sampling_fraction": 0.1},
+        "judges the whole table",
+    ),
 ]
 
 

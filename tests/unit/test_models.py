@@ -478,6 +478,10 @@ def test_models_registry_names():
             "enhanced_beta_likeness",
             "delta_disclosure",
             "personalized_leakage",
+            "average_risk",
+            "sample_uniqueness",
+            "population_uniqueness",
+            "k_map",
         ]
     )
     assert model_parameters("recursive_cl_diversity") == (["attribute", "c", "l"], [])

@@ -650,7 +650,7 @@ The job file (README, section "Anonymize a table") has these top-level keys:
 quasi_identifiers (column: {{hierarchy: FILE | mask | intervals | dates, min_level,
 max_level, weight, priority}}), sensitive, identifiers (dropped from the release),
 insensitive (released as they are, knowingly), identifying_threshold (default 0.01),
-models (- k_anonymity: {{k: 5}}, ...), suppression, metric, algorithm ({{name: ...,
+models (- k_anonymity: {{k: 5}}, ...: {_LISTS["models"]}), suppression, metric, algorithm ({{name: ...,
 params}}: {_LISTS["algorithms"]}), output ({{suppressed: remove | mask}}), and the CSV options
 separator, header, quote, encoding, na_values, strip, names.
 

@@ -7,7 +7,7 @@ where ARX has the model (docs/metrics-reference.md, section 2) and paper 002 for
 """
 
 from anonlab.models.alpha_k import AlphaKAnonymity, further_removal_bound
-from anonlab.models.base import PrivacyModel
+from anonlab.models.base import PrivacyModel, failing_classes
 from anonlab.models.k_anonymity import KAnonymity
 from anonlab.models.l_diversity import (
     DistinctLDiversity,
@@ -18,6 +18,13 @@ from anonlab.models.likeness import BasicBetaLikeness, DeltaDisclosure, Enhanced
 from anonlab.models.per_record import RecordModel, RecordVerdict
 from anonlab.models.personalized import PersonalizedLeakage
 from anonlab.models.registry import MODELS, build_model, check_feasible, model_parameters
+from anonlab.models.risk import (
+    AverageRisk,
+    KMap,
+    PopulationUniquenessModel,
+    SampleBasedModel,
+    SampleUniqueness,
+)
 from anonlab.models.t_closeness import (
     EqualTCloseness,
     HierarchicalTCloseness,
@@ -27,6 +34,7 @@ from anonlab.models.t_closeness import (
 __all__ = [
     "MODELS",
     "AlphaKAnonymity",
+    "AverageRisk",
     "BasicBetaLikeness",
     "DeltaDisclosure",
     "DistinctLDiversity",
@@ -34,15 +42,20 @@ __all__ = [
     "EntropyLDiversity",
     "EqualTCloseness",
     "HierarchicalTCloseness",
+    "KMap",
     "KAnonymity",
     "OrderedTCloseness",
     "PersonalizedLeakage",
+    "PopulationUniquenessModel",
     "PrivacyModel",
     "RecordModel",
     "RecordVerdict",
     "RecursiveCLDiversity",
+    "SampleBasedModel",
+    "SampleUniqueness",
     "build_model",
     "check_feasible",
+    "failing_classes",
     "further_removal_bound",
     "model_parameters",
 ]

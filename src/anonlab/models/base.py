@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -13,7 +13,7 @@ import numpy.typing as npt
 from anonlab._validation import Param
 from anonlab.data.stats import ClassStats
 
-__all__ = ["ClassRule", "PrivacyModel", "RuleArray", "RuleParams"]
+__all__ = ["ClassRule", "PrivacyModel", "RuleArray", "RuleParams", "failing_classes"]
 
 #: The arrays a :class:`ClassRule` function reads: counts, and the model's parameters.
 RuleArray = npt.NDArray[np.int64]
@@ -75,6 +75,12 @@ class PrivacyModel(ABC):
         overridden per instance as above.
     union_unsafe : str
         Why a union of verified blocks may violate it (named when a block run refuses it).
+    sample_based : bool
+        The model judges the whole table that is left once the classes failing the
+        class-based models are suppressed (ARX's sample-based criteria: average
+        re-identification risk, sample and population uniqueness), not each class on its
+        own; :meth:`enforce` then suppresses further classes until the rest satisfies it,
+        and :func:`failing_classes` runs the class-based models first.
 
     Examples
     --------
@@ -92,6 +98,7 @@ class PrivacyModel(ABC):
     monotonic_suppression: bool = False
     union_safe: str | None = None
     union_unsafe: str = "anonlab cannot show that the union of blocks keeps it"
+    sample_based: ClassVar[bool] = False
     #: The declared constraint of each ``__init__`` parameter.
     _parameter_constraints: ClassVar[dict[str, Param]] = {}
 
@@ -144,6 +151,26 @@ class PrivacyModel(ABC):
         for a subclass).
         """
         return None
+
+    def enforce(self, stats: ClassStats, failing: npt.NDArray[np.bool_]) -> npt.NDArray[np.bool_]:
+        """The classes to suppress: ``failing`` and the classes this model fails.
+
+        A class-based model adds the classes where :meth:`class_ok` is False; a
+        sample-based model (:attr:`sample_based`) judges the classes that ``failing``
+        leaves and adds those it must suppress for the rest to satisfy it.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from anonlab import EncodedTable
+        >>> from anonlab.api import open_engine
+        >>> from anonlab.models import KAnonymity
+        >>> stats = open_engine(EncodedTable.from_columns({"sex": ["F", "F", "M"]})).class_stats(["sex"])
+        >>> KAnonymity(2).enforce(stats, np.zeros(2, dtype=bool)).tolist()
+        [False, True]
+        """
+        ok = np.asarray(self.class_ok(stats), dtype=bool)
+        return np.asarray(np.asarray(failing, dtype=bool) | ~ok, dtype=bool)
 
     def holds(self, stats: ClassStats) -> bool:
         """Whether every class satisfies the model.
@@ -218,3 +245,48 @@ class PrivacyModel(ABC):
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.params().items())
         return f"{type(self).__name__}({args})"
+
+
+def failing_classes(
+    models: Sequence[PrivacyModel],
+    stats: ClassStats,
+    failing: npt.NDArray[np.bool_] | None = None,
+) -> npt.NDArray[np.bool_]:
+    """The classes of ``stats`` to suppress so that every model holds on the rest.
+
+    The class-based models first, each adding the classes it fails; then each sample-based
+    model (:attr:`PrivacyModel.sample_based`) on what is left, suppressing further classes
+    until the rest satisfies it (ARX's order: class-based criteria, then sample-based ones).
+
+    Parameters
+    ----------
+    models : sequence of PrivacyModel
+    stats : ClassStats
+    failing : ndarray of bool, optional
+        Classes already suppressed (below the minimal class size, ...); none by default.
+
+    Returns
+    -------
+    ndarray of bool
+        Per class, whether it is suppressed.
+
+    Examples
+    --------
+    >>> from anonlab import EncodedTable
+    >>> from anonlab.api import open_engine
+    >>> from anonlab.models import KAnonymity, SampleUniqueness
+    >>> t = EncodedTable.from_columns({"zip": ["1", "1", "2", "3", "4"]})
+    >>> stats = open_engine(t).class_stats(["zip"])
+    >>> failing_classes([SampleUniqueness(0.5)], stats).tolist()
+    [False, True, False, False]
+    >>> failing_classes([KAnonymity(2), SampleUniqueness(0.5)], stats).tolist()
+    [False, True, True, True]
+    """
+    out = np.zeros(stats.n_classes, dtype=bool) if failing is None else np.array(failing, bool)
+    for m in models:
+        if not m.sample_based:
+            out = m.enforce(stats, out)
+    for m in models:
+        if m.sample_based:
+            out = m.enforce(stats, out)
+    return out

@@ -21,6 +21,12 @@ from anonlab.models.l_diversity import (
 )
 from anonlab.models.likeness import BasicBetaLikeness, DeltaDisclosure, EnhancedBetaLikeness
 from anonlab.models.personalized import PersonalizedLeakage
+from anonlab.models.risk import (
+    AverageRisk,
+    KMap,
+    PopulationUniquenessModel,
+    SampleUniqueness,
+)
 from anonlab.models.t_closeness import (
     EqualTCloseness,
     HierarchicalTCloseness,
@@ -47,6 +53,10 @@ _BUILT_IN: tuple[type[PrivacyModel], ...] = (
     EnhancedBetaLikeness,
     DeltaDisclosure,
     PersonalizedLeakage,
+    AverageRisk,
+    SampleUniqueness,
+    PopulationUniquenessModel,
+    KMap,
 )
 for _cls in _BUILT_IN:
     MODELS.register(_cls.name, _cls)

@@ -193,11 +193,17 @@ def _verify_classes(
     )
     mcs = max([m.min_class_size for m in problem.models] + [1])
     ok = stats.sizes >= mcs
-    verdicts = []
-    for m in problem.models:
-        passed = _judge(m, problem, recoding, released, stats)
+    verdicts: list[npt.NDArray[np.bool_]] = []
+    for m in problem.models:  # the class-based models, then the sample-based ones on the rest
+        passed = (
+            np.ones_like(ok) if m.sample_based else _judge(m, problem, recoding, released, stats)
+        )
         verdicts.append(passed)
         ok &= passed
+    for i, m in enumerate(problem.models):
+        if m.sample_based:
+            verdicts[i] = ~(m.enforce(stats, ~ok) & ok)
+            ok &= verdicts[i]
     suppressed_rows = int(stats.sizes[~ok].sum())
     what = f"the release of {type(recoding).__name__}"
     if suppressed_rows > problem.max_suppressed:
@@ -208,8 +214,11 @@ def _verify_classes(
     kept_sizes = stats.sizes[ok]
     if kept_sizes.size and int(kept_sizes.min()) < mcs:  # pragma: no cover - defensive
         raise PrivacyCheckError("Re-check failed: a released class is smaller than required.")
+    # a sample-based model judged afresh on the classes released, of a table of n_rows
+    kept = ClassStats(stats.columns, stats.levels, stats.sizes[ok], stats.n_rows)
     checks = {
-        key: bool(np.all(passed[ok])) for key, passed in zip(model_keys(problem.models), verdicts)
+        key: bool(np.all(passed[ok])) and (not m.sample_based or m.holds(kept))
+        for key, m, passed in zip(model_keys(problem.models), problem.models, verdicts)
     }
     if not all(checks.values()):  # pragma: no cover - defensive: failing classes are suppressed
         bad = [k for k, v in checks.items() if not v]

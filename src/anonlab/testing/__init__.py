@@ -15,6 +15,8 @@ tables and checks what every family must guarantee, whatever it does inside:
   algorithm that never suppresses refuses the limit);
 * an l-diversity job: a family that forms equivalence classes releases classes of at least
   k rows and l sensitive values, counted afresh from the written file;
+* risk-based jobs (average risk, sample and population uniqueness, estimated k-map): the
+  written file satisfies them, or the family refuses them by name before any work;
 * :func:`check_engine`, on each engine (numpy, duckdb, spark): the job run from a file keeps
   the in-memory run's guarantees; out of core the algorithm runs on the frequency set (its
   release is the in-memory one) or block by block, or it is refused before any work.
@@ -45,7 +47,15 @@ from anonlab.io import read_table
 from anonlab.io.writers import write_table
 from anonlab.models import build_model
 
-__all__ = ["check_anonymizer", "check_engine", "conformance_table", "CHECKS", "ENGINES"]
+__all__ = [
+    "check_anonymizer",
+    "check_engine",
+    "check_risk_models",
+    "conformance_table",
+    "CHECKS",
+    "ENGINES",
+    "RISK_JOBS",
+]
 
 #: The engines :func:`check_engine` runs a job on (``spark`` needs pyspark and Java 17+).
 ENGINES = ("numpy", "duckdb", "spark")
@@ -336,6 +346,54 @@ def check_l_diversity(cls: type[Anonymizer]) -> None:
             assert report.release is not None and report.release["holds"], report.release
 
 
+#: The risk-based jobs of :func:`check_risk_models`: ARX's sample-based criteria together,
+#: and k-map estimated with a Poisson population model.
+RISK_JOBS: tuple[list[dict[str, Any]], ...] = (
+    [{"average_risk": {"threshold": 0.25}}, {"sample_uniqueness": {"threshold": 0.05}}],
+    [{"k_map": {"k": 40, "sampling_fraction": 0.1}}],
+    [
+        {
+            "population_uniqueness": {
+                "threshold": 0.05,
+                "population_size": 200,
+                "estimator": "zayatz",
+            }
+        }
+    ],
+)
+
+
+def check_risk_models(cls: type[Anonymizer]) -> None:
+    """Risk-based jobs (:data:`RISK_JOBS`: average re-identification risk with sample
+    uniqueness, estimated k-map, population uniqueness): a family that judges classes
+    writes a release whose classes, read back and judged afresh, satisfy each model (a
+    sample-based model judges the whole file), and ``anonlab check --release`` agrees; a
+    family whose models exclude one refuses the job before any work, naming it.
+
+    Examples
+    --------
+    >>> from anonlab.algorithms import ALGORITHMS
+    >>> check_risk_models(ALGORITHMS["incognito"])  # returns None: the releases hold
+    >>> check_risk_models(ALGORITHMS["wong_nh"])  # refuses each job by the model's name
+    """
+    with tempfile.TemporaryDirectory() as tmp:
+        for models in RISK_JOBS:
+            job = _job(cls, models=models)
+            names = [next(iter(m)) for m in models]
+            table = conformance_table(n=80, seed=2)
+            out = Path(tmp) / "release.csv"
+            try:
+                anonymize(table, job, output=out)
+            except ParameterError as exc:
+                assert any(name in str(exc) for name in names), str(exc)
+                assert not out.exists(), f"{cls.name} refused the job but wrote {out}"
+                continue
+            _holds(read_table(out), job)
+            report = check_table(table, job, release=out)
+            assert report.release is not None and report.release["holds"], report.release
+            out.unlink()
+
+
 def _rows(path: Path) -> list[tuple[Any, ...]]:
     """The rows of a written release, sorted (a release out of core keeps no row order)."""
     columns = read_table(path).to_dict()
@@ -418,6 +476,7 @@ CHECKS: tuple[Callable[[type[Anonymizer]], None], ...] = (
     check_deterministic,
     check_suppression_limit,
     check_l_diversity,
+    check_risk_models,
 )
 
 

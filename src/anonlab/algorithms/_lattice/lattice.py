@@ -29,7 +29,7 @@ from anonlab.data.hierarchy import Hierarchy
 from anonlab.data.stats import ClassStats, SensitiveHistogram
 from anonlab.exceptions import ParameterError
 from anonlab.metrics.base import Metric, MetricContext
-from anonlab.models.base import PrivacyModel
+from anonlab.models.base import PrivacyModel, failing_classes
 
 __all__ = [
     "Lattice",
@@ -797,10 +797,8 @@ class LatticeEvaluator:
         sizes = stats.sizes
         small = sizes < self.mcs
         mcs_rows = int(np.dot(sizes, small))  # (a masked sum: twice as fast as sizes[small])
-        violating = small
-        for model in self.models:
-            violating = violating | ~model.class_ok(stats)
-        same = violating is small or np.array_equal(violating, small)  # k-anonymity alone
+        violating = failing_classes(self.models, stats, small)
+        same = np.array_equal(violating, small)  # k-anonymity alone
         suppressed = mcs_rows if same else int(np.dot(sizes, violating))
         res = NodeResult(
             levels=tuple(map(int, levels)),

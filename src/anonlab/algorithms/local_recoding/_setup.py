@@ -50,7 +50,9 @@ __all__ = [
 
 
 #: The models the local-recoding family implements (by their job-file names).
-SUPPORTED = ("k_anonymity", "alpha_k_anonymity")
+#: The models local recoding meets (k-map estimated with a population model is k-anonymity
+#: with its derived k).
+SUPPORTED = ("k_anonymity", "alpha_k_anonymity", "k_map")
 
 
 class _AlphaK(Protocol):
@@ -266,7 +268,7 @@ def _requirement(problem: Problem, owner: str) -> Requirement:
         if m.name not in SUPPORTED:
             raise ParameterError(
                 f"The {owner} algorithm implements (alpha,k)-anonymity by local recoding "
-                f"(paper 002): its models must be {' and '.join(SUPPORTED)}. Got model "
+                f"(paper 002): its models must be {', '.join(SUPPORTED[:-1])} or {SUPPORTED[-1]}. Got model "
                 f"{m.name!r}; use algorithm 'optimal' for other models."
             )
         k = max(k, int(m.min_class_size))

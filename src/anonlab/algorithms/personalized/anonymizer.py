@@ -174,7 +174,7 @@ class Personalized(Anonymizer):
         """The per-record model and its limits; refuse models the algorithm cannot meet."""
         record = [m for m in problem.models if isinstance(m, RecordModel)]
         for m in problem.models:
-            if not isinstance(m, RecordModel) and m.sensitive_attributes:
+            if not isinstance(m, RecordModel) and (m.sensitive_attributes or m.sample_based):
                 raise ParameterError(
                     f"Algorithm 'personalized' meets k-anonymity and per-record leakage limits; "
                     f"model {m.name!r} is not one of them. Use 'optimal' or 'privacyfrost2' for "

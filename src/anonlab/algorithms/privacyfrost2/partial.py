@@ -23,6 +23,7 @@ from anonlab.algorithms.privacyfrost2._kernels import Groups, Table, Terms, kern
 from anonlab.data.stats import ClassStats, SensitiveHistogram
 from anonlab.exceptions import ParameterError, PrivacyCheckError
 from anonlab.metrics.scores import Score
+from anonlab.models.base import failing_classes
 
 __all__ = ["PartialDomainResult", "partial_domain_degeneralization"]
 
@@ -37,11 +38,9 @@ def _mixed_stats(
 
 
 def _violating(evaluator: Any, stats: ClassStats) -> BoolArray:
-    """Which classes violate a model or are below the minimal class size (``class_ok``)."""
-    bad = stats.sizes < evaluator.mcs
-    for model in evaluator.models:
-        bad |= ~np.asarray(model.class_ok(stats), dtype=bool)
-    return np.asarray(bad, dtype=bool)
+    """Which classes violate a model or are below the minimal class size
+    (:func:`~anonlab.models.base.failing_classes`)."""
+    return failing_classes(evaluator.models, stats, np.asarray(stats.sizes < evaluator.mcs))
 
 
 @dataclass
