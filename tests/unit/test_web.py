@@ -208,7 +208,7 @@ def test_the_form_drops_the_other_columns_and_a_job_file_must_declare_them(clien
     page says so); a job file that would release an identifying column undeclared is refused
     on the form, with the figures."""
     where = open_adult(client)
-    assert "The other columns are dropped from the release" in client.get(f"{where}/job").text
+    assert "The other columns are dropped from the" in client.get(f"{where}/job").text
     form = {"qi": ["age", "sex"], "sensitive": ["income"], "k": "2", "suppression": "0"}
     r = client.post(f"{where}/job", data=form, follow_redirects=False)
     assert r.status_code == 303, errors(r.text)
@@ -769,3 +769,43 @@ def test_a_job_of_a_sample_reports_its_population_risk_before_and_after(client):
     report = html.unescape(client.get(r.headers["location"] + "/files/report").text)
     assert "Re-identification risk before and after" in report
     assert "Population uniqueness (sampling fraction 0.05" in report
+
+
+def test_the_table_setup_guesses_the_separator_previews_and_gives_safe_roles(root):
+    """Issue 54, item 6: a ';' file opens as its columns (the separator guessed), the first
+    rows are shown (an identifying column hidden), every column has a role and an
+    identifying one starts as an identifier; the job's page previews the release."""
+    rows = "".join(f"p{i};{20 + i % 40};{'FM'[i % 2]};x{i % 3}\n" for i in range(120))
+    with signed_in(create_app(root, token=TOKEN)) as client:
+        r = client.post(
+            "/upload",
+            files={"file": ("people.csv", f"patient_id;age;sex;visits\n{rows}".encode())},
+            data={"separator": "auto"},
+            follow_redirects=False,
+        )
+        assert r.status_code == 303, errors(r.text)
+        where = r.headers["location"]
+        page = html.unescape(client.get(where).text)
+        assert "The first 10 rows" in page and "(hidden: identifying)" in page
+        assert "p3" not in page.split("The first 10 rows")[1].split("</table>")[0]
+        form = html.unescape(client.get(f"{where}/job").text)
+        assert '<select name="role:patient_id"><option value="quasi-identifier">' in form
+        assert (
+            'value="identifier" selected>identifier (dropped)'
+            in form.split("role:patient_id")[1].split("</select>")[0]
+        )
+        job = {"role:patient_id": "identifier", "role:age": "quasi-identifier",
+               "role:sex": "quasi-identifier", "role:visits": "insensitive",
+               "k": "5", "suppression": "0.05"}  # fmt: skip
+        r = client.post(f"{where}/job", data=job, follow_redirects=False)
+        assert r.status_code == 303, errors(r.text)
+        done = wait(client, r.headers["location"])
+        assert 'data-status="done"' in done, errors(done)
+        assert 'data-figure="release-preview"' in done
+        release = client.get(r.headers["location"] + "/files/release").text
+        assert release.splitlines()[0] == "age,sex,visits"  # the identifier dropped
+        explored = client.get(r.headers["location"] + "/explore")
+        assert explored.status_code == 200 and 'data-figure="frontier"' in explored.text
+        two = {**job, "role:visits": "weight", "role:age": "weight"}
+        r = client.post(f"{where}/job", data=two, follow_redirects=False)
+        assert r.status_code == 400 and "Two columns are sampling weights" in errors(r.text)[0]

@@ -26,6 +26,7 @@ import re
 import socket
 import sys
 import traceback
+import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, MutableMapping
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
@@ -41,7 +42,7 @@ from starlette.routing import Route
 
 from anonlab import api
 from anonlab.io.job import load_yaml, parse_job
-from anonlab.report.html import cli_command
+from anonlab.report.html import cli_command, render_explore
 from anonlab.web import pages
 from anonlab.web.state import Dataset, Workspace, guarded, one_line
 
@@ -412,6 +413,7 @@ def create_app(
         values: dict[str, Any] = {
             "qi": [str(v) for v in form.getlist("qi")],
             "sensitive": [str(v) for v in form.getlist("sensitive")],
+            "insensitive": [],
             **{
                 key: str(form.get(key, ""))
                 for key in (
@@ -421,6 +423,7 @@ def create_app(
             },
         }  # fmt: skip
         try:
+            _read_roles(form, values)
             population = _population(values)
             job, text, sensitive = await run_in_threadpool(_job, ws, ds, values)
         except Exception as exc:
@@ -442,6 +445,22 @@ def create_app(
             raise HTTPException(404, "No such job.")
         await run_in_threadpool(ws.release, run)
         return RedirectResponse(f"/jobs/{run.id}", status_code=303)
+
+    async def explore(request: Request) -> Response:
+        run = ws.jobs.get(request.path_params["id"])
+        if run is None or run.job is None or run.status not in ("done", "held"):
+            raise HTTPException(404, "No such job.")
+
+        def work() -> str:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # the job's page said them
+                found = api.explore(
+                    run.dataset.table, run.job, ks=EXPLORE_KS, algorithms=EXPLORE_ALGORITHMS
+                )
+            found.data_argument = run.dataset.name
+            return render_explore(found)
+
+        return _html(await run_in_threadpool(work))
 
     async def download(request: Request) -> Response:
         run = ws.jobs.get(request.path_params["id"])
@@ -481,6 +500,7 @@ def create_app(
         Route("/d/{id}/job", start_job, methods=["POST"]),
         Route("/jobs/{id}", job_status),
         Route("/jobs/{id}/release", release, methods=["POST"]),
+        Route("/jobs/{id}/explore", explore),
         Route("/jobs/{id}/files/{kind}", download),
     ]
     app = Starlette(
@@ -490,6 +510,31 @@ def create_app(
     )
     app.state.workspace = ws
     return _Guard(app, hosts=hosts, max_body=max_upload, token=token, workspace=ws)
+
+
+#: The candidates of the app's Explore page: these k's by these algorithms.
+EXPLORE_KS = (2, 5, 10)
+EXPLORE_ALGORITHMS = ("optimal", "top_down", "murakami_uno")
+
+
+def _read_roles(form: Any, values: dict[str, Any]) -> None:
+    """The per-column roles of the job form (``role:COLUMN``), in place of the lists of
+    quasi-identifiers and sensitive attributes when given."""
+    roles = {
+        str(k)[len("role:") :]: str(v) for k, v in form.multi_items() if str(k).startswith("role:")
+    }
+    if not roles:
+        return
+    values["qi"] = [c for c, r in roles.items() if r == "quasi-identifier"]
+    values["sensitive"] = [c for c, r in roles.items() if r == "sensitive"]
+    values["insensitive"] = [c for c, r in roles.items() if r == "insensitive"]
+    weights = [c for c, r in roles.items() if r == "weight"]
+    if len(weights) > 1:
+        raise api.ParameterError(
+            f"Two columns are sampling weights ({', '.join(weights)}); choose one."
+        )
+    if weights:
+        values["weight"] = weights[0]
 
 
 def _population(values: dict[str, Any]) -> dict[str, Any]:
@@ -613,7 +658,12 @@ def _job(ws: Workspace, ds: Dataset, values: dict[str, Any]) -> tuple[Any, str, 
     # the other columns are dropped: anonymize refuses to release, undeclared, a column that
     # identifies people, and the form has no other role for them (a job file has)
     weight = str(values.get("weight") or "") or None  # sampling weights: dropped, not QIs
-    others = [c for c in [*ds.table.names, *ds.table.nested] if c not in {*qis, *sensitive, weight}]
+    insensitive = list(values.get("insensitive") or [])
+    others = [
+        c
+        for c in [*ds.table.names, *ds.table.nested]
+        if c not in {*qis, *sensitive, *insensitive, weight}
+    ]
 
     def job(hierarchy: Callable[[str], Any]) -> dict[str, Any]:
         # a column without a hierarchy of its own gets one inferred from its values, its rare
@@ -624,6 +674,7 @@ def _job(ws: Workspace, ds: Dataset, values: dict[str, Any]) -> tuple[Any, str, 
             },
             "sensitive": sensitive,
             "identifiers": others,
+            **({"insensitive": insensitive} if insensitive else {}),
             **({"weight": weight} if weight else {}),
             "models": models,
             "suppression": 0.0 if suppression is None else suppression,

@@ -72,7 +72,8 @@ def home_page(ws: Workspace, *, error: str | None = None) -> str:
         for d in ws.datasets.values()
     )
     separators = (
-        '<label>separator <select name="separator"><option value=",">,</option>'
+        '<label>separator <select name="separator"><option value="auto">guess it</option>'
+        '<option value=",">,</option>'
         '<option value=";">;</option><option value="&#9;">tab</option>'
         '<option value="|">|</option></select></label>'
         '<label><input type="checkbox" name="drop_missing"> drop rows with a missing value'
@@ -152,6 +153,45 @@ def _population_fields(ds: Dataset, values: Mapping[str, Any]) -> str:
   </fieldset>"""
 
 
+#: The roles a column may take in the job form, and what each does.
+ROLES = {
+    "quasi-identifier": "quasi-identifier (generalized)",
+    "sensitive": "sensitive (released as it is, judged by the models)",
+    "insensitive": "insensitive (released as it is)",
+    "identifier": "identifier (dropped)",
+    "weight": "sampling weight (dropped)",
+}
+
+
+def _roles(
+    ds: Dataset, columns: Sequence[str], qis: Sequence[str], sensitive: Sequence[str]
+) -> str:
+    """A role for every column, the safe one by default: an identifying column is an
+    identifier, never a quasi-identifier ticked for it (unless the table declares it one)."""
+    rows = []
+    declared = [n for n in ds.table.names if ds.table.schema.role(n).value == "quasi-identifier"]
+    for c in ds.table.names:
+        if c in declared and c in qis:  # a declared quasi-identifier stays one
+            role = "quasi-identifier"
+        elif c in ds.identifying:
+            role = "identifier"
+        elif c in qis and c in columns:
+            role = "quasi-identifier"
+        elif c in sensitive:
+            role = "sensitive"
+        else:
+            role = "identifier"
+        options = "".join(
+            f'<option value="{r}"{" selected" if r == role else ""}>{escape(text)}</option>'
+            for r, text in ROLES.items()
+        )
+        note = ' <span class="note">identifies people</span>' if c in ds.identifying else ""
+        rows.append(
+            f'<label>{escape(c)} <select name="role:{escape(c)}">{options}</select>{note}</label>'
+        )
+    return "<br>".join(rows)
+
+
 def _default_qis(ds: Dataset) -> list[str]:
     marked = [n for n in ds.table.names if ds.table.schema.role(n).value == "quasi-identifier"]
     return marked or ds.table.candidate_attributes()[:4]
@@ -180,6 +220,7 @@ def dataset_page(
 <div id="answer">{result}</div>
 <h2>Ask the Diagnosis Centre</h2>
 {_question_form(ds, values or {})}
+{_table_preview(ds)}
 <h2>The table</h2>
 {profile_html(api.profile(ds.table), identifying=ds.identifying, min_rows=MIN_ROWS_SHOWN)}
 """
@@ -222,12 +263,11 @@ def job_form_page(
 <p><a href="/d/{escape(ds.id)}">Back to the diagnosis</a></p>
 {_messages(error, [])}
 <form class="panel" method="post" action="/d/{escape(ds.id)}/job" id="job">
-  <fieldset><legend>Quasi-identifiers</legend>{_checkboxes("qi", columns, qis)}
-  <p class="note">Hierarchies: {escape(hier)}.</p></fieldset>
-  <fieldset><legend>Sensitive attributes</legend>
-  {_checkboxes("sensitive", ds.table.names, sensitive)}
-  <p class="note">The other columns are dropped from the release; a job file (below) can
-  release them (<code>insensitive: [column]</code>) where none identifies people.</p></fieldset>
+  <fieldset><legend>The role of each column</legend>{_roles(ds, columns, qis, sensitive)}
+  <p class="note">Hierarchies: {escape(hier)}; a quasi-identifier without one gets a hierarchy
+  inferred from its values (intervals, dates, masking, rare values grouped). A column that
+  identifies people starts as an identifier (dropped). The other columns are dropped from the
+  release unless you release them as they are (insensitive).</p></fieldset>
   <fieldset><legend>Privacy models</legend>
     <label>k-anonymity, k = <input type="number" name="k" min="1" value="{escape(v.get("k", "5"))}">
     </label>
@@ -292,6 +332,7 @@ confirm it.</p>
 </form>
 {back}
 {_messages(None, run.notes)}
+{_release_preview(run)}
 {job_html(run.data.job, data=ds.data_argument, options=ds.options)}
 """
         return _frame(f"anonlab: confirm the release of {ds.name}", body)
@@ -308,12 +349,64 @@ confirm it.</p>
     body = f"""
 <h2>Anonymized {escape(ds.name)}</h2>
 <p id="status" data-status="done">Done in {run.elapsed:.1f} s. Download {links}.</p>
+<p><a href="/jobs/{escape(run.id)}/explore" id="explore">Explore: the same job at k = 2, 5
+and 10 by optimal, top_down and murakami_uno, risk against loss</a> (runs them: a few
+seconds to a minute).</p>
 <p class="note">Written under the served folder: {escape(run.folder)} ({where}){until}.</p>
 {back}
 {_messages(None, run.notes)}
+{_release_preview(run)}
 {job_html(run.data.job, data=ds.data_argument, options=ds.options)}
 """
     return _frame(f"anonlab: anonymized {ds.name}", body)
+
+
+#: Rows a preview shows.
+PREVIEW_ROWS = 10
+
+
+def _rows_table(names: Sequence[str], rows: Sequence[Sequence[Any]], figure: str) -> str:
+    head = "".join(f"<th>{escape(n)}</th>" for n in names)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{escape('' if v is None else str(v))}</td>" for v in r) + "</tr>"
+        for r in rows
+    )
+    return (
+        f'<div class="numbers"><table class="grid" data-figure="{figure}"><thead><tr>{head}'
+        f"</tr></thead><tbody>{body}</tbody></table></div>"
+    )
+
+
+def _release_preview(run: Job) -> str:
+    """The first rows of the release, as they will be written."""
+    columns = run.data.job.result.columns
+    names = list(columns)
+    n = min(PREVIEW_ROWS, len(columns[names[0]]) if names else 0)
+    rows = [[columns[c][i] for c in names] for i in range(n)]
+    return f"<h3>The first {n} rows of the release</h3>" + _rows_table(
+        names, rows, "release-preview"
+    )
+
+
+def _table_preview(ds: Dataset) -> str:
+    """The table's first rows; the values of identifying columns hidden."""
+    names = ds.table.names
+    n = min(PREVIEW_ROWS, ds.table.n_rows)
+    hidden = set(ds.identifying)
+    columns = {c: ds.table[c].labels()[:n] for c in names}
+    rows = [
+        ["(hidden: identifying)" if c in hidden else columns[c][i] for c in names] for i in range(n)
+    ]
+    return (
+        f'<h2>The first {n} rows</h2><p class="note">As read (separator '
+        f"{escape(repr(_separator(ds)))}); an identifying column's values are hidden.</p>"
+        + _rows_table(names, rows, "table-preview")
+    )
+
+
+def _separator(ds: Dataset) -> str:
+    options = list(ds.options)
+    return options[options.index("--separator") + 1] if "--separator" in options else ","
 
 
 def error_page(message: str) -> str:

@@ -36,12 +36,15 @@ from typing import Any
 
 from anonlab import api
 from anonlab.api import AnonlabError, PrivacyRiskWarning
-from anonlab.io import CsvOptions, read_table, write_hierarchy
+from anonlab.io import CsvOptions, read_table, sniff_separator, write_hierarchy
 from anonlab.io.atomic import atomic_write
 from anonlab.io.writers import write_table
 from anonlab.report.html import render
 
 __all__ = ["DATA_SUFFIXES", "Dataset", "Job", "Workspace", "guarded", "one_line"]
+
+#: The separator choice that guesses it from the file's first lines.
+AUTO_SEPARATOR = "auto"
 
 #: The files the app opens.
 DATA_SUFFIXES = (".csv", ".csv.gz", ".parquet")
@@ -173,6 +176,7 @@ class Job:
     files: dict[str, Path] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     held: list[str] = field(default_factory=list)
+    job: Any = None
     folder: str = ""
     kept: bool = False
     started: float = field(default_factory=time.monotonic)
@@ -345,12 +349,15 @@ class Workspace:
         )
 
     def open_file(self, relative: str, *, separator: str, drop_missing: bool) -> Dataset:
-        """Open a CSV or Parquet file under the served folder."""
+        """Open a CSV or Parquet file under the served folder (``separator``
+        :data:`AUTO_SEPARATOR`: guessed from its first lines)."""
         path = self.inside(relative)
         if not path.name.lower().endswith(DATA_SUFFIXES):
             raise api.InputError(
                 f"{relative!r} is not a data file; open a {', '.join(DATA_SUFFIXES)} file."
             )
+        if separator == AUTO_SEPARATOR:
+            separator = sniff_separator(path)
         table = read_table(path, csv_options=CsvOptions(separator=separator))
         return self._opened(table, str(path.relative_to(self.root)), path, separator, drop_missing)
 
@@ -409,6 +416,8 @@ class Workspace:
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(content)
+            if separator == AUTO_SEPARATOR:
+                separator = sniff_separator(tmp)
             try:
                 table = read_table(tmp, csv_options=CsvOptions(separator=separator))
             except AnonlabError as exc:
@@ -445,7 +454,7 @@ class Workspace:
 
         ``population`` (``sampling_fraction`` or ``weight``) tells the report's risk the
         population the table was sampled from."""
-        run = Job(self._id(), dataset)
+        run = Job(self._id(), dataset, job=job)
         with self._lock:
             self.jobs[run.id] = run
         thread = threading.Thread(
