@@ -29,3 +29,13 @@ def test_what_cannot_be_guessed_gets_the_default(tmp_path):
     assert sniff_separator(one) == ","
     assert sniff_separator(tmp_path / "t.parquet", default=";") == ";"
     assert sniff_separator(tmp_path / "missing.csv") == ","
+
+
+def test_a_header_is_guessed(tmp_path):
+    from anonlab.io import sniff_header
+
+    with_names = tmp_path / "a.csv"
+    with_names.write_text("age;sex\n" + "".join(f"{20 + i};{'FM'[i % 2]}\n" for i in range(30)))
+    without = tmp_path / "b.csv"
+    without.write_text("".join(f"{20 + i},{'FM'[i % 2]},c{i}\n" for i in range(30)))
+    assert sniff_header(with_names, ";") is True and sniff_header(without) is False

@@ -809,3 +809,33 @@ def test_the_table_setup_guesses_the_separator_previews_and_gives_safe_roles(roo
         two = {**job, "role:visits": "weight", "role:age": "weight"}
         r = client.post(f"{where}/job", data=two, follow_redirects=False)
         assert r.status_code == 400 and "Two columns are sampling weights" in errors(r.text)[0]
+
+
+def test_a_file_without_a_header_opens_with_named_columns(root):
+    rows = "".join(f"{20 + i % 40},{'FM'[i % 2]},{i % 5}\n" for i in range(60))
+    (root / "nohead.csv").write_text(rows)
+    with signed_in(create_app(root, token=TOKEN)) as client:
+        r = client.post("/open", data={"source": "path", "path": "nohead.csv", "separator": "auto"},
+                        follow_redirects=False)  # fmt: skip
+        assert r.status_code == 303, errors(r.text)
+        page = html.unescape(client.get(r.headers["location"]).text)
+        assert "<th>c0</th><th>c1</th><th>c2</th>" in page and "--no-header" in page
+
+
+def test_the_job_form_shows_each_hierarchy_and_takes_a_highest_level(root):
+    rows = "".join(f"{20 + i % 50},{'FM'[i % 2]},{i % 3}\n" for i in range(200))
+    (root / "ages.csv").write_text("age,sex,visits\n" + rows)
+    with signed_in(create_app(root, token=TOKEN)) as client:
+        r = client.post(
+            "/open", data={"source": "path", "path": "ages.csv"}, follow_redirects=False
+        )
+        where = r.headers["location"]
+        form = html.unescape(client.get(f"{where}/job").text)
+        assert 'name="max_level:age"' in form and "intervals of width" in form
+        job = {"role:age": "quasi-identifier", "role:sex": "quasi-identifier",
+               "role:visits": "insensitive", "max_level:age": "1", "k": "3", "suppression": "0.1"}  # fmt: skip
+        r = client.post(f"{where}/job", data=job, follow_redirects=False)
+        assert r.status_code == 303, errors(r.text)
+        assert 'data-status="done"' in wait(client, r.headers["location"])
+        text = client.get(r.headers["location"] + "/files/job").text
+        assert "max_level: 1" in text and "&id" not in text

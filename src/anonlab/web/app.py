@@ -528,6 +528,11 @@ def _read_roles(form: Any, values: dict[str, Any]) -> None:
     values["qi"] = [c for c, r in roles.items() if r == "quasi-identifier"]
     values["sensitive"] = [c for c, r in roles.items() if r == "sensitive"]
     values["insensitive"] = [c for c, r in roles.items() if r == "insensitive"]
+    values["max_levels"] = {
+        str(k)[len("max_level:") :]: int(str(v))
+        for k, v in form.multi_items()
+        if str(k).startswith("max_level:") and str(v).strip().isdigit()
+    }
     weights = [c for c, r in roles.items() if r == "weight"]
     if len(weights) > 1:
         raise api.ParameterError(
@@ -659,6 +664,7 @@ def _job(ws: Workspace, ds: Dataset, values: dict[str, Any]) -> tuple[Any, str, 
     # identifies people, and the form has no other role for them (a job file has)
     weight = str(values.get("weight") or "") or None  # sampling weights: dropped, not QIs
     insensitive = list(values.get("insensitive") or [])
+    limits = dict(values.get("max_levels") or {})
     others = [
         c
         for c in [*ds.table.names, *ds.table.nested]
@@ -670,7 +676,15 @@ def _job(ws: Workspace, ds: Dataset, values: dict[str, Any]) -> tuple[Any, str, 
         # categories grouped first (anonlab.data.auto)
         return {
             "quasi_identifiers": {
-                q: {"hierarchy": hierarchy(q)} if q in ds.hierarchies else dict(AUTO) for q in qis
+                q: {
+                    **(
+                        {"hierarchy": hierarchy(q)}
+                        if q in ds.hierarchies
+                        else {"auto": dict(AUTO["auto"])}  # (a copy each: no YAML anchors)
+                    ),
+                    **({"max_level": limits[q]} if q in limits else {}),
+                }
+                for q in qis
             },
             "sensitive": sensitive,
             "identifiers": others,

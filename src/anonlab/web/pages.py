@@ -186,8 +186,18 @@ def _roles(
             for r, text in ROLES.items()
         )
         note = ' <span class="note">identifies people</span>' if c in ds.identifying else ""
+        levels = ""
+        if c in columns:  # its hierarchy, and how far it may be generalized
+            height, words = ds.hierarchy_of(c)
+            choices = "".join(f'<option value="{h}">{h}</option>' for h in range(height))
+            levels = (
+                f' <label class="note">at most level <select name="max_level:{escape(c)}">'
+                f'<option value="">{height} (any)</option>{choices}</select></label>'
+                f' <span class="note">{escape(words)}</span>'
+            )
         rows.append(
             f'<label>{escape(c)} <select name="role:{escape(c)}">{options}</select>{note}</label>'
+            + levels
         )
     return "<br>".join(rows)
 
@@ -397,10 +407,15 @@ def _table_preview(ds: Dataset) -> str:
     rows = [
         ["(hidden: identifying)" if c in hidden else columns[c][i] for c in names] for i in range(n)
     ]
+    header = (
+        "; no header row (--no-header): the columns are named c0, c1, ..."
+        if "--no-header" in ds.options
+        else ""
+    )
     return (
         f'<h2>The first {n} rows</h2><p class="note">As read (separator '
-        f"{escape(repr(_separator(ds)))}); an identifying column's values are hidden.</p>"
-        + _rows_table(names, rows, "table-preview")
+        f"{escape(repr(_separator(ds)))}{escape(header)}); an identifying column's values are "
+        "hidden.</p>" + _rows_table(names, rows, "table-preview")
     )
 
 

@@ -36,7 +36,7 @@ from typing import Any
 
 from anonlab import api
 from anonlab.api import AnonlabError, PrivacyRiskWarning
-from anonlab.io import CsvOptions, read_table, sniff_separator, write_hierarchy
+from anonlab.io import CsvOptions, read_table, sniff_header, sniff_separator, write_hierarchy
 from anonlab.io.atomic import atomic_write
 from anonlab.io.writers import write_table
 from anonlab.report.html import render
@@ -132,6 +132,22 @@ class Dataset:
     hierarchies: dict[str, Any] = field(default_factory=dict)
     path: Path | None = None
     identifying: list[str] = field(default_factory=list)
+    #: Hierarchies inferred from the columns (shown in the job form), made when first asked.
+    inferred: dict[str, Any] = field(default_factory=dict)
+
+    def hierarchy_of(self, column: str) -> tuple[int, str]:
+        """The height of a column's hierarchy and its levels in words: its own, or the one
+        inferred from its values (``auto: {grouping: frequency}``)."""
+        if column in self.hierarchies:
+            h = self.hierarchies[column]
+            return h.height, f"its hierarchy of {h.height} levels"
+        if column not in self.inferred:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                found = api.infer_hierarchies(self.engine, [column], grouping="frequency")
+            self.inferred[column] = found[column]
+        auto = self.inferred[column]
+        return auto.hierarchy.height, auto.description
 
 
 @dataclass
@@ -356,15 +372,27 @@ class Workspace:
             raise api.InputError(
                 f"{relative!r} is not a data file; open a {', '.join(DATA_SUFFIXES)} file."
             )
-        if separator == AUTO_SEPARATOR:
+        header = True
+        if separator == AUTO_SEPARATOR:  # the separator and the header guessed
             separator = sniff_separator(path)
-        table = read_table(path, csv_options=CsvOptions(separator=separator))
-        return self._opened(table, str(path.relative_to(self.root)), path, separator, drop_missing)
+            header = sniff_header(path, separator)
+        table = read_table(path, csv_options=CsvOptions(separator=separator, header=header))
+        name = str(path.relative_to(self.root))
+        return self._opened(table, name, path, separator, drop_missing, header=header)
 
     def _opened(
-        self, table: Any, name: str, path: Path, separator: str, drop_missing: bool
+        self,
+        table: Any,
+        name: str,
+        path: Path,
+        separator: str,
+        drop_missing: bool,
+        *,
+        header: bool = True,
     ) -> Dataset:
         options = [] if separator == "," else ["--separator", separator]
+        if not header:
+            options.append("--no-header")
         if drop_missing:
             table = table.drop_nulls()
             options.append("--drop-missing")
@@ -416,10 +444,13 @@ class Workspace:
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(content)
-            if separator == AUTO_SEPARATOR:
+            header = True
+            if separator == AUTO_SEPARATOR:  # the separator and the header guessed
                 separator = sniff_separator(tmp)
+                header = sniff_header(tmp, separator)
             try:
-                table = read_table(tmp, csv_options=CsvOptions(separator=separator))
+                csv_options = CsvOptions(separator=separator, header=header)
+                table = read_table(tmp, csv_options=csv_options)
             except AnonlabError as exc:
                 raise type(exc)(str(exc).replace(str(tmp), base)) from None
             for i in itertools.count(1):
@@ -438,7 +469,7 @@ class Workspace:
                     folder.rmdir()
         self._remember(final)
         name = str(final.relative_to(self.root))
-        return self._opened(table, name, final, separator, drop_missing)
+        return self._opened(table, name, final, separator, drop_missing, header=header)
 
     # ------------------------------------------------------------------ jobs
     def start_job(
