@@ -429,7 +429,7 @@ def infer_hierarchies(
     data: Any,
     quasi_identifiers: Sequence[str],
     *,
-    grouping: str = "none",
+    grouping: str = "frequency",
     engine: str = "numpy",
     csv_options: CsvOptions | None = None,
 ) -> dict[str, AutoHierarchy]:
@@ -444,8 +444,9 @@ def infer_hierarchies(
         The table.
     quasi_identifiers : sequence of str
         The columns.
-    grouping : {"none", "frequency"}
-        For a categorical column: ``value -> *``, or its rare values grouped first.
+    grouping : {"frequency", "none"}
+        For a categorical column: its rare values grouped first (the default), or only
+        ``value -> *``.
     engine : str
         The engine that counts the values (``"duckdb"`` for a file larger than memory).
     csv_options : CsvOptions, optional
@@ -485,7 +486,7 @@ def write_hierarchies(
     quasi_identifiers: Sequence[str],
     output_dir: str | os.PathLike[str],
     *,
-    grouping: str = "none",
+    grouping: str = "frequency",
     engine: str = "numpy",
     csv_options: CsvOptions | None = None,
 ) -> dict[str, tuple[AutoHierarchy, Path]]:

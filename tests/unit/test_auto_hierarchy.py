@@ -104,7 +104,8 @@ def test_frequency_grouping_names_a_label_of_its_own():
     assert auto.kind == "frequency"
     assert chain(auto.hierarchy, "r1") == ["r1", "other*", "*"]
     assert chain(auto.hierarchy, "a") == ["a", "a", "*"]
-    assert infer_hierarchy(values, counts).kind == "flat"
+    assert infer_hierarchy(values, counts).kind == "frequency"  # the default
+    assert infer_hierarchy(values, counts, grouping="none").kind == "flat"
 
 
 def test_bad_input_names_the_culprit():

@@ -737,10 +737,10 @@ def hierarchies(
         str,
         typer.Option(
             "--grouping",
-            help="Categorical columns: none (value -> *) or frequency (rare values grouped "
-            "into 'other' first).",
+            help="Categorical columns: frequency (rare values grouped into 'other' first) or "
+            "none (value -> *).",
         ),
-    ] = "none",
+    ] = "frequency",
     engine: Annotated[EngineName, typer.Option(help="Engine.")] = EngineName("numpy"),
     separator: Separator = ",",
     no_header: NoHeader = False,

@@ -9,8 +9,9 @@ several useful levels instead of the one step ``value -> *``:
   the records) are bottom- and top-coded (``<20``, ``>=90``) at every level;
 - dates and timestamps: month, quarter, year, decade (a timestamp's day first);
 - codes of equal length with digits (ZIP, ICD, NAICS): masking from the right;
-- any other column: ``*``, or with ``grouping="frequency"`` the rare values (held by fewer
-  than :data:`RARE_SHARE` of the records) grouped into ``other`` first.
+- any other column: its rare values (held by fewer than :data:`RARE_SHARE` of the records)
+  grouped into ``other`` first (``grouping="frequency"``, the default), then ``*``; with
+  ``grouping="none"`` only ``*``.
 
 The choice is the column's, never the name's alone: a name that says "code" (``zip``,
 ``postcode``, ``icd``, ``naics``) only makes equal-length numbers masked rather than cut into
@@ -61,8 +62,8 @@ FEW_CODES = 10
 TAIL = 0.01
 #: A value held by fewer than this share of the records is rare (``grouping="frequency"``).
 RARE_SHARE = 0.01
-#: What a categorical column's first level does: nothing (``"none"``: ``value -> *``) or
-#: group the rare values (``"frequency"``).
+#: What a categorical column's first level does: group the rare values (``"frequency"``, the
+#: default) or nothing (``"none"``: ``value -> *``).
 GROUPINGS = ("none", "frequency")
 _GROUPING = Param(str, choices=GROUPINGS)
 #: The date and timestamp formats recognised, tried in this order.
@@ -102,7 +103,7 @@ def infer_hierarchy(
     counts: Sequence[int] | npt.ArrayLike | None = None,
     *,
     attribute: str | None = None,
-    grouping: str = "none",
+    grouping: str = "frequency",
 ) -> AutoHierarchy:
     """Infer a hierarchy for a column from its values (see the module's rules).
 
@@ -116,8 +117,9 @@ def infer_hierarchy(
     attribute : str, optional
         The column's name: named in messages, and a name that says "code" makes equal-length
         numbers masked.
-    grouping : {"none", "frequency"}
-        For a categorical column: ``value -> *``, or the rare values grouped first.
+    grouping : {"frequency", "none"}
+        For a categorical column: the rare values grouped first (the default), or only
+        ``value -> *``.
 
     Returns
     -------
@@ -167,7 +169,7 @@ def auto_hierarchy(
     values: Iterable[object],
     *,
     counts: Sequence[int] | npt.ArrayLike | None = None,
-    grouping: str = "none",
+    grouping: str = "frequency",
     attribute: str | None = None,
 ) -> Hierarchy:
     """The hierarchy :func:`infer_hierarchy` infers (a job's ``hierarchy: auto``).

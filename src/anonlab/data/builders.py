@@ -337,7 +337,7 @@ def _from_columns(columns: list[list[str]], attribute: str | None, what: str) ->
 def _auto(
     values: Iterable[object],
     *,
-    grouping: str = "none",
+    grouping: str = "frequency",
     counts: Sequence[float] | None = None,
     attribute: str | None = None,
 ) -> Hierarchy:
