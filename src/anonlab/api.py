@@ -36,7 +36,7 @@ from anonlab.diagnosis.profile import TableProfile, profile_release, profile_tab
 from anonlab.diagnosis.questions import Answer
 from anonlab.diagnosis.risk import identifying_columns as _identifying_columns
 from anonlab.diagnosis.suda import suda2
-from anonlab.diagnosis.utility import classification_utility, utility_profile
+from anonlab.diagnosis.utility import check_target, classification_utility, utility_profile
 from anonlab.engines import ENGINES, Engine, get_engine
 from anonlab.exceptions import AnonlabError, InputError, ParameterError, PrivacyRiskWarning
 from anonlab.io import read_hierarchy, read_table, write_hierarchy
@@ -975,6 +975,7 @@ def explore(
     algorithms: Sequence[str] = EXPLORE_ALGORITHMS,
     output: str | os.PathLike[str] | None = None,
     sampling_fraction: float | None = None,
+    classify: str | None = None,
     progress: Progress | None = None,
 ) -> ExploreData:
     """Run a job as candidate releases, one per k and algorithm, and compare their risk and
@@ -1003,6 +1004,9 @@ def explore(
         written into a new folder beside it, ``<name>_files/``, and linked from the page.
     sampling_fraction : float, optional
         The share of the population the table holds: adds the population estimates.
+    classify : str, optional
+        An attribute released as it is: each candidate's classifiers are trained on the data
+        and on its release (the ``utility`` extra).
     progress : callable, optional
         Told each candidate as it starts.
 
@@ -1043,6 +1047,8 @@ def explore(
     table = read_table(data, csv_options=spec.csv)
     validate_job(table, spec)  # the job's columns and hierarchies, before anything is written
     raw = _raw_job(job, spec)
+    if classify is not None:
+        check_target(table, [q.name for q in spec.quasi_identifiers], classify)
     files = None
     if output is not None:
         files = _explore_folder(output, data, job)
@@ -1077,6 +1083,9 @@ def explore(
                 seconds,
                 k_after=risk.k if verified.k_after is None else verified.k_after,
                 cover=not result.forms_classes,
+                accuracy=classification_utility(table, result, classify).accuracy
+                if classify is not None
+                else None,
             )
             if files is not None:
                 candidate = _write_candidate(candidate, result, cand, table, files, spec)

@@ -99,3 +99,23 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path):
     )
     assert res.exit_code == 2 and "--k 'x': give whole numbers" in res.output
     assert list(tmp_path.iterdir()) == []
+
+
+def test_candidates_with_a_classification_target_show_its_accuracy():
+    pytest.importorskip("sklearn")
+    data = explore(ADULT, JOB, ks=[5], algorithms=["optimal"], classify="income")
+    (c,) = data.candidates
+    assert set(c.accuracy) == {"logistic regression", "random forest"}
+    assert 0.7 < c.accuracy["random forest"]["release"] <= 1
+    page = html.unescape(__import__("anonlab.report.html", fromlist=["x"]).render_explore(data))
+    assert "random forest accuracy (data / release)" in page
+    assert 'data-figure="frontier-highest"' in page
+    with pytest.raises(ParameterError, match="target 'age' is a quasi-identifier"):
+        explore(ADULT, JOB, ks=[5], algorithms=["optimal"], classify="age")
+
+
+def test_a_bad_target_writes_nothing(tmp_path):
+    for target in ("age", "incomee"):
+        with pytest.raises(InputError, match="classification target"):
+            explore(ADULT, JOB, ks=[5], classify=target, output=tmp_path / "e.html")
+    assert list(tmp_path.iterdir()) == []

@@ -989,6 +989,14 @@ def explore(
             "population-uniqueness estimate of each candidate."
         ),
     ] = None,
+    classify: Annotated[
+        str | None,
+        typer.Option(
+            help="An attribute released as it is (e.g. income): each candidate's accuracy "
+            "predicting it, trained on the data and on the release (pip install "
+            "'anonlab[utility]')."
+        ),
+    ] = None,
 ) -> None:
     """Run the job as candidate releases (each k, each algorithm), draw their risk against
     their loss on one scale (GCP), mark the frontier (no other candidate both loses less and
@@ -1004,6 +1012,7 @@ def explore(
                 algorithms=_split(algorithms) or [],
                 output=output,
                 sampling_fraction=sampling_fraction,
+                classify=classify,
                 progress=progress,
             )
         best = [f"k={c.k} {c.algorithm}" for c in found.candidates if c.frontier]

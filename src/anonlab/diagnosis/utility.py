@@ -27,6 +27,7 @@ __all__ = [
     "AttributeUtility",
     "ClassificationUtility",
     "UtilityProfile",
+    "check_target",
     "classification_utility",
     "utility_profile",
 ]
@@ -434,15 +435,7 @@ def classification_utility(
     """
     problem = result.problem
     qis = list(problem.quasi_identifiers)
-    if target in qis:
-        raise ParameterError(
-            f"The classification target {target!r} is a quasi-identifier: the release "
-            "generalizes it. Choose an attribute released as it is (a sensitive one)."
-        )
-    if target not in table.names:
-        raise ColumnNotFoundError(
-            f"Unknown classification target {target!r}: the data has no such column."
-        )
+    check_target(table, qis, target)
     if result.recoding is None:
         raise ParameterError("A per-partition release keeps its rows in the output file.")
     model_selection = import_optional("sklearn.model_selection", feature="classification utility")
@@ -491,6 +484,27 @@ def classification_utility(
     return ClassificationUtility(
         target, [*qis, *others], len(y), len(test), round(baseline, 4), accuracy
     )
+
+
+def check_target(table: EncodedTable, quasi_identifiers: Sequence[str], target: str) -> None:
+    """Refuse a classification target that is a quasi-identifier or not a column (one line
+    naming it), before any work.
+
+    Examples
+    --------
+    >>> import anonlab
+    >>> t = anonlab.EncodedTable.from_columns({"zip": ["4350"], "sick": ["y"]})
+    >>> check_target(t, ["zip"], "sick")  # returns None: a column released as it is
+    """
+    if target in quasi_identifiers:
+        raise ParameterError(
+            f"The classification target {target!r} is a quasi-identifier: the release "
+            "generalizes it. Choose an attribute released as it is (a sensitive one)."
+        )
+    if target not in table.names:
+        raise ColumnNotFoundError(
+            f"Unknown classification target {target!r}: the data has no such column."
+        )
 
 
 def _one_hot(columns: list[npt.NDArray[Any]]) -> Any:

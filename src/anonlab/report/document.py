@@ -156,6 +156,9 @@ class Candidate:
         Its k as the verification found it (a cell cover's: its anonymity graph's).
     cover : bool
         Whether it is a cell cover (its risk, of identical released rows, is an upper bound).
+    accuracy : dict, optional
+        With a classification target: per classifier, its accuracy trained on the data and
+        on the release (:class:`~anonlab.diagnosis.utility.ClassificationUtility`).
 
     Examples
     --------
@@ -176,6 +179,7 @@ class Candidate:
     job: str | None = None
     k_after: int | None = None
     cover: bool = False
+    accuracy: dict[str, dict[str, float]] | None = None
 
 
 @dataclass

@@ -1034,6 +1034,14 @@ def render_explore(data: ExploreData) -> str:
         "choose among them by how much risk you accept.</p>",
     ]
     if ran:
+        highest = plots.frontier(
+            [c.loss for c in ran],  # type: ignore[misc]
+            [c.risk.highest_risk for c in ran],  # type: ignore[union-attr]
+            [c.frontier for c in ran],
+            labels=[f"k={c.k} {c.algorithm}" for c in ran],
+            tips=[f"k = {c.k}, {c.algorithm}" for c in ran],
+            ylabel="highest re-identification risk (1 / k after)",
+        )
         svg = plots.frontier(
             [c.loss for c in ran],  # type: ignore[misc]
             [c.risk.average_risk for c in ran],  # type: ignore[union-attr]
@@ -1045,11 +1053,23 @@ def render_explore(data: ExploreData) -> str:
                 for c in ran
             ],
         )
-        parts.append(_figure("frontier", "Risk against loss", svg, ""))
+        parts.append(_figure("frontier", "Average risk against loss", svg, ""))
+        parts.append(
+            _figure(
+                "frontier-highest",
+                "Highest risk against loss",
+                highest,
+                "",
+                "The filled points are the frontier on average risk and loss.",
+            )
+        )
     header = ["k", "algorithm", "frontier", "loss (GCP)", "suppressed rows", "k after",
               "highest risk", "average risk"]  # fmt: skip
     if population:
         header.append("population uniques")
+    classified = [c for c in data.candidates if c.accuracy]
+    names = list(classified[0].accuracy) if classified else []  # type: ignore[arg-type]
+    header += [f"{n} accuracy (data / release)" for n in names]
     header += ["seconds", "files"]
     rows = []
     for c in data.candidates:
@@ -1067,6 +1087,10 @@ def render_explore(data: ExploreData) -> str:
         if population:
             pop = c.risk.sample.population_uniqueness if c.risk.sample else None
             values.append("-" if pop is None or pop.dankar is None else f"{pop.dankar:.4%}")
+            numeric.append(True)
+        for n in names:
+            a = (c.accuracy or {}).get(n)
+            values.append("-" if a is None else f"{a['data']:.1%} / {a['release']:.1%}")
             numeric.append(True)
         values.append(f"{c.seconds:.2f}")
         numeric.append(True)
