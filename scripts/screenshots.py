@@ -27,7 +27,7 @@ pages = {
         ("text=Riskiest records by SUDA score", "report_suda.png", 600),
         ("text=Attacker models", "report_attacker_models.png", 700),
     ],
-    "/tmp/ex/explore.html": [("h3#frontier", "explore_frontier.png", 1400)],
+    "/tmp/ex/explore.html": [("h3#frontier", "explore_frontier.png", 1500)],
 }
 with sync_playwright() as p:
     browser = p.chromium.launch(executable_path=shutil.which("chromium"), args=["--no-sandbox"])
