@@ -976,6 +976,7 @@ def explore(
     output: str | os.PathLike[str] | None = None,
     sampling_fraction: float | None = None,
     classify: str | None = None,
+    csv_options: CsvOptions | None = None,
     progress: Progress | None = None,
 ) -> ExploreData:
     """Run a job as candidate releases, one per k and algorithm, and compare their risk and
@@ -1007,6 +1008,8 @@ def explore(
     classify : str, optional
         An attribute released as it is: each candidate's classifiers are trained on the data
         and on its release (the ``utility`` extra).
+    csv_options : CsvOptions, optional
+        How to read a CSV path, in place of the job's (each candidate's job file says so).
     progress : callable, optional
         Told each candidate as it starts.
 
@@ -1034,6 +1037,8 @@ def explore(
     [(5, 'optimal', 0.0, True), (5, 'top_down', 0.0, True), (10, 'optimal', 0.5, True), (10, 'top_down', 0.667, False)]
     """
     spec = load_job(job)
+    if csv_options is not None:  # the command line's CSV options, in place of the job's
+        spec = dataclasses.replace(spec, csv=csv_options)
     ks = [int(Param(int, low=1).check(k, "k", owner="explore")) for k in ks]
     if not ks or not algorithms:
         raise ParameterError("explore needs at least one k and one algorithm.")
@@ -1047,6 +1052,8 @@ def explore(
     table = read_table(data, csv_options=spec.csv)
     validate_job(table, spec)  # the job's columns and hierarchies, before anything is written
     raw = _raw_job(job, spec)
+    if csv_options is not None:
+        raw.update(_csv_keys(csv_options))
     if classify is not None:
         check_target(table, [q.name for q in spec.quasi_identifiers], classify)
     files = None
@@ -1145,6 +1152,21 @@ def _raw_job(job: Any, spec: Any) -> dict[str, Any]:
         qis[name] = opts
     raw["quasi_identifiers"] = qis
     return raw
+
+
+def _csv_keys(options: CsvOptions) -> dict[str, Any]:
+    """CSV options as a job file's keys."""
+    keys: dict[str, Any] = {
+        "separator": options.separator,
+        "header": options.header,
+        "quote": options.quote,
+        "encoding": options.encoding,
+        "na_values": list(options.na_values),
+        "strip": options.strip,
+    }
+    if options.names is not None:
+        keys["names"] = list(options.names)
+    return keys
 
 
 def _candidate_job(raw: dict[str, Any], spec: Any, k: int, algorithm: str) -> dict[str, Any]:

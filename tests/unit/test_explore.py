@@ -119,3 +119,22 @@ def test_a_bad_target_writes_nothing(tmp_path):
         with pytest.raises(InputError, match="classification target"):
             explore(ADULT, JOB, ks=[5], classify=target, output=tmp_path / "e.html")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_explore_takes_the_csv_options_diagnose_takes(tmp_path):
+    import yaml
+
+    semi = tmp_path / "adult.csv"
+    pd = pytest.importorskip("pandas")
+    semi.write_text(pd.read_csv(ADULT, dtype=str).to_csv(sep=";", index=False))
+    job = tmp_path / "job.yaml"
+    job.write_text(yaml.safe_dump(JOB))
+    out = tmp_path / "e.html"
+    res = CliRunner().invoke(
+        app, ["explore", str(semi), "--job", str(job), "-s", ";", "--k", "5", "-o", str(out)]
+    )
+    assert res.exit_code == 0, res.output
+    written = yaml.safe_load((tmp_path / "e_files" / "k5_optimal.yaml").read_text())
+    assert written["separator"] == ";"
+    again = anonlab.anonymize(str(semi), tmp_path / "e_files" / "k5_optimal.yaml")
+    assert again.transformation

@@ -997,12 +997,20 @@ def explore(
             "'anonlab[utility]')."
         ),
     ] = None,
+    separator: Separator = ",",
+    no_header: NoHeader = False,
+    names: Names = None,
+    quote: Quote = '"',
+    encoding: Encoding = "utf-8",
+    na: Na = None,
+    strip: Strip = False,
 ) -> None:
     """Run the job as candidate releases (each k, each algorithm), draw their risk against
     their loss on one scale (GCP), mark the frontier (no other candidate both loses less and
     risks less) and link each candidate's report, release and job."""
     with _errors():
         check_input_file(data, "data file")
+        csv = _csv(separator, no_header, names, quote, encoding, na, strip)
         ks = [_whole(v, "--k") for v in _split(k) or []]
         with _progress(True, "candidates") as progress:
             found = api.explore(
@@ -1013,6 +1021,9 @@ def explore(
                 output=output,
                 sampling_fraction=sampling_fraction,
                 classify=classify,
+                csv_options=csv
+                if csv != _csv(",", False, None, '"', "utf-8", None, False)
+                else None,
                 progress=progress,
             )
         best = [f"k={c.k} {c.algorithm}" for c in found.candidates if c.frontier]
