@@ -839,3 +839,31 @@ def test_the_job_form_shows_each_hierarchy_and_takes_a_highest_level(root):
         assert 'data-status="done"' in wait(client, r.headers["location"])
         text = client.get(r.headers["location"] + "/files/job").text
         assert "max_level: 1" in text and "&id" not in text
+
+
+def test_a_hierarchy_is_edited_level_by_level_in_the_job_form(root):
+    """The form shows each column's hierarchy as editable rows; an edited one replaces the
+    inferred one (written beside the job); a malformed one is one line naming the column."""
+    rows = "".join(f"{20 + i % 50},{'FM'[i % 2]},{i % 3}\n" for i in range(200))
+    (root / "ages.csv").write_text("age,sex,visits\n" + rows)
+    with signed_in(create_app(root, token=TOKEN)) as client:
+        r = client.post(
+            "/open", data={"source": "path", "path": "ages.csv"}, follow_redirects=False
+        )
+        where = r.headers["location"]
+        form = html.unescape(client.get(f"{where}/job").text)
+        shown = form.split('name="hierarchy:age"')[1].split(">", 1)[1].split("</textarea>")[0]
+        assert shown.splitlines()[0].startswith("20;")
+        mine = "\n".join(f"{a};{'young' if a < 45 else 'old'};*" for a in range(20, 70))
+        job = {"role:age": "quasi-identifier", "role:sex": "quasi-identifier",
+               "role:visits": "insensitive", "hierarchy:age": mine, "k": "10",
+               "suppression": "0"}  # fmt: skip
+        r = client.post(f"{where}/job", data=job, follow_redirects=False)
+        assert r.status_code == 303, errors(r.text)
+        assert 'data-status="done"' in wait(client, r.headers["location"])
+        release = client.get(r.headers["location"] + "/files/release").text
+        assert {line.split(",")[0] for line in release.splitlines()[1:]} <= {"young", "old", "*"}
+        assert "hierarchies/age.csv" in client.get(r.headers["location"] + "/files/job").text
+        bad = {**job, "hierarchy:age": "20;young;*\n21;young"}
+        r = client.post(f"{where}/job", data=bad, follow_redirects=False)
+        assert r.status_code == 400 and "'age'" in errors(r.text)[0]

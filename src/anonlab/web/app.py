@@ -44,7 +44,7 @@ from anonlab import api
 from anonlab.io.job import load_yaml, parse_job
 from anonlab.report.html import cli_command, render_explore
 from anonlab.web import pages
-from anonlab.web.state import Dataset, Workspace, guarded, one_line
+from anonlab.web.state import Dataset, Workspace, guarded, one_line, parse_hierarchy_text
 
 __all__ = ["LOOPBACK_NAMES", "check_token", "create_app", "run"]
 
@@ -517,6 +517,13 @@ EXPLORE_KS = (2, 5, 10)
 EXPLORE_ALGORITHMS = ("optimal", "top_down", "murakami_uno")
 
 
+def _normal(text: str) -> list[str]:
+    """A hierarchy's text without blank lines and spaces around its cells."""
+    return [
+        ";".join(c.strip() for c in line.split(";")) for line in text.splitlines() if line.strip()
+    ]
+
+
 def _read_roles(form: Any, values: dict[str, Any]) -> None:
     """The per-column roles of the job form (``role:COLUMN``), in place of the lists of
     quasi-identifiers and sensitive attributes when given."""
@@ -528,6 +535,11 @@ def _read_roles(form: Any, values: dict[str, Any]) -> None:
     values["qi"] = [c for c, r in roles.items() if r == "quasi-identifier"]
     values["sensitive"] = [c for c, r in roles.items() if r == "sensitive"]
     values["insensitive"] = [c for c, r in roles.items() if r == "insensitive"]
+    values["hierarchy_texts"] = {
+        str(k)[len("hierarchy:") :]: str(v)
+        for k, v in form.multi_items()
+        if str(k).startswith("hierarchy:")
+    }
     values["max_levels"] = {
         str(k)[len("max_level:") :]: int(str(v))
         for k, v in form.multi_items()
@@ -665,6 +677,10 @@ def _job(ws: Workspace, ds: Dataset, values: dict[str, Any]) -> tuple[Any, str, 
     weight = str(values.get("weight") or "") or None  # sampling weights: dropped, not QIs
     insensitive = list(values.get("insensitive") or [])
     limits = dict(values.get("max_levels") or {})
+    own = dict(ds.hierarchies)  # a hierarchy edited in the form replaces the column's
+    for q, text in (values.get("hierarchy_texts") or {}).items():
+        if q in qis and _normal(text) != _normal(ds.hierarchy_text(q) or ""):
+            own[q] = parse_hierarchy_text(text, q)
     others = [
         c
         for c in [*ds.table.names, *ds.table.nested]
@@ -679,7 +695,7 @@ def _job(ws: Workspace, ds: Dataset, values: dict[str, Any]) -> tuple[Any, str, 
                 q: {
                     **(
                         {"hierarchy": hierarchy(q)}
-                        if q in ds.hierarchies
+                        if q in own
                         else {"auto": dict(AUTO["auto"])}  # (a copy each: no YAML anchors)
                     ),
                     **({"max_level": limits[q]} if q in limits else {}),
@@ -696,7 +712,7 @@ def _job(ws: Workspace, ds: Dataset, values: dict[str, Any]) -> tuple[Any, str, 
             "algorithm": values["algorithm"] or "optimal",
         }
 
-    run = job(lambda q: ds.hierarchies[q])
+    run = job(lambda q: own[q])
     api.validate_job(ds.table, run)  # refused here, not on the job's page
     written = job(lambda q: f"hierarchies/{q}.csv")
     header = f"# anonlab job; data: {ds.data_argument} {' '.join(ds.options)}\n"

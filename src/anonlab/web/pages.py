@@ -195,6 +195,14 @@ def _roles(
                 f'<option value="">{height} (any)</option>{choices}</select></label>'
                 f' <span class="note">{escape(words)}</span>'
             )
+            text = ds.hierarchy_text(c)
+            if text is not None:  # its levels, to edit (a value;its label at level 1;...)
+                lines = min(text.count("\n") + 1, 12)
+                levels += (
+                    f'<details><summary class="note">edit the levels of {escape(c)}</summary>'
+                    f'<textarea name="hierarchy:{escape(c)}" rows="{lines}">{escape(text)}'
+                    "</textarea></details>"
+                )
         rows.append(
             f'<label>{escape(c)} <select name="role:{escape(c)}">{options}</select>{note}</label>'
             + levels

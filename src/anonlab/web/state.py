@@ -34,6 +34,7 @@ from io import BytesIO
 from pathlib import Path
 from typing import Any
 
+import anonlab
 from anonlab import api
 from anonlab.api import AnonlabError, PrivacyRiskWarning
 from anonlab.io import CsvOptions, read_table, sniff_header, sniff_separator, write_hierarchy
@@ -41,7 +42,16 @@ from anonlab.io.atomic import atomic_write
 from anonlab.io.writers import write_table
 from anonlab.report.html import render
 
-__all__ = ["DATA_SUFFIXES", "Dataset", "Job", "Workspace", "guarded", "one_line"]
+__all__ = [
+    "DATA_SUFFIXES",
+    "Dataset",
+    "Job",
+    "Workspace",
+    "guarded",
+    "hierarchy_text",
+    "one_line",
+    "parse_hierarchy_text",
+]
 
 #: The separator choice that guesses it from the file's first lines.
 AUTO_SEPARATOR = "auto"
@@ -148,6 +158,51 @@ class Dataset:
             self.inferred[column] = found[column]
         auto = self.inferred[column]
         return auto.hierarchy.height, auto.description
+
+    def hierarchy_text(self, column: str) -> str | None:
+        """A column's hierarchy as the job form edits it (ARX's rows, ``;`` between the
+        levels), or None when it has more than :data:`EDITABLE_VALUES` values."""
+        self.hierarchy_of(column)
+        h = (
+            self.hierarchies[column]
+            if column in self.hierarchies
+            else self.inferred[column].hierarchy
+        )
+        if len(h.leaves) > EDITABLE_VALUES:
+            return None
+        return hierarchy_text(h)
+
+
+#: The most values a hierarchy may have to be edited in the job form.
+EDITABLE_VALUES = 200
+
+
+def hierarchy_text(hierarchy: Any) -> str:
+    """A hierarchy as lines of ``value;level 1;...;top`` (ARX's format).
+
+    Examples
+    --------
+    >>> from anonlab import Hierarchy
+    >>> print(hierarchy_text(Hierarchy([["F", "*"], ["M", "*"]])))
+    F;*
+    M;*
+    """
+    return "\n".join(";".join(row) for row in hierarchy.rows())
+
+
+def parse_hierarchy_text(text: str, column: str) -> Any:
+    """The hierarchy a user wrote in the job form (ARX's rows), or one line naming the
+    column and what is wrong.
+
+    Examples
+    --------
+    >>> parse_hierarchy_text("F;*\\nM;*", "sex").height
+    1
+    """
+    rows = [line.strip().split(";") for line in text.splitlines() if line.strip()]
+    if not rows:
+        raise api.InputError(f"The hierarchy of {column!r} in the form is empty.")
+    return anonlab.Hierarchy([[cell.strip() for cell in row] for row in rows], attribute=column)
 
 
 @dataclass
