@@ -283,3 +283,32 @@ def test_a_bad_upload_is_one_line_in_the_page(server, page, artifacts, tmp_path)
     assert "Traceback" not in p.content()
     p.screenshot(path=artifacts / "app-bad-upload.png", full_page=True)
     assert not (server.root / "anonlab-uploads" / "empty.csv").exists()
+
+
+def test_a_hierarchy_edited_level_by_level_in_the_form_is_the_one_the_job_uses(server, page):
+    """Open "edit the levels of race", group its values in two, run: the job written beside
+    the release names the edited hierarchy and no released race is outside it."""
+    p = page.page
+    p.goto(server.start)
+    p.click("#open-adult")
+    p.wait_for_url("**/d/*")
+    p.click("#to-job")
+    p.click("text=edit the levels of race")
+    area = p.locator('textarea[name="hierarchy:race"]')
+    rows = [line.split(";")[0] for line in area.input_value().splitlines()]
+    assert "White" in rows and len(rows) == 5
+    mine = "\n".join(f"{v};{'White' if v == 'White' else 'other'};*" for v in rows)
+    area.fill(mine)
+    p.fill('input[name="k"]', "5")
+    p.fill('input[name="suppression"]', "0.05")
+    p.click("#run-job")
+    p.wait_for_selector('#status[data-status="done"]', timeout=120_000)
+    job = p.request.get(p.url + "/files/job").text()
+    assert "hierarchies/race.csv" in job
+    run = p.url.rstrip("/").rsplit("/", 1)[-1]
+    (folder,) = (server.root / "anonlab-output").glob(f"*-job-{run}")
+    written = (folder / "hierarchies" / "race.csv").read_text().split()
+    assert sorted(written) == sorted(mine.split())
+    release = p.request.get(p.url + "/files/release").text().splitlines()
+    column = release[0].split(",").index("race")
+    assert {line.split(",")[column] for line in release[1:]} <= {*rows, "other", "*"}

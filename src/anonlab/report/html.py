@@ -57,6 +57,8 @@ CSS = """
 :root { --ink: #1d2733; --muted: #5b6673; --line: #d9dee5; --accent: #3b6ea8; --bad: #b3261e;
         --good: #2e7d32; --bg: #f6f8fa; }
 * { box-sizing: border-box; }
+/* no scroll anchoring: a click must land where it was aimed, even after a resize */
+html { overflow-anchor: none; }
 body { font: 15px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--ink);
        margin: 0; background: #fff; }
 header.top { background: var(--ink); color: #fff; padding: 14px 28px; }
