@@ -150,7 +150,7 @@ class Dataset:
         inferred from its values (``auto: {grouping: frequency}``)."""
         if column in self.hierarchies:
             h = self.hierarchies[column]
-            return h.height, f"its hierarchy of {h.height} levels"
+            return h.height, f"its hierarchy of {h.height} level{'' if h.height == 1 else 's'}"
         if column not in self.inferred:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
