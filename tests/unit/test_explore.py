@@ -131,9 +131,11 @@ def test_explore_takes_the_csv_options_diagnose_takes(tmp_path):
     job.write_text(yaml.safe_dump(JOB))
     out = tmp_path / "e.html"
     res = CliRunner().invoke(
-        app, ["explore", str(semi), "--job", str(job), "-s", ";", "--k", "5", "-o", str(out)]
+        app,
+        ["explore", str(semi), "--job", str(job), "-s", ";", "--k", "2,5", "-o", str(out)],
     )
     assert res.exit_code == 0, res.output
+    assert res.output.count("engine auto chose") == 1  # a note once, not once per candidate
     written = yaml.safe_load((tmp_path / "e_files" / "k5_optimal.yaml").read_text())
     assert written["separator"] == ";"
     again = anonlab.anonymize(str(semi), tmp_path / "e_files" / "k5_optimal.yaml")

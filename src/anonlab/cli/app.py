@@ -170,13 +170,19 @@ def _columns() -> tuple[ProgressColumn | str, ...]:
 
 
 class _Notes:
-    """Where the API's notes go without a progress bar: one line each on stderr."""
+    """Where the API's notes go without a progress bar: one line each on stderr, once (a
+    command that runs many jobs, as explore does, says the same thing once)."""
+
+    def __init__(self) -> None:
+        self._said: set[str] = set()
 
     def __call__(self, step: int, total: int | None) -> None:
         del step, total
 
     def note(self, message: str) -> None:
-        err.print(f"[bold]note:[/] {escape(message)}", highlight=False, soft_wrap=True)
+        if message not in self._said:
+            self._said.add(message)
+            err.print(f"[bold]note:[/] {escape(message)}", highlight=False, soft_wrap=True)
 
 
 class _Bar(_Notes):
@@ -190,6 +196,7 @@ class _Bar(_Notes):
     """
 
     def __init__(self, bar: Progress, label: str) -> None:
+        super().__init__()
         self._bar = bar
         self._started = bar.get_time()
         self._task = bar.add_task(label, total=None, started=self._started)
