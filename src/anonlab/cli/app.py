@@ -249,6 +249,31 @@ SparkMaster = Annotated[
 
 # How a command reads a CSV table: one set of options, shared by every command that takes
 # the table's CSV options on the command line (diagnose, report, hierarchies).
+#: The sample's place in its population, the same options on every command that measures risk
+#: (diagnose --risk, report, explore): the journalist and marketer models and the
+#: population-uniqueness estimates need one of them.
+SamplingFraction = Annotated[
+    float | None,
+    typer.Option(
+        help="The share of the population the table holds, in (0, 1]: adds the journalist and "
+        "marketer models and the population-uniqueness estimates (diagnose: with --risk)."
+    ),
+]
+PopulationSize = Annotated[
+    int | None,
+    typer.Option(
+        help="The number of records of the population the table was sampled from (instead of "
+        "--sampling-fraction)."
+    ),
+]
+Weight = Annotated[
+    str | None,
+    typer.Option(
+        help="A column of sampling weights, the population records each record stands for "
+        "(with a job, its 'weight' by default): adds the Benedetti-Franconi risk and the population "
+        "estimates."
+    ),
+]
 Separator = Annotated[
     str,
     typer.Option(
@@ -338,24 +363,9 @@ def diagnose(
         int | None,
         typer.Option(help="Class size below which a record is at risk (--risk); default 5."),
     ] = None,
-    sampling_fraction: Annotated[
-        float | None,
-        typer.Option(
-            help="With --risk: the share of the population the table holds, in (0, 1]; "
-            "adds the population-uniqueness estimates."
-        ),
-    ] = None,
-    population_size: Annotated[
-        int | None,
-        typer.Option(help="With --risk: the number of records of the population sampled."),
-    ] = None,
-    weight: Annotated[
-        str | None,
-        typer.Option(
-            help="With --risk: a column of sampling weights (population records per record); "
-            "adds the Benedetti-Franconi risk and the population estimates."
-        ),
-    ] = None,
+    sampling_fraction: SamplingFraction = None,
+    population_size: PopulationSize = None,
+    weight: Weight = None,
     population: Annotated[
         str | None,
         typer.Option(
@@ -900,24 +910,9 @@ def report_command(
             "where one value holds more than this share, in (0, 1]."
         ),
     ] = None,
-    sampling_fraction: Annotated[
-        float | None,
-        typer.Option(
-            help="The share of the population the table holds, in (0, 1]: the risk sections "
-            "add the journalist and marketer models and the population-uniqueness estimates."
-        ),
-    ] = None,
-    population_size: Annotated[
-        int | None,
-        typer.Option(help="The number of records of the population the table was sampled from."),
-    ] = None,
-    weight: Annotated[
-        str | None,
-        typer.Option(
-            help="A column of sampling weights (default: the job's 'weight'): adds the "
-            "Benedetti-Franconi risk and the population estimates."
-        ),
-    ] = None,
+    sampling_fraction: SamplingFraction = None,
+    population_size: PopulationSize = None,
+    weight: Weight = None,
     contingency: Annotated[
         str | None,
         typer.Option(
@@ -989,13 +984,7 @@ def explore(
         str,
         typer.Option("--algorithms", help=f"The algorithms to try: a,b ({_LISTS['algorithms']})."),
     ] = "optimal",
-    sampling_fraction: Annotated[
-        float | None,
-        typer.Option(
-            help="The share of the population the table holds, in (0, 1]: adds the "
-            "population-uniqueness estimate of each candidate."
-        ),
-    ] = None,
+    sampling_fraction: SamplingFraction = None,
     classify: Annotated[
         str | None,
         typer.Option(
