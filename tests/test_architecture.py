@@ -93,3 +93,19 @@ def test_property_tests_filter_with_assume_instead_of_returning_early():
                 if isinstance(n, ast.Return) and id(n) not in nested
             ]
     assert not early, "use hypothesis.assume instead of return in: " + ", ".join(early)
+
+
+def test_the_cli_starts_without_its_heavy_dependencies():
+    """``anonlab --help`` imports no scipy, pandas, pyarrow, DuckDB, Spark, matplotlib,
+    scikit-learn or numba: each is imported where a command first needs it (issue 56, item 4;
+    the time it saves is measured in benchmarks/README.md, not here)."""
+    import subprocess
+    import sys
+
+    heavy = "scipy pandas pyarrow duckdb pyspark matplotlib sklearn numba starlette".split()
+    code = (
+        "import sys, anonlab.cli.app; "
+        f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({heavy!r})))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -38,7 +38,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
-from scipy import optimize, special, stats
 
 from anonlab._validation import check_fraction, did_you_mean
 from anonlab.exceptions import ParameterError
@@ -279,6 +278,7 @@ def _solve(
 ) -> float | None:
     """The estimate at the first root of ``equations`` (tried from each starting point in
     turn) that solves them and gives an admissible estimate; None where there is none."""
+    from scipy import optimize  # (here: importing scipy takes a second)
 
     def guarded(x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
         try:  # a step outside the equations' domain (a division by 0, an overflow)
@@ -306,6 +306,8 @@ def _pitman(sample: _Sample) -> float | None:
     ``alpha < 1`` and not 0 (a negative ``alpha`` is Pitman's model with finitely many classes),
     and an estimate of uniques above 0 and at most ``N``.
     """
+    from scipy import special  # (here: importing scipy takes a second)
+
     u, n, c1 = sample.u, sample.n, sample.c1
     if u < 2:
         return None
@@ -359,6 +361,8 @@ def _zayatz(sample: _Sample) -> float | None:
     drawing one of ``j`` marked records in ``n`` draws out of ``N``; the population uniques are
     ``c1 * P / f``.
     """
+    from scipy import stats  # (here: importing scipy takes a second)
+
     population, n = int(sample.population), int(sample.n)
     draws = stats.hypergeom.pmf(1, population, sample.size_values, n)
     total = float((sample.size_counts * draws).sum())
@@ -397,6 +401,8 @@ def _snb(sample: _Sample) -> float | None:
     ``K beta^alpha``. Solved for ``log alpha`` and ``logit beta`` so that every root is
     admissible (``alpha > 0``, ``0 < beta < 1``).
     """
+    from scipy import special  # (here: importing scipy takes a second)
+
     if sample.f >= 1.0:
         return sample.c1 / sample.population
     k, f, c1, c2 = _shlosser_classes(sample), sample.f, sample.c1, sample.c2
