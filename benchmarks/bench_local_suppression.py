@@ -127,7 +127,7 @@ VARIANTS: dict[str, Any] = {
         "generalize": "optimal",
         "search_k": 2,
     },
-    "local_suppression (no generalization)": {"name": "local_suppression"},
+    "local_suppression (no generalization)": {"name": "local_suppression", "generalize": "none"},
 }
 
 

@@ -88,9 +88,11 @@ def jobs(draw):
         ]
     if draw(st.booleans()):
         params["limits"] = {"age": draw(st.integers(0, n)), "zip": draw(st.integers(0, n))}
-    generalize = draw(st.sampled_from([None, "levels", "optimal"]))
+    generalize = draw(st.sampled_from(["none", "levels", "optimal"]))
     suppression = 0.0
-    if generalize == "levels":
+    if generalize == "none":
+        params["generalize"] = "none"
+    elif generalize == "levels":
         params["generalize"] = {"age": draw(st.integers(0, 2)), "zip": draw(st.integers(0, 4))}
     elif generalize == "optimal":
         params["generalize"] = "optimal"

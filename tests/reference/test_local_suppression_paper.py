@@ -74,7 +74,12 @@ def _job(**params: object) -> dict[str, object]:
         "quasi_identifiers": {"a": {}, "b": {}, "c": {}},
         "models": [{"k_anonymity": {"k": 2}}],
         "metric": "gcp",
-        "algorithm": {"name": "local_suppression", "importance": ["a", "b", "c"], **params},
+        "algorithm": {
+            "name": "local_suppression",
+            "importance": ["a", "b", "c"],
+            "generalize": "none",  # (sdcMicro's plain local suppression)
+            **params,
+        },
     }
 
 

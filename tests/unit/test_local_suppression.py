@@ -30,7 +30,7 @@ def _job(k: int = 2, **params: object) -> dict:
         "quasi_identifiers": {"a": {}, "b": {}, "c": {}},
         "models": [{"k_anonymity": {"k": k}}],
         "metric": "gcp",
-        "algorithm": {"name": "local_suppression", **params},
+        "algorithm": {"name": "local_suppression", "generalize": "none", **params},
     }
 
 
@@ -65,13 +65,12 @@ def _cli_refuses(folder: Path, job: dict, message: str) -> None:
     [
         (
             {"importance": ["a", "sexx"]},
-            "The importance of 'local_suppression' names 'sexx', which is not a "
-            "quasi-identifier.",
+            "The importance of 'local_suppression' names 'sexx', which is not a quasi-identifier.",
         ),
         ({"importance": ["a", "a"]}, "names 'a' twice"),
         ({"limits": {"d": 3}}, "The limits of 'local_suppression' names 'd'"),
         ({"limits": {"a": -1}}, "The \"limits['a']\" parameter of local_suppression must be"),
-        ({"generalize": "best"}, "must be 'optimal' or a level per quasi-identifier"),
+        ({"generalize": "best"}, "must be 'optimal', 'none' or a level per quasi-identifier"),
         ({"generalize": {"a": 5}}, "parameter of local_suppression must be an int in [0, 1]"),
         ({"search_k": 3}, "'search_k' parameter of local_suppression would do nothing"),
         ({"importance": "a"}, "The 'importance' parameter of local_suppression must be"),
@@ -92,7 +91,10 @@ def test_k_larger_than_the_table_is_one_line_naming_it(files):
 
 def test_models_other_than_k_anonymity_are_refused_by_name(files):
     job = _job()
-    job["models"] = [{"k_anonymity": {"k": 2}}, {"distinct_l_diversity": {"attribute": "c", "l": 2}}]
+    job["models"] = [
+        {"k_anonymity": {"k": 2}},
+        {"distinct_l_diversity": {"attribute": "c", "l": 2}},
+    ]
     job["quasi_identifiers"] = {"a": {}, "b": {}}
     job["sensitive"] = ["c"]
     _cli_refuses(files, job, "no classes for model 'distinct_l_diversity' to judge")

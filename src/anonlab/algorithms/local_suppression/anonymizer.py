@@ -78,11 +78,11 @@ class LocalSuppression(Anonymizer):
     are those of :mod:`anonlab.algorithms.local_suppression.search`.
 
     Stewards combine it with generalization: a full-domain level first, then blanks for
-    the records still below ``k`` (``generalize``). With ``generalize: optimal`` the job's
-    ``optimal`` search chooses the levels under the job's suppression limit (the rows it
-    would suppress are instead blanked cell by cell, so the release blanks at most as many
-    cells as that release suppresses rows times attributes), with ``search_k`` for a looser
-    k in the search; with a mapping, the given levels.
+    the records still below ``k`` (``generalize``). By default (``generalize: optimal``)
+    the job's ``optimal`` search chooses the levels under the job's suppression limit (the
+    rows it would suppress are instead blanked cell by cell, so the release blanks at most
+    as many cells as that release suppresses rows times attributes), with ``search_k`` for
+    a looser k in the search; with a mapping, the given levels; with ``none``, none.
 
     Only k-anonymity can be met: a record with a blank belongs to no single class, so class
     models (l-diversity, t-closeness, risk models) are refused.
@@ -95,10 +95,11 @@ class LocalSuppression(Anonymizer):
         is less important (sdcMicro's default, used for all when not given).
     limits : dict, optional
         The most cells each named quasi-identifier may lose (an int >= 0).
-    generalize : "optimal" or dict, optional
-        The full-domain level applied before blanking: ``"optimal"`` (the ``optimal``
-        search on the job, under its suppression limit), or a level per quasi-identifier
-        (those not named at their lowest allowed level). Default: the lowest allowed levels.
+    generalize : "optimal", "none" or dict
+        The full-domain level applied before blanking: ``"optimal"`` (the default: the
+        ``optimal`` search on the job, under its suppression limit), ``"none"`` (the lowest
+        allowed levels: sdcMicro's plain local suppression), or a level per quasi-identifier
+        (those not named at their lowest allowed level).
     search_k : int, optional
         The k of the ``optimal`` search of ``generalize: optimal`` (default: the job's k).
 
@@ -116,7 +117,8 @@ class LocalSuppression(Anonymizer):
     ...     "zip": ["4350", "4350", "4360", "4360", "4360", "4350"]})
     >>> job = {"quasi_identifiers": {"sex": {}, "zip": {"mask": {"width": 4}}},
     ...        "models": [{"k_anonymity": {"k": 2}}], "metric": "gcp",
-    ...        "algorithm": {"name": "local_suppression", "importance": ["sex", "zip"]}}
+    ...        "algorithm": {"name": "local_suppression", "importance": ["sex", "zip"],
+    ...                      "generalize": "none"}}
     >>> r = anonlab.anonymize(t, job)
     >>> r.columns["sex"].tolist(), r.columns["zip"].tolist()
     (['F', 'F', 'F', 'M', 'M', 'M'], ['4350', '4350', '*', '4360', '4360', '*'])
@@ -127,12 +129,12 @@ class LocalSuppression(Anonymizer):
     name: ClassVar[str] = "local_suppression"
     family: ClassVar[str] = "local suppression, cells blanked under wildcard matching"
     verifier: ClassVar[str] = "blanks"
-    conformance_job: ClassVar[dict[str, Any]] = {"metric": {"name": "gcp"}, "suppression": 0.0}
+    conformance_job: ClassVar[dict[str, Any]] = {"metric": {"name": "gcp"}}
     _parameter_constraints: ClassVar[dict[str, Param]] = {
         "importance": Param(list, none=True),
         "limits": Param(dict, none=True),
         "generalize": Param(
-            (str, dict), none=True, text="'optimal' or a level per quasi-identifier (a dict)"
+            (str, dict), text="'optimal', 'none' or a level per quasi-identifier (a dict)"
         ),
         "search_k": Param(int, low=2, none=True),
     }
@@ -142,7 +144,7 @@ class LocalSuppression(Anonymizer):
         *,
         importance: list[str] | None = None,
         limits: dict[str, int] | None = None,
-        generalize: str | dict[str, int] | None = None,
+        generalize: str | dict[str, int] = "optimal",
         search_k: int | None = None,
     ) -> None:
         self.importance = importance
@@ -155,7 +157,7 @@ class LocalSuppression(Anonymizer):
         """Whether the job's suppression limit means something: only with
         ``generalize: optimal``, whose search chooses its levels under it (the rows it would
         suppress are blanked instead; no row is removed)."""
-        return self.generalize == "optimal"
+        return not (self.generalize == "none" or isinstance(self.generalize, dict))
 
     def _check_problem(self, problem: Problem) -> None:
         """Refuse, before any work, models, names and levels the algorithm cannot use."""
@@ -170,10 +172,10 @@ class LocalSuppression(Anonymizer):
         for q, limit in (self.limits or {}).items():
             self._known(q, qis, "limits")
             Param(int, low=0).check(limit, f"limits[{q!r}]", owner=self.name)
-        if isinstance(self.generalize, str) and self.generalize != "optimal":
+        if isinstance(self.generalize, str) and self.generalize not in ("optimal", "none"):
             raise ParameterError(
-                f"The 'generalize' parameter of {self.name} must be 'optimal' or a level per "
-                f"quasi-identifier (a dict). Got {self.generalize!r} instead."
+                f"The 'generalize' parameter of {self.name} must be 'optimal', 'none' or a "
+                f"level per quasi-identifier (a dict). Got {self.generalize!r} instead."
             )
         if isinstance(self.generalize, dict):
             for q, level in self.generalize.items():
