@@ -13,6 +13,7 @@ from anonlab.release.anonymity_graph import (
     check_release,
 )
 from anonlab.release.audit import ReleaseAudit, audit_release
+from anonlab.release.blanks import Blanks
 from anonlab.release.cellcover import CellCover
 from anonlab.release.clusters import Clusters
 from anonlab.release.measure import measure, metric_context, release_cells
@@ -38,6 +39,7 @@ from anonlab.release.verify import (
 __all__ = [
     "AnonymityGraph",
     "AnonymizationResult",
+    "Blanks",
     "CellCover",
     "attribute_ncp",
     "Clusters",

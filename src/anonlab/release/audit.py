@@ -48,6 +48,7 @@ from anonlab.release.anonymity_graph import (
     graph_check,
     label_covers,
 )
+from anonlab.release.blanks import BLANKS_K, read_blanks, wildcard_frequencies
 from anonlab.release.problem import Problem
 from anonlab.release.verify import CLASSES_K, model_keys
 
@@ -122,6 +123,9 @@ class ReleaseAudit:
         What was verified, in order.
     cells : ReleaseCheck, optional
         A cell cover's anonymity graph figures.
+    wildcard : bool
+        Whether the release holds blank cells counted with wildcard semantics (local
+        suppression, :mod:`anonlab.release.blanks`).
 
     Examples
     --------
@@ -148,6 +152,7 @@ class ReleaseAudit:
     models: list[dict[str, Any]]
     findings: list[Finding]
     cells: ReleaseCheck | None = field(default=None, repr=False)
+    wildcard: bool = False
 
     @property
     def holds(self) -> bool:
@@ -178,7 +183,9 @@ class ReleaseAudit:
         """
         out: dict[str, Any] = {
             "holds": self.holds,
-            "kind": "anonymity graph" if self.graph else "classes",
+            "kind": "anonymity graph"
+            if self.graph
+            else ("blanks (wildcard)" if self.wildcard else "classes"),
             "rows": self.rows,
             "original_rows": self.original_rows,
             "removed_rows": self.removed_rows,
@@ -616,6 +623,7 @@ def audit_release(
     identifying: Sequence[tuple[str, str]] = (),
     pseudo: Sequence[str] = (),
     plain: Any = None,
+    blanks: bool = False,
 ) -> ReleaseAudit:
     """Verify a released table against its original and its job (see the module docstring).
 
@@ -641,6 +649,9 @@ def audit_release(
         loss).
     plain : callable, optional
         How a model's parameter is shown (a hierarchy as its file); default as it is.
+    blanks : bool
+        The job's algorithm blanks cells (local suppression): every record is released and
+        judged by its wildcard frequency (a blank ``*`` matches any value).
 
     Returns
     -------
@@ -672,11 +683,13 @@ def audit_release(
     if removed is not None:
         candidates = np.flatnonzero(~np.asarray(removed, dtype=bool)).astype(np.int64)
     n_removed = n - int(candidates.size)
-    if graph or mask_suppressed:
+    if graph or mask_suppressed or blanks:
         if n_rel != candidates.size:
             why = (
                 "a cell cover releases every record"
                 if graph
+                else "local suppression releases every record"
+                if blanks
                 else "the job masks suppressed rows ('output: {suppressed: mask}')"
             )
             pre = f" ({n_removed:,} removed by the algorithm)" if n_removed else ""
@@ -780,6 +793,8 @@ def audit_release(
     limit = problem.max_suppressed
     if graph:
         return _graph_audit(problem, cells, findings, n_removed, show)
+    if blanks:
+        return _blanks_audit(problem, released, findings, show)
     judged = _judge_classes(problem, released, pairs, mask_suppressed=mask_suppressed, plain=show)
     suppressed = judged.masked_rows if mask_suppressed else missing
     bound = suppressed if not mask_suppressed or judged.masked_fail else 0
@@ -864,6 +879,53 @@ def _rows_finding(
             "differs.",
         )
     return Finding("rows", True, f"{what}; the job allows {limit:,} suppressed.")
+
+
+def _blanks_audit(
+    problem: Problem, released: EncodedTable, findings: list[Finding], show: Any
+) -> ReleaseAudit:
+    """The privacy verdict of a release with blanks: every record's wildcard frequency,
+    recounted from the released labels."""
+    codes, blank = read_blanks(problem, released)
+    freq = wildcard_frequencies(codes, blank)
+    k_after = int(freq.min()) if freq.size else 0
+    models = []
+    for key, m in zip(model_keys(problem.models), problem.models):
+        k = m.min_class_size
+        short = int(np.count_nonzero(freq < k))
+        wildcard = m.name == "k_anonymity"
+        violation = (
+            f"{short:,} records are compatible with fewer than {k} released records"
+            if wildcard
+            else f"a release with blanks forms no classes for {m.name!r} to judge"
+        )
+        params = {p: show(v) for p, v in m.params().items()}
+        models.append(_entry(key, params, wildcard and not short, 0, short, violation))
+    n = released.n_rows
+    findings.insert(1, Finding("rows", True, f"{n:,} rows, one per record in the data's order."))
+    findings.append(
+        Finding(
+            "privacy",
+            all(m["holds"] for m in models),
+            f"k after = {k_after} ({BLANKS_K}): the wildcard frequencies of the {n:,} records "
+            f"({int(blank.sum()):,} blank cells).",
+        )
+    )
+    distinct = get_engine("numpy", released).class_stats(list(problem.quasi_identifiers))
+    return ReleaseAudit(
+        graph=False,
+        rows=n,
+        original_rows=problem.n_rows,
+        removed_rows=0,
+        suppressed_rows=0,
+        suppression_limit=problem.max_suppressed,
+        classes=distinct.n_classes,
+        k_after=k_after,
+        k_meaning=BLANKS_K,
+        models=models,
+        findings=findings,
+        wildcard=True,
+    )
 
 
 def _graph_audit(
