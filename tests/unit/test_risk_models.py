@@ -225,7 +225,11 @@ def test_registered_with_their_parameters():
     for name in ("average_risk", "sample_uniqueness", "population_uniqueness", "k_map"):
         assert name in MODELS
     assert model_parameters("average_risk") == (["threshold"], ["highest_risk", "records_at_risk"])
-    assert model_parameters("k_map") == (["k", "sampling_fraction"], ["significance", "estimator"])
+    # (sampling_fraction, or a population table instead: k-map with a population table)
+    assert model_parameters("k_map") == (
+        ["k"],
+        ["sampling_fraction", "significance", "estimator", "population"],
+    )
     m = build_model("population_uniqueness", {"threshold": 0.01, "sampling_fraction": 0.01})
     assert m.params() == {"threshold": 0.01, "sampling_fraction": 0.01, "estimator": "dankar"}
     with pytest.raises(ParameterError, match="Unknown parameter 'risk' of model 'average_risk'"):
