@@ -152,10 +152,11 @@ def _population(job: JobSpec) -> Population:
     """The job's population table, read once (with the job's CSV options)."""
     if job.population_table is None:
         source = job.population
-        name = repr(str(source)) if isinstance(source, Path) else "the population table"
         table = read_table(source, csv_options=job.csv)
         names = [q.name for q in job.quasi_identifiers]
-        population = Population(table, name)
+        population = (
+            Population(table, repr(str(source))) if isinstance(source, Path) else Population(table)
+        )
         population.require(names)
         job.population_table = population
     assert isinstance(job.population_table, Population)

@@ -699,11 +699,15 @@ class KMap(PrivacyModel):
         population: Population | EncodedTable | None = None,
     ) -> None:
         self.k: int = self._checked("k", k)
-        if (sampling_fraction is None) == (population is None):
+        if sampling_fraction is None and population is None:
             raise ParameterError(
-                "Model 'k_map' takes exactly one of 'sampling_fraction' (k-map estimated with "
-                "a population model) and a population table (a job's 'population: FILE'); "
-                + ("both were given." if population is not None else "neither was given.")
+                "Model 'k_map' needs parameter 'sampling_fraction' (k-map estimated with a "
+                "population model) or a population table (the job's 'population: FILE')."
+            )
+        if sampling_fraction is not None and population is not None:
+            raise ParameterError(
+                "Model 'k_map' takes 'sampling_fraction' (k-map estimated with a population "
+                "model) or a population table, not both."
             )
         self.significance: float = self._checked("significance", significance)
         self.estimator: str = _checked_choice(self, "estimator", estimator)
