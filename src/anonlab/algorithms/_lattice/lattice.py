@@ -838,7 +838,8 @@ class LatticeEvaluator:
         for codes in pop_codes:
             inside &= codes >= 0
         pop_weights = np.asarray(pop.sizes, dtype=np.int64)[inside]
-        if math.prod(radix) < 2**62:  # one integer per key: mixed radix
+        space = math.prod(radix)
+        if space < 2**62:  # one integer per key: mixed radix
             pop_key = np.zeros(int(inside.sum()), dtype=np.int64)
             key = np.zeros(stats.n_classes, dtype=np.int64)
             for i, (codes, card) in enumerate(zip(pop_codes, radix)):
@@ -854,8 +855,8 @@ class LatticeEvaluator:
             _, ids = np.unique(both, axis=0, return_inverse=True)
             ids = np.asarray(ids, dtype=np.int64).ravel()
             pop_key, key = ids[: pop_weights.size], ids[pop_weights.size :]
-        ukeys, inverse = np.unique(pop_key, return_inverse=True)
-        sums = np.bincount(inverse.ravel(), weights=pop_weights, minlength=ukeys.size)
+            space = int(ids.max()) + 1 if ids.size else 1
+        _, sums, ukeys = merge_keys(pop_key, space, pop_weights, need_ids=False)
         at = np.minimum(np.searchsorted(ukeys, key), max(ukeys.size - 1, 0))
         found = ukeys[at] == key if ukeys.size else np.zeros(key.size, dtype=bool)
         counts = np.where(found, sums[at] if ukeys.size else 0, 0).astype(np.int64)
