@@ -8,11 +8,15 @@ nodes), each setting below runs ``algorithm: optimal`` in anonlab and ARX's exac
 temporary folder; its ``--levels`` fixes one transformation, to ask ARX about one node) and
 writes both optima: the transformation (levels), the suppressed
 records and the loss, with anonlab's wall time and nodes evaluated and ARX's wall time of
-``anonymize()`` (one run after one warm-up, JVM start excluded).
+``anonymize()`` (one run after one warm-up, JVM start excluded). The settings of k-map with a
+population table and delta-presence anonymize ARX's own research subset of adult
+(``adult_subset.csv``, 3,016 rows) with adult as the population table; ARX's suppressed records
+are counted without the population's rows outside the subset (its output suppresses those).
 
     PYTHONPATH=src python benchmarks/bench_risk_models.py [--only LABEL] [--no-arx]
 
-Writes benchmarks/results/risk_models.json. ARX is looked for with ``$ARX_CP`` or
+Writes benchmarks/results/risk_models.json (with ``--only``, the other settings' rows of the
+last run are kept). ARX is looked for with ``$ARX_CP`` or
 ``../shared/tools/arx/build.sh --print-cp`` (its build in /tmp/arx); without it only anonlab's
 figures are written.
 """
@@ -201,15 +205,54 @@ SETTINGS: list[dict[str, Any]] = [
 ]
 
 
+def _with_population(label: str, models: list[Any], arx: list[str], suppression: float) -> Any:
+    """A setting of a model with a population table: the sample is ARX's own research subset
+    of adult (adult_subset.csv, 3,016 rows), the population adult (``population:
+    adult.csv``; ARX: DataSubset.create(data, subset)), the loss metric."""
+    return {
+        "label": label,
+        "models": models,
+        "arx": arx,
+        "suppression": suppression,
+        "metric": "loss",
+        "population": True,
+    }
+
+
+SETTINGS += [
+    _with_population(f"k-map {k} (population table), {round(supp * 100)} %, loss",
+                     [{"k_map": {"k": k}}], ["--model", "k-map-subset", "--kmap", str(k)], supp)
+    for k, supp in ((5, 0.0), (10, 0.05))
+] + [
+    _with_population(
+        f"delta-presence {lo}-{hi}, {round(supp * 100)} %, loss",
+        [{"delta_presence": {"dmin": lo, "dmax": hi}}],
+        ["--model", "d-presence", "--dmin", str(lo), "--dmax", str(hi)],
+        supp,
+    )
+    for lo, hi, supp in ((0.0, 0.5, 0.0), (0.0, 0.2, 0.05), (0.05, 0.5, 0.05))
+]  # fmt: skip
+
+
 def data_dir() -> Path:
     """ARX's data sets in ../shared."""
     return common.shared_dir() / "datasets" / "arx"
 
 
-def job_for(setting: dict[str, Any]) -> dict[str, Any]:
-    """anonlab's job of a setting."""
+def sample_of(setting: dict[str, Any], table: Any) -> Any:
+    """The table a setting anonymizes: ARX's research subset of adult for the models with a
+    population table (adult itself is then the population), else ``table``."""
+    if not setting.get("population"):
+        return table
+    return read_table(data_dir() / "adult_subset.csv", csv_options=CsvOptions(separator=";"))
+
+
+def job_for(setting: dict[str, Any], population: Any = None) -> dict[str, Any]:
+    """anonlab's job of a setting (``population``: the population table, for a setting that
+    reads one)."""
     d = data_dir()
-    return {
+    extra = {"population": population} if setting.get("population") else {}
+    return extra | {
         "separator": ";",
         "quasi_identifiers": {
             q: {"hierarchy": read_hierarchy(d / f"adult_hierarchy_{q}.csv", attribute=q)}
@@ -224,10 +267,11 @@ def job_for(setting: dict[str, Any]) -> dict[str, Any]:
 
 def anonlab_optimum(table: Any, setting: dict[str, Any]) -> dict[str, Any]:
     """anonlab's optimum of a setting (one warm-up run, then one timed run)."""
-    job = job_for(setting)
-    anonymize(table, job)
+    job = job_for(setting, table)
+    data = sample_of(setting, table)
+    anonymize(data, job)
     t0 = time.perf_counter()
-    res = anonymize(table, job)
+    res = anonymize(data, job)
     return {
         "levels": res.transformation,
         "loss": res.loss,
@@ -270,16 +314,30 @@ def arx_optimum(classpath: str, setting: dict[str, Any]) -> dict[str, Any]:
         "--supp", str(setting["suppression"]), "--metric", setting["metric"],
         "--warmups", "1", "--runs", "1", *setting["arx"],
     ]  # fmt: skip
+    outside = 0  # ARX's output suppresses the population's rows outside the research subset
+    if setting.get("population"):
+        cmd += ["--subset", str(d / "adult_subset.csv")]
+        outside = _rows(d / "adult.csv") - _rows(d / "adult_subset.csv")
     out = subprocess.run(cmd, capture_output=True, text=True, check=True)
     raw = json.loads(out.stdout.strip().splitlines()[-1])
+    suppressed = raw.get("suppressed_records")
     return {
         "levels": raw.get("transformation"),
         "loss": float(raw["loss_highest"]) if raw.get("optimum_found") else None,
-        "suppressed_rows": raw.get("suppressed_records"),
+        # (ARX counts the rows outside the subset as suppressed only when it suppresses)
+        "suppressed_rows": (
+            suppressed - outside if suppressed is not None and suppressed >= outside else suppressed
+        ),
         "nodes": raw.get("transformations_checked"),
         "wall_ms": raw["median_ms"],
         "privacy_models": raw["privacy_models"],
     }
+
+
+def _rows(path: Path) -> int:
+    """The records of a CSV file with a header."""
+    with open(path, encoding="utf-8") as f:
+        return sum(1 for line in f if line.strip()) - 1
 
 
 def main() -> None:
@@ -324,7 +382,17 @@ def main() -> None:
         rows,
         title="adult (8 QIs, optimal): anonlab beside ARX 3.9.2",
     )  # fmt: skip
-    path = common.write_results("risk_models", {"qis": QIS, "settings": out})
+    settings = out
+    if args.only:  # the other settings' rows of the last full run are kept
+        done = {r["label"] for r in out}
+        path = common.RESULTS / "risk_models.json"
+        kept = json.loads(path.read_text())["settings"] if path.exists() else []
+        order = [s["label"] for s in SETTINGS]
+        rows_by = {r["label"]: r for r in kept if r["label"] not in done} | {
+            r["label"]: r for r in out
+        }
+        settings = [rows_by[label] for label in order if label in rows_by]
+    path = common.write_results("risk_models", {"qis": QIS, "settings": settings})
     print(f"wrote {path}")
 
 

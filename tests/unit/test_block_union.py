@@ -6,11 +6,13 @@ from __future__ import annotations
 import pytest
 
 from anonlab.data.hierarchy import Hierarchy
+from anonlab.data.table import EncodedTable
 from anonlab.exceptions import ParameterError
 from anonlab.models import MODELS, build_model
 from anonlab.release.partitioned import check_union
 
 TREE = Hierarchy([["a", "*"], ["b", "*"], ["c", "*"]], attribute="s")
+POPULATION = EncodedTable.from_columns({"s": ["a", "b", "c"]})
 
 #: (model, parameters) -> the words of the refusal, or None where the union keeps it
 DECISIONS: list[tuple[str, dict[str, object], str | None]] = [
@@ -42,6 +44,12 @@ DECISIONS: list[tuple[str, dict[str, object], str | None]] = [
     ("enhanced_beta_likeness", {"attribute": "s", "beta": 1.0}, "whole table's distribution"),
     ("delta_disclosure", {"attribute": "s", "delta": 1.0}, "whole table's distribution"),
     ("k_map", {"k": 10, "sampling_fraction": 0.1}, None),
+    ("k_map", {"k": 10, "population": POPULATION}, "counted in the whole table"),
+    (
+        "delta_presence",
+        {"dmin": 0.0, "dmax": 0.5, "population": POPULATION},
+        "counted in the whole table",
+    ),
     ("average_risk", {"threshold": 0.1}, "judges the whole table"),
     ("sample_uniqueness", {"threshold": 0.1}, "judges the whole table"),
     (

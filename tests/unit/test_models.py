@@ -482,6 +482,7 @@ def test_models_registry_names():
             "sample_uniqueness",
             "population_uniqueness",
             "k_map",
+            "delta_presence",
         ]
     )
     assert model_parameters("recursive_cl_diversity") == (["attribute", "c", "l"], [])

@@ -12,7 +12,7 @@ import pytest
 from anonlab import EncodedTable, anonymize
 from anonlab.api import open_engine
 from anonlab.data.stats import ClassStats
-from anonlab.exceptions import ParameterError
+from anonlab.exceptions import InputError, ParameterError
 from anonlab.models import (
     MODELS,
     AverageRisk,
@@ -225,7 +225,11 @@ def test_registered_with_their_parameters():
     for name in ("average_risk", "sample_uniqueness", "population_uniqueness", "k_map"):
         assert name in MODELS
     assert model_parameters("average_risk") == (["threshold"], ["highest_risk", "records_at_risk"])
-    assert model_parameters("k_map") == (["k", "sampling_fraction"], ["significance", "estimator"])
+    # (sampling_fraction, or a population table instead: k-map with a population table)
+    assert model_parameters("k_map") == (
+        ["k"],
+        ["sampling_fraction", "significance", "estimator", "population"],
+    )
     m = build_model("population_uniqueness", {"threshold": 0.01, "sampling_fraction": 0.01})
     assert m.params() == {"threshold": 0.01, "sampling_fraction": 0.01, "estimator": "dankar"}
     with pytest.raises(ParameterError, match="Unknown parameter 'risk' of model 'average_risk'"):
@@ -272,3 +276,47 @@ def test_a_job_releases_a_table_that_satisfies_the_model(model, algorithm):
     if built.sample_based:
         assert built.holds(kept)
     assert result.suppressed_rows <= 10
+
+
+# ------------------------------------------------------------ with a population table
+def _with_population(sample, population):
+    from anonlab.data.stats import count_population
+
+    s = open_engine(EncodedTable.from_columns({"zip": sample})).class_stats(["zip"])
+    p = open_engine(EncodedTable.from_columns({"zip": population})).class_stats(["zip"])
+    return count_population(s, p, name="pop")
+
+
+def test_delta_presence_fails_every_class_when_a_population_class_has_no_sample_record():
+    """Population records of zip '3', of which the sample holds none, are in it with
+    probability 0: below any dmin > 0, and no suppression of sample rows repairs that (ARX
+    fails the transformation); with dmin = 0 they pass."""
+    from anonlab.models import DeltaPresence
+
+    pop = EncodedTable.from_columns({"zip": ["1", "1", "2", "2", "3"]})
+    stats = _with_population(["1", "2"], ["1", "1", "2", "2", "3"])
+    assert stats.population_sizes.tolist() == [2, 2] and stats.population_rows == 5
+    assert DeltaPresence(0.0, 0.5, pop).class_ok(stats).tolist() == [True, True]
+    assert DeltaPresence(0.1, 0.5, pop).class_ok(stats).tolist() == [False, False]
+    whole = _with_population(["1", "2", "3"], ["1", "1", "2", "2", "3"])
+    assert DeltaPresence(0.1, 0.5, pop).class_ok(whole).tolist() == [True, True, False]
+    assert DeltaPresence(0.1, 0.5, pop).value(whole) == 1.0
+
+
+def test_k_map_with_a_population_table_counts_the_population_not_the_sample():
+    pop = EncodedTable.from_columns({"zip": ["1"] * 5 + ["2"] * 2})
+    stats = _with_population(["1", "2", "2"], ["1"] * 5 + ["2"] * 2)
+    m = KMap(3, population=pop)
+    assert m.class_ok(stats).tolist() == [True, False]
+    assert m.params() == {"k": 3, "population": "(in memory)"}
+    assert m.class_rule() is None and m.union_safe is None and m.min_class_size == 1
+    assert KMap(3, sampling_fraction=0.5).union_safe  # the estimated k-map is unchanged
+    with pytest.raises(ParameterError, match="hold no population records"):
+        m.class_ok(open_engine(EncodedTable.from_columns({"zip": ["1"]})).class_stats(["zip"]))
+    with pytest.raises(ParameterError, match="not both"):
+        KMap(3, sampling_fraction=0.5, population=pop)
+
+
+def test_a_sample_larger_than_its_population_is_named():
+    with pytest.raises(InputError, match=r"\(zip='2'\), the sample 2"):
+        _with_population(["1", "2", "2"], ["1", "2"])

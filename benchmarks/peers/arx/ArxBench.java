@@ -12,9 +12,10 @@
  * Usage:
  *   java -Xmx8g -cp <arx classes>:<arx jars>:. ArxBench --data adult.csv --hierdir DIR --name adult \
  *        --qis sex,age,... [--sensitive occupation] [--k 5] [--model k|distinct-l|entropy-l|
- *        recursive-cl|equal-t|hier-t|avg-risk|sample-uniqueness|population-uniqueness|k-map|none]
+ *        recursive-cl|equal-t|hier-t|avg-risk|sample-uniqueness|population-uniqueness|k-map|
+ *        k-map-subset|d-presence|none]
  *        [--l 3] [--c 4] [--t 0.2] [--risk 0.05] [--highest 0.2 --at-risk 0.05]
- *        [--kmap 100] [--fraction 0.01] [--significance 0.01] [--estimator poisson|ztp|
+ *        [--kmap 100] [--subset adult_subset.csv --dmin 0 --dmax 0.5] [--fraction 0.01] [--significance 0.01] [--estimator poisson|ztp|
  *        pitman|zayatz|snb|dankar] [--levels 0,3,0,...] --supp 0.05 --metric loss [--warmups 2]
  *        [--runs 5] [--label x]
  * --levels fixes the transformation (each QI's minimum and maximum level, in --qis order).
@@ -23,6 +24,10 @@
  * sample-uniqueness is SampleUniqueness(risk); population-uniqueness is PopulationUniqueness(risk,
  * estimator, ARXPopulationModel.create(rows, fraction)); k-map is KMap(kmap, significance,
  * ARXPopulationModel.create(rows, fraction), POISSON or ZERO_TRUNCATED_POISSON).
+ * The models with a research subset (--subset FILE: the subset's rows, each mapped by ARX to a
+ * row of --data, the population; DataSubset.create(data, Data.create(subset))): k-map-subset is
+ * KMap(kmap, subset) (pcount >= k), d-presence is DPresence(dmin, dmax, subset) (--dmin 0.0
+ * --dmax 0.5).
  * Metrics: loss (createLossMetric(0.5, GEOMETRIC_MEAN)), entropy (createEntropyMetric(false)),
  * discernability (createDiscernabilityMetric(false)), aecs (createAECSMetric()),
  * precision (createPrecisionMetric(false)), height (createHeightMetric()).
@@ -43,7 +48,9 @@ import java.util.Set;
 import org.deidentifier.arx.ARXAnonymizer;
 import org.deidentifier.arx.ARXConfiguration;
 import org.deidentifier.arx.ARXPopulationModel;
+import org.deidentifier.arx.DataSubset;
 import org.deidentifier.arx.criteria.AverageReidentificationRisk;
+import org.deidentifier.arx.criteria.DPresence;
 import org.deidentifier.arx.criteria.KMap;
 import org.deidentifier.arx.criteria.PopulationUniqueness;
 import org.deidentifier.arx.criteria.SampleUniqueness;
@@ -132,6 +139,14 @@ public class ArxBench {
         }
     }
 
+    static Data current = null;
+
+    /** The research subset (--subset FILE) of the data loaded last. */
+    static DataSubset subset() throws Exception {
+        Data rows = Data.create(new File(opts.get("subset")), StandardCharsets.UTF_8, ';');
+        return DataSubset.create(current, rows);
+    }
+
     static ARXConfiguration config(String sensitive) throws Exception {
         ARXConfiguration config = ARXConfiguration.create();
         int k = Integer.parseInt(opt("k", "0"));
@@ -159,6 +174,8 @@ public class ArxBench {
                                    uniquenessModel(opt("estimator", "dankar")), population())); break;
             case "k-map": config.addPrivacyModel(new KMap(Integer.parseInt(opt("kmap", "10")), Double.parseDouble(opt("significance", "0.01")), population(),
                                    opt("estimator", "poisson").equals("ztp") ? KMap.CellSizeEstimator.ZERO_TRUNCATED_POISSON : KMap.CellSizeEstimator.POISSON)); break;
+            case "k-map-subset": config.addPrivacyModel(new KMap(Integer.parseInt(opt("kmap", "10")), subset())); break;
+            case "d-presence": config.addPrivacyModel(new DPresence(Double.parseDouble(opt("dmin", "0")), Double.parseDouble(opt("dmax", "1")), subset())); break;
             default: throw new IllegalArgumentException("unknown model " + model);
         }
         config.setSuppressionLimit(Double.parseDouble(opt("supp", "0")));
@@ -202,6 +219,7 @@ public class ArxBench {
         ARXResult last = null;
         for (int i = 0; i < warmups + runs; i++) {
             Data data = load(qis, sensitive);
+            current = data;
             rows = data.getHandle().getNumRows();
             ARXConfiguration config = config(sensitive);
             ARXAnonymizer anonymizer = new ARXAnonymizer();

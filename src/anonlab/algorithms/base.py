@@ -78,6 +78,11 @@ class Anonymizer(ABC):
     #: The parameters with which the algorithm runs on a frequency set, in words, when not
     #: all do (:func:`frequency_set_algorithms`).
     frequency_set_condition: ClassVar[str] = ""
+    #: Whether the algorithm judges models against a population table
+    #: (:attr:`~anonlab.models.base.PrivacyModel.population_table`: k-map with a population table,
+    #: delta-presence): its search counts every class's population records and it releases a
+    #: full-domain generalization, which the verification applies to the population too.
+    judges_population: ClassVar[bool] = False
 
     recoding_: Recoding
     search_: SearchStats
@@ -138,6 +143,7 @@ class Anonymizer(ABC):
         self._checked = None
         self._validate_params()
         self._check_frequency_set(problem)
+        self._check_population(problem)
         self._check_problem(problem)
         self._checked = (weakref.ref(problem), copy.deepcopy(self.get_params()))
 
@@ -151,6 +157,20 @@ class Anonymizer(ABC):
             return ref() is problem and bool(params == self.get_params())
         except (TypeError, ValueError):  # a parameter that does not compare: check again
             return False
+
+    def _check_population(self, problem: Problem) -> None:
+        """Refuse models with a population table unless the algorithm judges them."""
+        if self.judges_population:
+            return
+        for m in problem.models:
+            if m.population_table is not None:
+                able = ", ".join(
+                    sorted(name for name, cls in ALGORITHMS.registered() if cls.judges_population)
+                )
+                raise ParameterError(
+                    f"Algorithm {self.name!r} cannot judge model {m.name!r} against a "
+                    f"population table; use one that does ({able})."
+                )
 
     def _check_problem(self, problem: Problem) -> None:
         """Refuse, before any work, a problem the algorithm cannot solve (default: accept)."""

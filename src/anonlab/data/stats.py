@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -12,7 +13,7 @@ from anonlab._resources import format_bytes, memory_budget
 from anonlab.data.grouping import ordered_groups
 from anonlab.exceptions import InputError, ParameterError
 
-__all__ = ["ClassStats", "SensitiveHistogram", "check_dense_counts"]
+__all__ = ["ClassStats", "SensitiveHistogram", "check_dense_counts", "count_population"]
 
 #: Copies of the dense counts a model makes while judging them (floats, masks, products).
 _DENSE_COPIES = 4
@@ -339,6 +340,14 @@ class ClassStats:
         For each row (by position), its class index.
     sensitive : Mapping[str, SensitiveHistogram]
         Sensitive-value counts per class, per sensitive attribute.
+    population_sizes : ndarray of int64, optional
+        Per class, the records of the population table (the table is a sample of it) in the
+        class: its rows with the same generalized key (:func:`count_population`). Only for
+        the models that read a population table (k-map with a population table,
+        delta-presence).
+    population_rows : int, optional
+        The population table's records, with ``population_sizes``: those in no class of the
+        sample are ``population_rows - population_sizes.sum()``.
 
     Examples
     --------
@@ -361,6 +370,8 @@ class ClassStats:
     domains: tuple[npt.NDArray[np.object_], ...] | None = None
     row_class: npt.NDArray[np.integer] | None = None
     sensitive: Mapping[str, SensitiveHistogram] = field(default_factory=dict)
+    population_sizes: npt.NDArray[np.int64] | None = None
+    population_rows: int | None = None
 
     @property
     def n_classes(self) -> int:
@@ -375,8 +386,8 @@ class ClassStats:
     def restricted(self, keep: npt.ArrayLike) -> ClassStats:
         """The statistics without the classes where ``keep`` is False.
 
-        Sizes, keys and sensitive histograms are filtered and ``n_rows`` is the number of rows
-        left; domains are unchanged. ``row_class`` (if present) maps the removed classes' rows
+        Sizes, keys, sensitive histograms and population sizes are filtered and ``n_rows`` is
+        the number of rows left; domains and ``population_rows`` are unchanged. ``row_class`` (if present) maps the removed classes' rows
         to ``-1`` and the others to their class in the filtered statistics.
 
         Parameters
@@ -412,6 +423,10 @@ class ClassStats:
                 name: SensitiveHistogram(h.values, np.asarray(h.counts)[keep])
                 for name, h in self.sensitive.items()
             },
+            population_sizes=(
+                None if self.population_sizes is None else self.population_sizes[keep]
+            ),
+            population_rows=self.population_rows,
         )
 
     def key_labels(self) -> list[tuple[object, ...]]:
@@ -443,3 +458,85 @@ class ClassStats:
             out.append((key, int(self.sizes[i]), sens))
         out.sort(key=lambda e: tuple("\x00" if x is None else str(x) for x in e[0]))
         return out
+
+
+def count_population(
+    sample: ClassStats, population: ClassStats, *, name: str, check: bool = True
+) -> ClassStats:
+    """``sample`` with the population table's records of each of its classes.
+
+    Both are the classes of the same columns at the same levels (from any engine, with keys
+    and domains); a sample class and a population class are the same class when their labels
+    are equal in every column. The sample is part of the population, so no sample class may
+    hold more records than the population's.
+
+    Parameters
+    ----------
+    sample : ClassStats
+        The classes of the sample (the table to release).
+    population : ClassStats
+        The classes of the population table.
+    name : str
+        The population table, as error messages name it.
+    check : bool
+        Refuse a sample class larger than the population's (default); without it, such a
+        class gets the population's count (a written release's class of masked rows).
+
+    Returns
+    -------
+    ClassStats
+        ``sample`` with :attr:`ClassStats.population_sizes` and
+        :attr:`ClassStats.population_rows`.
+
+    Raises
+    ------
+    InputError
+        If a sample class has more records than the population holds of it (a sample row
+        absent from the population), naming the class.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> sample = ClassStats(("zip",), (0,), np.array([2, 1]), 3, keys=np.array([[0], [1]]),
+    ...                     domains=(np.array(["4350", "4351"], dtype=object),))
+    >>> pop = ClassStats(("zip",), (0,), np.array([3, 5, 4]), 12,
+    ...                  keys=np.array([[0], [1], [2]]),
+    ...                  domains=(np.array(["4351", "4350", "4352"], dtype=object),))
+    >>> with_pop = count_population(sample, pop, name="pop.csv")
+    >>> with_pop.population_sizes.tolist(), with_pop.population_rows
+    ([5, 3], 12)
+    """
+    if sample.keys is None or sample.domains is None:
+        raise ParameterError("Counting a population needs the sample classes' keys.")
+    if population.keys is None or population.domains is None:
+        raise ParameterError("Counting a population needs the population classes' keys.")
+    m = len(sample.columns)
+    mapped = np.empty((sample.n_classes, m), np.int64)
+    for j in range(m):  # a sample label -> its code in the population (-1: absent)
+        where = {label: code for code, label in enumerate(population.domains[j].tolist())}
+        to_pop = np.array([where.get(label, -1) for label in sample.domains[j].tolist()], np.int64)
+        mapped[:, j] = to_pop[np.asarray(sample.keys[:, j])] if to_pop.size else -1
+    both = np.concatenate([np.asarray(population.keys, dtype=np.int64), mapped])
+    if both.size:
+        _, ids = np.unique(both, axis=0, return_inverse=True)
+        ids = np.asarray(ids).ravel()
+    else:
+        ids = np.zeros(both.shape[0], dtype=np.int64)
+    per_id = np.zeros(int(ids.max()) + 1 if ids.size else 0, np.int64)
+    per_id[ids[: population.n_classes]] = population.sizes
+    big = per_id[ids[population.n_classes :]]
+    absent = np.any(mapped < 0, axis=1)
+    big[absent] = 0
+    short = big < sample.sizes
+    if check and short.any():
+        i = int(np.argmax(short))
+        key = ", ".join(
+            f"{q}={sample.domains[j][sample.keys[i, j]]!r}" for j, q in enumerate(sample.columns)
+        )
+        raise InputError(
+            f"The population table {name} has {int(big[i]):,} records of the class ({key}), "
+            f"the sample {int(sample.sizes[i]):,}; the sample must be part of the population."
+        )
+    return dataclasses.replace(
+        sample, population_sizes=big, population_rows=int(population.sizes.sum())
+    )

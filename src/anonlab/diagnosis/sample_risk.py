@@ -19,6 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from anonlab._validation import check_fraction, check_int
+from anonlab.data.stats import count_population
 from anonlab.engines.base import AttributeLevels, Engine
 from anonlab.exceptions import ColumnNotFoundError, InputError, ParameterError
 from anonlab.risk import (
@@ -304,28 +305,8 @@ def _against_population(
             f"The population table {name} has no column {missing[0]!r} (a quasi-identifier); "
             f"it has {', '.join(map(repr, population.columns[:20]))}."
         )
-    sample = engine.class_stats(qi, levels)
-    pop = population.class_stats(qi, levels)
-    assert sample.keys is not None and sample.domains is not None
-    assert pop.keys is not None and pop.domains is not None
-    m = len(qi)
-    mapped = np.empty((sample.n_classes, m), np.int64)
-    for j in range(m):  # a sample label -> its code in the population (-1: absent)
-        where = {label: code for code, label in enumerate(pop.domains[j].tolist())}
-        to_pop = np.array([where.get(label, -1) for label in sample.domains[j].tolist()], np.int64)
-        mapped[:, j] = to_pop[sample.keys[:, j]] if to_pop.size else -1
-    both = np.concatenate([pop.keys.astype(np.int64), mapped])
-    _, ids = np.unique(both, axis=0, return_inverse=True)
-    ids = ids.ravel()
-    per_id = np.zeros(int(ids.max()) + 1 if ids.size else 0, np.float64)
-    per_id[ids[: pop.n_classes]] = pop.sizes
-    big = per_id[ids[pop.n_classes :]]
-    short = big < sample.sizes
-    if short.any():
-        i = int(np.argmax(short))
-        key = ", ".join(f"{q}={sample.domains[j][sample.keys[i, j]]!r}" for j, q in enumerate(qi))
-        raise InputError(
-            f"The population table {name} has {int(big[i]):,} records of the class ({key}), "
-            f"the sample {int(sample.sizes[i]):,}; the sample must be part of the population."
-        )
-    return sample.sizes, big
+    sample = count_population(
+        engine.class_stats(qi, levels), population.class_stats(qi, levels), name=name
+    )
+    assert sample.population_sizes is not None
+    return sample.sizes, sample.population_sizes.astype(np.float64)

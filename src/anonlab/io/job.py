@@ -15,6 +15,7 @@ minimise and which algorithm to use::
     insensitive: [hours-per-week]       # released as it is, knowingly
     identifying_threshold: 0.01         # see below
     weight: instance weight             # sampling weights: never a quasi-identifier, dropped
+    population: {file: population.csv}  # the table this one is a sample of (k_map, delta_presence)
     models:
       - k_anonymity: {k: 5}
       - recursive_cl_diversity: {attribute: occupation, c: 4, l: 3}
@@ -35,6 +36,12 @@ quasi-identifier; or named like an identifier: see
 as ``weight: COLUMN`` or ``weight: {column: COLUMN, release: true}``: it is never a
 quasi-identifier, and it is dropped from the release like an identifier unless ``release:
 true`` (then it is released as it is, knowingly, like an insensitive column).
+
+``population`` names the population table the data is a sample of (ARX's research subset is
+the data, the population its superset), as ``population: FILE`` or ``population: {file:
+FILE}``, read with the job's CSV options: ``k_map`` without ``sampling_fraction`` and
+``delta_presence`` judge every class against the population's records of it. A job given from
+Python may name a data frame or an :class:`~anonlab.data.table.EncodedTable` instead of a file.
 
 Paths are relative to the job file. A job given from Python as a mapping may also name a
 :class:`~anonlab.data.hierarchy.Hierarchy` already in memory (``{"hierarchy": h}``): it is used
@@ -79,8 +86,10 @@ _TOP_KEYS = {
     "identifying_threshold",
     "personalized",
     "weight",
+    "population",
 }
 _WEIGHT_KEYS = ("column", "release")
+_POPULATION_KEYS = ("file",)
 _OUTPUT_KEYS = ("suppressed",)
 #: Top-level sections of the older job form, one per algorithm (``privacyfrost2: {...}``).
 _ALGORITHM_SECTIONS = ("privacyfrost2",)
@@ -189,6 +198,9 @@ class JobSpec:
     personalized: PersonalizedSpec | None = None
     weight: str | None = None
     release_weight: bool = False
+    population: Any = None
+    #: The population table once read (by :func:`anonlab.jobs.problem.job_models`).
+    population_table: Any = field(default=None, repr=False, compare=False)
 
 
 def read_job(path: str | os.PathLike[str]) -> JobSpec:
@@ -330,7 +342,34 @@ def parse_job(data: Any, *, base_dir: Path | None = None, source: str | None = N
         personalized=personalized,
         weight=weight,
         release_weight=release_weight,
+        population=_parse_population(data.get("population"), base, where),
     )
+
+
+def _parse_population(raw: Any, base: Path, where: str) -> Any:
+    """``population: FILE`` or ``population: {file: FILE}`` (a readable file, relative to the
+    job), or a table in memory given from Python; None when absent."""
+    if raw is None:
+        return None
+    if isinstance(raw, dict):
+        for key in raw:
+            if key not in _POPULATION_KEYS:
+                raise InputError(
+                    f"Unknown key {key!r} under 'population'{where}."
+                    f"{did_you_mean(str(key), _POPULATION_KEYS)} Valid keys: "
+                    f"{', '.join(_POPULATION_KEYS)}."
+                )
+        if "file" not in raw:
+            raise InputError(f"'population' needs 'file' (the population table){where}.")
+        raw = raw["file"]
+    if isinstance(raw, (str, os.PathLike)):
+        return check_input_file(base / raw, "population table")
+    if isinstance(raw, (bool, int, float, list)):
+        raise InputError(
+            f"'population' must be a file (the population table) or {{file: FILE}}{where}; "
+            f"got {raw!r}."
+        )
+    return raw  # a table in memory (a data frame, an EncodedTable, ...)
 
 
 def _parse_weight(raw: Any, where: str) -> tuple[str | None, bool]:

@@ -38,6 +38,7 @@ from anonlab.release import Problem, metric_context, model_keys
 from anonlab.release.anonymity_graph import cover_problem
 from anonlab.release.audit import audit_release
 from anonlab.release.audit import check_columns as check_release_columns
+from anonlab.release.verify import with_population
 
 __all__ = ["CheckReport", "check"]
 
@@ -219,6 +220,8 @@ def _check_classes(problem: Problem, sensitive: list[str], share: float | None) 
         sensitive=list(dict.fromkeys([*problem.sensitive, *sensitive])),
         with_rows=per_record,
     )
+    # the population's records of each class, at level 0 (the values as they are)
+    stats = with_population(problem, stats, {q: 0 for q in problem.quasi_identifiers})
     sizes = np.asarray(stats.sizes, dtype=np.int64)
     models = []
     for key, m in zip(model_keys(problem.models), problem.models):
@@ -261,6 +264,14 @@ def _check_release(
     problem: Problem, spec: JobSpec, release: Any, share: float | None
 ) -> CheckReport:
     """``check`` of a release beside its original (:func:`~anonlab.release.audit.audit_release`)."""
+    reader = next((m for m in problem.models if m.population_table is not None), None)
+    if reader is not None:
+        raise ParameterError(
+            f"anonlab check --release cannot judge model {reader.name!r} against the "
+            "population table yet (the release does not say the levels to generalize the "
+            "population to); anonymize re-checks it against the population before it writes "
+            "the release. Nothing was checked."
+        )
     algorithm = build_anonymizer(spec.algorithm, spec.algorithm_params)
     graph = type(algorithm).verifier == "graph"
     if graph:  # judged on its anonymity graph: k-anonymity only

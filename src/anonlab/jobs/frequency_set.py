@@ -141,7 +141,13 @@ class FrequencySet:
                 sensitive=list(problem.sensitive),
                 separator=separator,
             )
-            recheck_written(problem, written, release.verification, mask_suppressed=task.mask)
+            recheck_written(
+                problem,
+                written,
+                release.verification,
+                mask_suppressed=task.mask,
+                levels=recoding.levels,
+            )
         return released
 
     def close(self) -> None:

@@ -20,6 +20,7 @@ import numpy as np
 from anonlab._validation import check_columns
 from anonlab.data.builders import build_hierarchy, flat_hierarchy
 from anonlab.data.hierarchy import Hierarchy
+from anonlab.data.population import Population
 from anonlab.data.schema import Schema
 from anonlab.data.table import EncodedTable
 from anonlab.engines import Engine
@@ -28,7 +29,7 @@ from anonlab.io import read_hierarchy, read_table
 from anonlab.io.job import JobSpec, parse_job, read_job
 from anonlab.jobs.limits import limit_column, personalize
 from anonlab.metrics import build_metric
-from anonlab.models import build_model
+from anonlab.models import MODELS, build_model
 from anonlab.models.base import PrivacyModel
 from anonlab.models.per_record import RecordModel
 from anonlab.release import Problem
@@ -70,23 +71,36 @@ def load_job(job: JobLike) -> JobSpec:
     return read_job(job)
 
 
-def _hierarchy_for(spec: Any, table: EncodedTable) -> Hierarchy:
+def _hierarchy_for(
+    spec: Any, table: EncodedTable, population: Population | None = None
+) -> Hierarchy:
+    """The hierarchy of a quasi-identifier: given, read, or built from the column's values
+    (with a population table, from its values and counts, and the table's values it lacks:
+    the hierarchy then covers both, as ARX builds hierarchies over the population)."""
     if isinstance(spec.hierarchy, Hierarchy):
         return spec.hierarchy.named(spec.name)  # errors name the column it generalizes
     if spec.hierarchy is not None:
         return read_hierarchy(spec.hierarchy, attribute=spec.name)
-    column = table.column(spec.name)
-    values = [v for v in column.categories if v is not None]
+    held: dict[Any, float] = {}
+    sources = [table] if population is None else [population.table, table]
+    for source in sources:
+        column = source.column(spec.name)
+        weights = source.weights
+        counts = np.bincount(column.codes, weights=weights, minlength=len(column.categories))
+        for v, c in zip(column.categories, counts.tolist()):
+            if v is not None and v not in held:
+                held[v] = c
+    values = list(held)
     if spec.builder is None:
         return flat_hierarchy(values, attribute=spec.name)
     kind, params = spec.builder
-    counts = np.bincount(column.codes, weights=table.weights, minlength=len(column.categories))
-    held = [c for v, c in zip(column.categories, counts.tolist()) if v is not None]
-    return build_hierarchy(kind, values, params, attribute=spec.name, counts=held)
+    return build_hierarchy(kind, values, params, attribute=spec.name, counts=list(held.values()))
 
 
 def job_models(job: JobSpec) -> list[PrivacyModel]:
-    """The job's privacy models, built (a model's hierarchy file read next to the job).
+    """The job's privacy models, built (a model's hierarchy file read next to the job; the
+    job's population table, read once, given to the models that read one:
+    :meth:`~anonlab.models.base.PrivacyModel.wants_population`).
 
     Parameters
     ----------
@@ -101,16 +115,52 @@ def job_models(job: JobSpec) -> list[PrivacyModel]:
     >>> job = load_job({"quasi_identifiers": {"age": {}}, "models": [{"k_anonymity": {"k": 2}}]})
     >>> [m.name for m in job_models(job)]
     ['k_anonymity']
+
+    Raises
+    ------
+    ParameterError
+        Besides a model's own errors: a population table no model reads, or a model's own
+        ``population`` parameter in the job (the job names one population table).
     """
     out = []
+    readers = []
     for name, params in job.models:
         params = dict(params)
         if isinstance(params.get("hierarchy"), (str, Path)):  # a tree file, next to the job
             params["hierarchy"] = read_hierarchy(
                 job.base_dir / str(params["hierarchy"]), attribute=str(params.get("attribute"))
             )
+        if "population" in params:
+            raise ParameterError(
+                f"Model {name!r} takes the job's population table: give it as the job's "
+                "'population: FILE', not as a parameter of the model."
+            )
+        if name in MODELS and MODELS.lookup(name).wants_population(params):
+            readers.append(name)
+            if job.population is not None:
+                params["population"] = _population(job)
         out.append(build_model(name, params))
+    if job.population is not None and not readers:
+        raise ParameterError(
+            "The job names a population table, which none of its models reads (k_map without "
+            "'sampling_fraction' and delta_presence do). Drop 'population' or add such a model."
+        )
     return out
+
+
+def _population(job: JobSpec) -> Population:
+    """The job's population table, read once (with the job's CSV options)."""
+    if job.population_table is None:
+        source = job.population
+        table = read_table(source, csv_options=job.csv)
+        names = [q.name for q in job.quasi_identifiers]
+        population = (
+            Population(table, repr(str(source))) if isinstance(source, Path) else Population(table)
+        )
+        population.require(names)
+        job.population_table = population
+    assert isinstance(job.population_table, Population)
+    return job.population_table
 
 
 def build_problem(
@@ -182,7 +232,8 @@ def build_problem(
         job_models(job) if models is None else models, job, table, engine
     )
     hidden = [] if job.personalized is None or job.personalized.release_limits else [limits_column]
-    hierarchies = {q.name: _hierarchy_for(q, table) for q in job.quasi_identifiers}
+    population = next((m.population_table for m in models if m.population_table), None)
+    hierarchies = {q.name: _hierarchy_for(q, table, population) for q in job.quasi_identifiers}
     if engine is not None:  # a value a hierarchy lacks: its first row is the engine's to find
         for name, tree in hierarchies.items():
             locate = functools.partial(engine.first_row, name)
@@ -313,4 +364,6 @@ def input_files(data: Any, job: JobSpec) -> tuple[Path, ...]:
         h = params.get("hierarchy")
         if isinstance(h, (str, os.PathLike)):
             files.append(job.base_dir / str(h))
+    if isinstance(job.population, Path):
+        files.append(job.population)
     return tuple(files)

@@ -20,6 +20,7 @@ from anonlab.models.personalized import PersonalizedLeakage
 from anonlab.models.registry import MODELS, build_model, check_feasible, model_parameters
 from anonlab.models.risk import (
     AverageRisk,
+    DeltaPresence,
     KMap,
     PopulationUniquenessModel,
     SampleBasedModel,
@@ -42,6 +43,7 @@ __all__ = [
     "EntropyLDiversity",
     "EqualTCloseness",
     "HierarchicalTCloseness",
+    "DeltaPresence",
     "KMap",
     "KAnonymity",
     "OrderedTCloseness",

@@ -11,9 +11,18 @@ import numpy as np
 import numpy.typing as npt
 
 from anonlab._validation import Param
+from anonlab.data.population import Population
 from anonlab.data.stats import ClassStats
+from anonlab.exceptions import ParameterError
 
-__all__ = ["ClassRule", "PrivacyModel", "RuleArray", "RuleParams", "failing_classes"]
+__all__ = [
+    "ClassRule",
+    "PrivacyModel",
+    "RuleArray",
+    "RuleParams",
+    "failing_classes",
+    "population_of",
+]
 
 #: The arrays a :class:`ClassRule` function reads: counts, and the model's parameters.
 RuleArray = npt.NDArray[np.int64]
@@ -81,6 +90,11 @@ class PrivacyModel(ABC):
         re-identification risk, sample and population uniqueness), not each class on its
         own; :meth:`enforce` then suppresses further classes until the rest satisfies it,
         and :func:`failing_classes` runs the class-based models first.
+    population_table : Population or None
+        The population table the model judges the classes against (k-map with a population
+        table, delta-presence): the class statistics it judges then hold each class's
+        population records (:attr:`ClassStats.population_sizes`), which the search and the
+        verification count on the same generalized keys. None (the default) for the others.
 
     Examples
     --------
@@ -99,6 +113,7 @@ class PrivacyModel(ABC):
     union_safe: str | None = None
     union_unsafe: str = "anonlab cannot show that the union of blocks keeps it"
     sample_based: ClassVar[bool] = False
+    population_table: Population | None = None
     #: The declared constraint of each ``__init__`` parameter.
     _parameter_constraints: ClassVar[dict[str, Param]] = {}
 
@@ -112,6 +127,22 @@ class PrivacyModel(ABC):
             ``The 'k' parameter of KAnonymity must be an int >= 1. Got 0 instead.``
         """
         return self._parameter_constraints[name].check(value, name, owner=type(self).__name__)
+
+    @classmethod
+    def wants_population(cls, params: dict[str, Any]) -> bool:
+        """Whether the model built from the job-file parameters ``params`` reads the job's
+        population table (its ``population`` parameter); False by default.
+
+        Examples
+        --------
+        >>> from anonlab.models import DeltaPresence, KAnonymity, KMap
+        >>> KAnonymity.wants_population({"k": 2}), DeltaPresence.wants_population({})
+        (False, True)
+        >>> KMap.wants_population({"k": 5}), KMap.wants_population({"k": 5, "sampling_fraction": 0.1})
+        (True, False)
+        """
+        del params
+        return False
 
     @property
     def sensitive_attributes(self) -> tuple[str, ...]:
@@ -290,3 +321,29 @@ def failing_classes(
         if m.sample_based:
             out = m.enforce(stats, out)
     return out
+
+
+def population_of(models: Sequence[PrivacyModel]) -> Population | None:
+    """The one population table the models read (:attr:`PrivacyModel.population_table`), or
+    None when none reads one.
+
+    Raises
+    ------
+    ParameterError
+        If the models read different population tables.
+
+    Examples
+    --------
+    >>> from anonlab import EncodedTable
+    >>> from anonlab.models import DeltaPresence, KAnonymity
+    >>> pop = Population(EncodedTable.from_columns({"zip": ["1", "2"]}), "pop.csv")
+    >>> population_of([KAnonymity(2)]), population_of([KAnonymity(2), DeltaPresence(0, 1, pop)])
+    (None, Population('pop.csv', 2 rows))
+    """
+    tables = {id(m.population_table): m.population_table for m in models}
+    tables.pop(id(None), None)
+    if len(tables) > 1:
+        raise ParameterError(
+            "The models read different population tables; a job has one population table."
+        )
+    return next(iter(tables.values()), None)

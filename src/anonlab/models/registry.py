@@ -23,6 +23,7 @@ from anonlab.models.likeness import BasicBetaLikeness, DeltaDisclosure, Enhanced
 from anonlab.models.personalized import PersonalizedLeakage
 from anonlab.models.risk import (
     AverageRisk,
+    DeltaPresence,
     KMap,
     PopulationUniquenessModel,
     SampleUniqueness,
@@ -57,6 +58,7 @@ _BUILT_IN: tuple[type[PrivacyModel], ...] = (
     SampleUniqueness,
     PopulationUniquenessModel,
     KMap,
+    DeltaPresence,
 )
 for _cls in _BUILT_IN:
     MODELS.register(_cls.name, _cls)

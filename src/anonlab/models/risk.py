@@ -1,4 +1,5 @@
-"""Risk-based privacy models: average re-identification risk, sample uniqueness, k-map.
+"""Risk-based privacy models: average re-identification risk, sample and population
+uniqueness, k-map (estimated or with a population table), delta-presence.
 
 Definitions follow ARX 3.9 (``org.deidentifier.arx.criteria``):
 
@@ -11,6 +12,10 @@ Definitions follow ARX 3.9 (``org.deidentifier.arx.criteria``):
 * ``KMap`` estimated with a population model is k-anonymity with a smaller ``k'`` derived
   from the sampling fraction and a significance level (``KMap.calculateKPoisson`` and
   ``calculateKZeroPoisson``).
+* ``KMap`` with a ``DataSubset`` and ``DPresence`` judge each class of the released sample
+  against the population table it is part of: its population records
+  (:attr:`~anonlab.data.stats.ClassStats.population_sizes`) at least ``k``, and the share of
+  them in the sample within ``[dmin, dmax]``.
 
 References
 ----------
@@ -29,7 +34,9 @@ import numpy as np
 import numpy.typing as npt
 
 from anonlab._validation import Param, did_you_mean
+from anonlab.data.population import Population
 from anonlab.data.stats import ClassStats
+from anonlab.data.table import EncodedTable
 from anonlab.exceptions import ParameterError
 from anonlab.models.base import ClassRule, PrivacyModel
 from anonlab.models.k_anonymity import k_anonymity_rule
@@ -42,11 +49,13 @@ from anonlab.risk.population import (
 
 __all__ = [
     "AverageRisk",
+    "DeltaPresence",
     "KMap",
     "PopulationUniquenessModel",
     "SampleBasedModel",
     "SampleUniqueness",
     "estimated_k",
+    "population_sizes",
     "size_threshold",
 ]
 
@@ -567,37 +576,84 @@ def _checked_choice(model: PrivacyModel, name: str, value: object) -> str:
         raise ParameterError(f"{exc}{hint}") from None
 
 
-class KMap(PrivacyModel):
-    """k-map estimated with a population model: every class stands for at least ``k``
-    records of the population (ARX ``KMap`` with a ``CellSizeEstimator``).
+def _population_of(model: str, population: object) -> Population:
+    """``population`` as a :class:`~anonlab.data.population.Population` (an
+    :class:`~anonlab.data.table.EncodedTable` is wrapped), or a one-line error."""
+    if isinstance(population, Population):
+        return population
+    if isinstance(population, EncodedTable):
+        return Population(population)
+    raise ParameterError(
+        f"The 'population' parameter of model {model!r} must be a population table (a "
+        f"Population or an EncodedTable; a job names it with 'population: FILE'). Got "
+        f"{type(population).__name__}."
+    )
 
-    Without the population table, the population size of a class is modelled from the
-    sampling fraction (Poisson or zero-truncated Poisson, :func:`estimated_k`): a class of
-    at least ``k'`` sample records reaches ``k`` population records with confidence
+
+def population_sizes(model: PrivacyModel, stats: ClassStats) -> npt.NDArray[np.int64]:
+    """The population records of each class of ``stats``, which a model with a population
+    table reads.
+
+    Raises
+    ------
+    ParameterError
+        If the statistics were computed without the population.
+    """
+    if stats.population_sizes is None:
+        raise ParameterError(
+            f"Model {model.name!r} judges classes against a population table, but these class "
+            "statistics hold no population records (ClassStats.population_sizes: count them "
+            "with anonlab.data.stats.count_population)."
+        )
+    return np.asarray(stats.population_sizes, dtype=np.int64)
+
+
+class KMap(PrivacyModel):
+    """k-map: every class stands for at least ``k`` records of the population (ARX ``KMap``),
+    counted in a population table or estimated with a population model.
+
+    *With a population table* (``population``; ARX's ``KMap(k, DataSubset)``): the released
+    table is a sample of the population table, and a class passes when the population holds
+    at least ``k`` records with its generalized key (ARX: ``pcount >= k``), counted on the
+    same generalization (:attr:`ClassStats.population_sizes`).
+
+    *Estimated* (``sampling_fraction``; ARX's ``KMap`` with a ``CellSizeEstimator``): without
+    the population table, the population size of a class is modelled from the sampling
+    fraction (Poisson or zero-truncated Poisson, :func:`estimated_k`): a class of at least
+    ``k'`` sample records reaches ``k`` population records with confidence
     ``1 - significance``. The model is k-anonymity with that ``k'`` (ARX replaces it so).
 
     Parameters
     ----------
     k : int
         The k of k-map, ``k >= 1``.
-    sampling_fraction : float
-        The table's records over the population's, ``0 < f <= 1``.
+    sampling_fraction : float, optional
+        The table's records over the population's, ``0 < f <= 1`` (estimated k-map).
     significance : float
         The accepted probability that a class is smaller than ``k`` in the population,
-        ``0 <= significance <= 1`` (default 0.01).
+        ``0 <= significance <= 1`` (default 0.01; estimated k-map).
     estimator : str
-        ``"poisson"`` (default) or ``"zero_truncated_poisson"``.
+        ``"poisson"`` (default) or ``"zero_truncated_poisson"`` (estimated k-map).
+    population : Population or EncodedTable, optional
+        The population table instead of ``sampling_fraction`` (exactly one of the two).
 
     Raises
     ------
     ParameterError
-        If a parameter is out of range or the estimator unknown (naming the valid ones).
+        If a parameter is out of range or the estimator unknown (naming the valid ones), or
+        both or neither of ``sampling_fraction`` and ``population`` are given.
 
     Notes
     -----
-    *Monotonicity.* As k-anonymity with ``k'``: under generalization and suppression. ARX
-    also caps ``k'`` at the number of records; anonlab does not (a table smaller than
-    ``k'`` satisfies it only when fully suppressed).
+    *Monotonicity.* Estimated: as k-anonymity with ``k'``, under generalization and
+    suppression. ARX also caps ``k'`` at the number of records; anonlab does not (a table
+    smaller than ``k'`` satisfies it only when fully suppressed). With a population table:
+    under generalization (a coarser class holds every population record of its parts) and
+    under suppression (a class's verdict is its own), as ARX declares it.
+
+    *Value.* :meth:`value` is the smallest class size (estimated; compare with
+    :attr:`derived_k`) or the smallest population count of a class (with a population
+    table; compare with ``k``).
 
     Examples
     --------
@@ -608,6 +664,19 @@ class KMap(PrivacyModel):
     Traceback (most recent call last):
     ...
     anonlab.exceptions.ParameterError: The 'estimator' parameter of KMap must be one of 'poisson', 'zero_truncated_poisson'. Got 'poison' instead. Did you mean 'poisson'?
+
+    With a population table, the population's records of each class count:
+
+    >>> from anonlab import EncodedTable
+    >>> from anonlab.api import open_engine
+    >>> from anonlab.data.stats import count_population
+    >>> pop = EncodedTable.from_columns({"zip": ["1"] * 4 + ["2"] * 2})
+    >>> sample = EncodedTable.from_columns({"zip": ["1", "2"]})
+    >>> stats = count_population(open_engine(sample).class_stats(["zip"]),
+    ...                          open_engine(pop).class_stats(["zip"]), name="pop")
+    >>> m = KMap(3, population=pop)
+    >>> m.class_ok(stats).tolist(), m.value(stats), m.min_class_size
+    ([True, False], 2, 1)
     """
 
     name = "k_map"
@@ -619,47 +688,202 @@ class KMap(PrivacyModel):
     }
     monotonic_generalization = True
     monotonic_suppression = True
-    union_safe = "class sizes add up"
+    union_safe: str | None = "class sizes add up"
 
     def __init__(
         self,
         k: int,
-        sampling_fraction: float,
+        sampling_fraction: float | None = None,
         significance: float = 0.01,
         estimator: str = "poisson",
+        population: Population | EncodedTable | None = None,
     ) -> None:
         self.k: int = self._checked("k", k)
-        self.sampling_fraction: float = self._checked("sampling_fraction", sampling_fraction)
+        if sampling_fraction is None and population is None:
+            raise ParameterError(
+                "Model 'k_map' needs parameter 'sampling_fraction' (k-map estimated with a "
+                "population model) or a population table (the job's 'population: FILE')."
+            )
+        if sampling_fraction is not None and population is not None:
+            raise ParameterError(
+                "Model 'k_map' takes 'sampling_fraction' (k-map estimated with a population "
+                "model) or a population table, not both."
+            )
         self.significance: float = self._checked("significance", significance)
         self.estimator: str = _checked_choice(self, "estimator", estimator)
-        self.derived_k: int = estimated_k(
-            self.k, self.sampling_fraction, self.significance, self.estimator
-        )
+        self.sampling_fraction: float | None = None
+        if population is not None:
+            self.population_table = _population_of(self.name, population)
+            self.derived_k: int = 1
+            # a class's population count depends on the population rows of every block
+            self.union_safe = None
+            self.union_unsafe = "a class's population records are counted in the whole table"
+        else:
+            self.sampling_fraction = self._checked("sampling_fraction", sampling_fraction)
+            self.derived_k = estimated_k(
+                self.k, self.sampling_fraction, self.significance, self.estimator
+            )
+
+    @classmethod
+    def wants_population(cls, params: dict[str, Any]) -> bool:
+        """Without ``sampling_fraction``, k-map counts the population table."""
+        return "sampling_fraction" not in params
 
     @property
     def min_class_size(self) -> int:
-        """The derived ``k'``."""
+        """The derived ``k'`` (1 with a population table: ARX sets none)."""
         return self.derived_k
 
     def class_ok(self, stats: ClassStats) -> npt.NDArray[np.bool_]:
-        """Return ``sizes >= k'`` per class."""
+        """Return ``sizes >= k'`` per class, or with a population table, the population's
+        records of the class ``>= k``."""
+        if self.population_table is not None:
+            return np.asarray(population_sizes(self, stats) >= self.k, dtype=bool)
         return np.asarray(stats.sizes >= self.derived_k, dtype=bool)
 
     def class_rule(self) -> ClassRule | None:
-        """k-anonymity's rule with ``(k',)`` (None for a subclass)."""
-        if type(self) is not KMap:
+        """k-anonymity's rule with ``(k',)`` (None for a subclass or with a population
+        table)."""
+        if type(self) is not KMap or self.population_table is not None:
             return None
         return ClassRule(k_anonymity_rule, (float(self.derived_k),))
 
     def value(self, stats: ClassStats) -> int:
-        """The smallest class size (compare with :attr:`derived_k`)."""
+        """The smallest class size (compare with :attr:`derived_k`), or with a population
+        table the smallest population count of a class (compare with ``k``); 0 if empty."""
+        if self.population_table is not None:
+            sizes = population_sizes(self, stats)
+            return int(sizes.min()) if sizes.size else 0
         return stats.min_size
 
     def params(self) -> dict[str, Any]:
-        """The four parameters."""
+        """The four parameters of estimated k-map; ``k`` and the population table's name."""
+        if self.population_table is not None:
+            return {"k": self.k, "population": self.population_table.name}
         return {
             "k": self.k,
             "sampling_fraction": self.sampling_fraction,
             "significance": self.significance,
             "estimator": self.estimator,
         }
+
+
+class DeltaPresence(PrivacyModel):
+    """delta-presence: the probability that a population record is in the released sample,
+    given the release, lies within ``[dmin, dmax]`` (Nergiz, Atzori & Clifton 2007; ARX
+    ``DPresence``).
+
+    The released table is a sample of a population table; a population record of class ``E``
+    is in the sample with probability ``delta = (sample records of E) / (population records
+    of E)`` (ARX: ``count / pcount``), counted on the same generalization
+    (:attr:`ClassStats.population_sizes`). A class passes when ``dmin <= delta <= dmax``.
+    With ``dmin > 0``, population records in a class that holds no sample record (delta 0)
+    fail too, and no suppression of sample records can repair them: every class then fails
+    (ARX fails such a transformation; it ignores those classes when another model sets a
+    minimal class size, anonlab does not).
+
+    Parameters
+    ----------
+    dmin, dmax : float
+        The bounds, ``0 <= dmin <= dmax <= 1``.
+    population : Population or EncodedTable
+        The population table (a job names it with ``population: FILE``).
+
+    Raises
+    ------
+    ParameterError
+        If a bound is outside [0, 1], ``dmin > dmax``, or the population table is missing.
+
+    Notes
+    -----
+    *Monotonicity.* Under generalization, without suppression: yes. A merged class's delta
+    is the mediant of its parts' (sample records over population records, summed), so it
+    lies between their deltas; and a node without a population-only class has no coarser
+    one either (Nergiz et al. rely on it for their full-domain search; ARX declares
+    ``DPresence(dmin, dmax, subset)`` monotonic with generalization). Under suppression: no
+    (ARX agrees): a class suppressed for a delta above ``dmax`` merges with a passing class
+    into a failing one, so a coarser node may suppress more records than the limit. With a
+    suppression limit the optimal and Incognito searches therefore evaluate the nodes as for
+    other non-monotonic models; without one they prune as for k-anonymity.
+
+    *Value.* :meth:`value` is the largest delta of a class (0 for an empty table).
+
+    References
+    ----------
+    .. [1] M. E. Nergiz, M. Atzori, C. Clifton, "Hiding the presence of individuals from
+       shared databases", SIGMOD 2007, section 3 (definition 3.2).
+
+    Examples
+    --------
+    >>> from anonlab import EncodedTable
+    >>> from anonlab.api import open_engine
+    >>> from anonlab.data.stats import count_population
+    >>> pop = EncodedTable.from_columns({"zip": ["1"] * 4 + ["2"] * 2})
+    >>> sample = EncodedTable.from_columns({"zip": ["1", "2", "2"]})
+    >>> stats = count_population(open_engine(sample).class_stats(["zip"]),
+    ...                          open_engine(pop).class_stats(["zip"]), name="pop")
+    >>> m = DeltaPresence(0.2, 0.5, population=pop)
+    >>> m.class_ok(stats).tolist(), m.value(stats)
+    ([True, False], 1.0)
+    >>> DeltaPresence(0.6, 0.5, population=pop)
+    Traceback (most recent call last):
+    ...
+    anonlab.exceptions.ParameterError: Model 'delta_presence' needs dmin <= dmax. Got dmin=0.6, dmax=0.5.
+    """
+
+    name = "delta_presence"
+    _parameter_constraints: ClassVar[dict[str, Param]] = {"dmin": _SHARE, "dmax": _SHARE}
+    monotonic_generalization = True
+    monotonic_suppression = False
+    union_unsafe = "a class's population records are counted in the whole table"
+
+    def __init__(
+        self, dmin: float, dmax: float, population: Population | EncodedTable | None = None
+    ) -> None:
+        self.dmin: float = self._checked("dmin", dmin)
+        self.dmax: float = self._checked("dmax", dmax)
+        if self.dmin > self.dmax:
+            raise ParameterError(
+                f"Model 'delta_presence' needs dmin <= dmax. Got dmin={dmin!r}, dmax={dmax!r}."
+            )
+        if population is None:
+            raise ParameterError(
+                "Model 'delta_presence' needs a population table (the table released is a "
+                "sample of it): give the job's 'population: FILE'."
+            )
+        self.population_table = _population_of(self.name, population)
+
+    @classmethod
+    def wants_population(cls, params: dict[str, Any]) -> bool:
+        """Always: delta-presence is judged against the population table."""
+        return True
+
+    def deltas(self, stats: ClassStats) -> npt.NDArray[np.float64]:
+        """Each class's delta, its sample records over its population records (ARX's
+        arithmetic; 0 for a class without population records)."""
+        pop = population_sizes(self, stats).astype(np.float64)
+        sizes = np.asarray(stats.sizes, dtype=np.float64)
+        out = np.zeros(sizes.size, dtype=np.float64)
+        np.divide(sizes, pop, out=out, where=(sizes > 0) & (pop > 0))
+        return out
+
+    def class_ok(self, stats: ClassStats) -> npt.NDArray[np.bool_]:
+        """``dmin <= delta <= dmax`` per class; every class fails when ``dmin > 0`` and some
+        population records are in no class of the sample."""
+        delta = self.deltas(stats)
+        ok = (delta >= self.dmin) & (delta <= self.dmax)
+        if self.dmin > 0 and stats.population_rows is not None:
+            assert stats.population_sizes is not None
+            if int(stats.population_sizes.sum()) < int(stats.population_rows):
+                ok[:] = False
+        return np.asarray(ok, dtype=bool)
+
+    def value(self, stats: ClassStats) -> float:
+        """The largest delta of a class (0.0 for an empty table)."""
+        delta = self.deltas(stats)
+        return float(delta.max()) if delta.size else 0.0
+
+    def params(self) -> dict[str, Any]:
+        """``dmin``, ``dmax`` and the population table's name."""
+        assert self.population_table is not None
+        return {"dmin": self.dmin, "dmax": self.dmax, "population": self.population_table.name}

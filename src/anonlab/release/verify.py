@@ -16,7 +16,8 @@ parameter (``Problem.record_parameters``); a class fails when one of its records
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import dataclasses
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,16 +25,16 @@ import numpy as np
 import numpy.typing as npt
 
 from anonlab._registry import Registry
-from anonlab.data.stats import ClassStats
+from anonlab.data.stats import ClassStats, count_population
 from anonlab.data.table import EncodedTable, LabelColumns
 from anonlab.engines import get_engine
 from anonlab.exceptions import PrivacyCheckError
 from anonlab.metrics.base import MetricContext
-from anonlab.models.base import PrivacyModel
+from anonlab.models.base import PrivacyModel, population_of
 from anonlab.models.per_record import RecordModel
 from anonlab.release.measure import measure
 from anonlab.release.problem import Problem
-from anonlab.release.recoding import LevelRecoding, Recoding
+from anonlab.release.recoding import FullDomain, LevelRecoding, Recoding
 
 __all__ = [
     "CLASSES_K",
@@ -191,6 +192,13 @@ def _verify_classes(
     stats = engine.class_stats(
         qis, sensitive=list(problem.sensitive), with_rows=True, with_keys=recoding.uniform
     )
+    if _population(problem) is not None:
+        if not isinstance(recoding, FullDomain):
+            raise PrivacyCheckError(
+                f"A {type(recoding).__name__} release cannot be judged against a population "
+                "table (only a full-domain generalization applies to it). Nothing was released."
+            )
+        stats = with_population(problem, stats, recoding.levels)
     mcs = max([m.min_class_size for m in problem.models] + [1])
     ok = stats.sizes >= mcs
     verdicts: list[npt.NDArray[np.bool_]] = []
@@ -242,6 +250,34 @@ def _verify_classes(
         checks, suppressed_rows, removed, int(np.count_nonzero(ok)), k_after=kept_k
     )
     return Release(columns, verification, loss, problem.metric.name, stats, ~ok)
+
+
+def _population(problem: Problem) -> PrivacyModel | None:
+    """The first model that reads a population table, or None."""
+    return next((m for m in problem.models if m.population_table is not None), None)
+
+
+def with_population(
+    problem: Problem, stats: ClassStats, levels: Mapping[str, int], *, check: bool = True
+) -> ClassStats:
+    """The released classes ``stats`` with their population records: the models' population
+    table generalized to ``levels`` by a fresh engine and its classes matched to the
+    released labels (:func:`~anonlab.data.stats.count_population`); ``stats`` itself when
+    no model reads a population table.
+
+    Raises
+    ------
+    ParameterError
+        If the models read different population tables.
+    """
+    population = population_of(problem.models)
+    if population is None:
+        return stats
+    qis = list(problem.quasi_identifiers)
+    population.require(qis)
+    engine = get_engine("numpy", population.table, hierarchies=dict(problem.hierarchies))
+    classes = engine.class_stats(qis, {q: int(levels[q]) for q in qis})
+    return count_population(stats, classes, name=population.name, check=check)
 
 
 def _judge(
@@ -330,6 +366,7 @@ def recheck_written(
     verification: Verification,
     *,
     mask_suppressed: bool = False,
+    levels: Mapping[str, int] | None = None,
 ) -> None:
     """Judge a release written out of core, from the classes of the written file.
 
@@ -350,6 +387,9 @@ def recheck_written(
         What :func:`verify` found on the frequency set.
     mask_suppressed : bool
         Whether suppressed rows were masked instead of removed.
+    levels : Mapping[str, int], optional
+        The level of each quasi-identifier in the file (a full-domain release): the models
+        that read a population table need it, to generalize the population the same way.
 
     Raises
     ------
@@ -378,6 +418,18 @@ def recheck_written(
                 f"Model {m.name!r} judges each record, which a written release cannot be "
                 "re-checked for. Nothing was released."
             )
+    reader = _population(problem)
+    if reader is not None:
+        if levels is None:
+            raise PrivacyCheckError(
+                f"Model {reader.name!r} judges classes against a population table, which a "
+                "written release cannot be re-checked for without its levels. Nothing was "
+                "released."
+            )
+        written = with_population(problem, written, levels, check=False)
+        if verification.suppressed_rows:  # the population of the classes suppressed is in
+            # no written class, yet not outside the sample: the verification judged it
+            written = dataclasses.replace(written, population_rows=None)
     mcs = max([m.min_class_size for m in problem.models] + [1])
     ok = written.sizes >= mcs
     for m in problem.models:

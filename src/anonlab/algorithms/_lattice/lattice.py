@@ -276,6 +276,11 @@ class LatticeEvaluator:
         The utility metric.
     context : MetricContext
         What the metric needs.
+    population : ClassStats, optional
+        The classes of the population table at level 0 everywhere (with keys), for the models
+        that read it (:attr:`PrivacyModel.population_table`): every node's classes then carry their
+        population records (:attr:`ClassStats.population_sizes`), the population's classes
+        generalized to the node and matched to the sample's on their labels.
     """
 
     def __init__(
@@ -286,6 +291,7 @@ class LatticeEvaluator:
         max_suppressed: int,
         metric: Metric,
         context: MetricContext,
+        population: ClassStats | None = None,
     ) -> None:
         if base.keys is None or base.domains is None:
             raise ParameterError("The base class statistics need keys.")
@@ -335,6 +341,11 @@ class LatticeEvaluator:
         self._recent: OrderedDict[Node, Classes] = OrderedDict()
         self._records = int(base.sizes.sum())  # no class of any node is larger
         self._judged: OrderedDict[Node, NodeResult] = OrderedDict()
+        if population is not None and (population.keys is None or population.domains is None):
+            raise ParameterError("The population's base class statistics need keys.")
+        self.population = population
+        # per attribute and level: population domain code -> the node's label code (-1: none)
+        self._pop_codes: dict[tuple[int, int], npt.NDArray[np.int64]] = {}
 
     def restricted(self, keep: npt.ArrayLike) -> LatticeEvaluator:
         """A new evaluator of the table without the base classes where ``keep`` is False.
@@ -350,7 +361,13 @@ class LatticeEvaluator:
         base = self.base.restricted(keep)
         context = replace(self.context, base=base, n_rows=base.n_rows, cache={})
         return LatticeEvaluator(
-            base, dict(context.hierarchies), self.models, self.max_suppressed, self.metric, context
+            base,
+            dict(context.hierarchies),
+            self.models,
+            self.max_suppressed,
+            self.metric,
+            context,
+            self.population,
         )
 
     def level_codes(self, j: int, level: int) -> npt.NDArray[np.int64]:
@@ -652,7 +669,8 @@ class LatticeEvaluator:
         g = int(sizes.size)
         keys: npt.NDArray[np.int32] | None = None
         domains: tuple[npt.NDArray[np.object_], ...] | None = None
-        if with_loss:  # the codes of any base class of each class (its members share them)
+        if with_loss or self.population is not None:  # the codes of any base class of each
+            # class (its members share them)
             first = class_members(ids, g)
             by_column = np.empty((len(levels), g), dtype=np.int32)  # column-major
             for j, lv in enumerate(levels):
@@ -771,7 +789,10 @@ class LatticeEvaluator:
         self._count(attributes, levels)
         if attributes is not None:
             stats = self.stats(
-                levels, attributes, with_keys=False, with_sensitive=self._needs_sensitive
+                levels,
+                attributes,
+                with_keys=self.population is not None,
+                with_sensitive=self._needs_sensitive,
             )
             return self._judge(levels, stats, with_loss=False)
         node = tuple(map(int, levels))
@@ -779,7 +800,7 @@ class LatticeEvaluator:
         if res is None:
             stats = self.stats(
                 node,
-                with_keys=with_loss and self.metric.needs_keys,
+                with_keys=(with_loss and self.metric.needs_keys) or self.population is not None,
                 with_sensitive=self._needs_sensitive,
             )
             res = self._judge(node, stats, with_loss=False)
@@ -788,12 +809,77 @@ class LatticeEvaluator:
                 self._judged.popitem(last=False)
         if with_loss and res.anonymous and res.loss is None:
             if self.metric.needs_keys and res.stats.keys is None:
-                res.stats = self.stats(node, with_sensitive=self._needs_sensitive)
+                res.stats = self.with_population(
+                    self.stats(node, with_sensitive=self._needs_sensitive)
+                )
             res.loss = float(self.metric.loss(res.stats, res.violating, self.context))
         return res
 
+    def with_population(self, stats: ClassStats) -> ClassStats:
+        """``stats`` (classes of a node, with keys) with their population records, when the
+        evaluator has a population; ``stats`` itself otherwise.
+
+        The population's base classes are generalized to the node's levels and their codes
+        translated to the sample's labels (once per attribute and level); a population class
+        whose label at some attribute no sample class has is in no sample class. The
+        population records of each sample class are then the sums over equal keys.
+        """
+        pop = self.population
+        if pop is None or stats.population_sizes is not None:
+            return stats
+        if stats.keys is None:  # pragma: no cover - the evaluator asks for keys
+            raise ParameterError("Counting the population of a node needs its classes' keys.")
+        assert pop.keys is not None
+        position = {c: j for j, c in enumerate(self.base.columns)}
+        cols = [position[c] for c in stats.columns]
+        radix = [self.level_size(j, lv) for j, lv in zip(cols, stats.levels)]
+        pop_codes = [self._population_codes(j, lv) for j, lv in zip(cols, stats.levels)]
+        inside = np.ones(pop.n_classes, dtype=bool)
+        for codes in pop_codes:
+            inside &= codes >= 0
+        pop_weights = np.asarray(pop.sizes, dtype=np.int64)[inside]
+        space = math.prod(radix)
+        if space < 2**62:  # one integer per key: mixed radix
+            pop_key = np.zeros(int(inside.sum()), dtype=np.int64)
+            key = np.zeros(stats.n_classes, dtype=np.int64)
+            for i, (codes, card) in enumerate(zip(pop_codes, radix)):
+                pop_key = pop_key * card + codes[inside]
+                key = key * card + np.asarray(stats.keys[:, i], dtype=np.int64)
+        else:  # rows of codes, numbered in one sort
+            both = np.concatenate(
+                [
+                    np.stack([c[inside] for c in pop_codes], axis=1),
+                    np.asarray(stats.keys, dtype=np.int64),
+                ]
+            )
+            _, ids = np.unique(both, axis=0, return_inverse=True)
+            ids = np.asarray(ids, dtype=np.int64).ravel()
+            pop_key, key = ids[: pop_weights.size], ids[pop_weights.size :]
+            space = int(ids.max()) + 1 if ids.size else 1
+        _, sums, ukeys = merge_keys(pop_key, space, pop_weights, need_ids=False)
+        at = np.minimum(np.searchsorted(ukeys, key), max(ukeys.size - 1, 0))
+        found = ukeys[at] == key if ukeys.size else np.zeros(key.size, dtype=bool)
+        counts = np.where(found, sums[at] if ukeys.size else 0, 0).astype(np.int64)
+        return replace(stats, population_sizes=counts, population_rows=int(pop.sizes.sum()))
+
+    def _population_codes(self, j: int, level: int) -> npt.NDArray[np.int64]:
+        """Per code of the population's domain of attribute ``j``, the code of its label at
+        ``level`` among the sample's labels (:meth:`generalization`), or -1."""
+        hit = self._pop_codes.get((j, level))
+        if hit is None:
+            pop = self.population
+            assert pop is not None and pop.domains is not None and pop.keys is not None
+            mappings, labels = self._hierarchies[j].generalizations(pop.domains[j])
+            ours = {label: code for code, label in enumerate(self._labels[j][level].tolist())}
+            to_ours = np.array([ours.get(x, -1) for x in labels[level].tolist()], dtype=np.int64)
+            per_code = to_ours[np.asarray(mappings[level], dtype=np.int64)]
+            hit = per_code[np.asarray(pop.keys[:, j], dtype=np.int64)]
+            self._pop_codes[(j, level)] = hit
+        return hit
+
     def _judge(self, levels: Node, stats: ClassStats, *, with_loss: bool) -> NodeResult:
         """The verdicts of the models on a node's classes, suppression and (optionally) loss."""
+        stats = self.with_population(stats)
         sizes = stats.sizes
         small = sizes < self.mcs
         mcs_rows = int(np.dot(sizes, small))  # (a masked sum: twice as fast as sizes[small])

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from anonlab._resources import format_bytes, memory_budget
 from anonlab.algorithms._lattice.lattice import Lattice, LatticeEvaluator
+from anonlab.data.stats import ClassStats, count_population
 from anonlab.engines import get_engine
-from anonlab.exceptions import ParameterError
+from anonlab.exceptions import HierarchyError, ParameterError
 from anonlab.metrics.base import MetricContext
+from anonlab.models.base import population_of
 from anonlab.release.problem import Problem
 
-__all__ = ["build_evaluator", "check_lattice", "lattice_of"]
+__all__ = ["build_evaluator", "check_lattice", "lattice_of", "population_classes"]
 
 
 def lattice_of(problem: Problem) -> Lattice:
@@ -70,4 +72,38 @@ def build_evaluator(problem: Problem, *, with_rows: bool = False) -> LatticeEval
         problem.max_suppressed,
         problem.metric,
         context,
+        population_classes(problem, base),
     )
+
+
+def population_classes(problem: Problem, base: ClassStats) -> ClassStats | None:
+    """The classes of the models' population table at level 0 (with keys), or None when no
+    model reads one.
+
+    Raises
+    ------
+    ColumnNotFoundError
+        If the population table lacks a quasi-identifier.
+    HierarchyError
+        If it holds a value a hierarchy lacks (naming the value, its row and the table).
+    ParameterError
+        If the models read different population tables.
+    InputError
+        If a class of the table (the sample) has more records than the population holds of
+        it: a sample record absent from the population (:func:`count_population`).
+    """
+    population = population_of(problem.models)
+    if population is None:
+        return None
+    qis = list(problem.quasi_identifiers)
+    population.require(qis)
+    for q in qis:
+        col = population.table.column(q)
+        try:
+            problem.hierarchies[q].check_covers(col.categories, col.codes)
+        except HierarchyError as exc:
+            raise HierarchyError(f"The population table {population.name}: {exc}") from None
+    engine = get_engine("numpy", population.table, hierarchies=dict(problem.hierarchies))
+    classes = engine.class_stats(qis)
+    count_population(base, classes, name=population.name)  # the sample is part of it
+    return classes

@@ -52,6 +52,7 @@ class _LatticeSearch(Anonymizer):
     """The shared part of the full-domain searches: feasibility, the top node, the release."""
 
     family: ClassVar[str] = "full-domain generalization"
+    judges_population: ClassVar[bool] = True
 
     def _check_problem(self, problem: Problem) -> None:
         check_lattice(problem, self.name)
