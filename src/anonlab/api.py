@@ -285,6 +285,7 @@ def risk(
     population_size: int | None = None,
     weight: str | None = None,
     population: Any = None,
+    declared: Sequence[str] = (),
 ) -> RiskSummary:
     """Summarise the re-identification risk under ``quasi_identifiers``.
 
@@ -320,6 +321,7 @@ def risk(
         population_size=population_size,
         weight=weight,
         population=pop,
+        declared=declared,
     )
 
 
@@ -795,6 +797,8 @@ def report_data(
         "sampling_fraction": sampling_fraction,
         "population_size": population_size,
         "weight": weight,
+        # the columns the job or --sensitive gives a role are not "undeclared"
+        "declared": [*sens, *(spec.identifiers + spec.insensitive if spec is not None else [])],
     }
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PrivacyRiskWarning)

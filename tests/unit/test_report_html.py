@@ -94,8 +94,12 @@ def test_report_data_gathers_answers_of_the_api(adult, gathered):
     eng = anonlab.open_engine(adult)
     assert gathered.q2.to_dict() == anonlab.diagnose(eng, quasi_identifiers=QI).to_dict()
     assert gathered.q3.to_dict() == anonlab.diagnose(eng, attributes=QI, k=5).to_dict()
-    risk = anonlab.risk(eng, QI).to_dict()
+    # the columns the job gives a role are not listed as undeclared identifying columns
+    risk = anonlab.risk(eng, QI, declared=["income", *ADULT_IDENTIFYING]).to_dict()
     assert gathered.risk.to_dict() == risk
+    undeclared = {c["column"] for c in anonlab.risk(eng, QI).to_dict()["identifying_columns"]}
+    assert undeclared & set(ADULT_IDENTIFYING)  # (they would be, without the job)
+    assert not {c["column"] for c in risk["identifying_columns"]} & set(ADULT_IDENTIFYING)
     assert gathered.profile.n_rows == 30162 and gathered.k == 5
     assert [c.name for c in gathered.profile.columns] == adult.names
 

@@ -688,6 +688,7 @@ def risk_summary(
     population_size: int | None = None,
     weight: str | None = None,
     population: Engine | None = None,
+    declared: Sequence[str] = (),
 ) -> RiskSummary:
     """Summarise the re-identification risk under ``quasi_identifiers``.
 
@@ -715,6 +716,9 @@ def risk_summary(
         A column of sampling weights; never a quasi-identifier, not counted as identifying.
     population : Engine, optional
         The population table (journalist model against its classes).
+    declared : sequence of str
+        Other columns a job gives a role (sensitive, identifiers, insensitive): not warned
+        about as undeclared.
 
     Returns
     -------
@@ -757,7 +761,7 @@ def risk_summary(
     k = int(sizes.min())
     found = warn_identifying_columns(
         engine,
-        [*qi, *([weight] if weight is not None else [])],
+        [*qi, *([weight] if weight is not None else []), *declared],
         action="this summary does not count it, and a release that keeps it re-identifies "
         "people; add it to the quasi-identifiers or drop it.",
         stacklevel=2,
