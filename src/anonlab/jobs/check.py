@@ -291,6 +291,11 @@ def _check_release(
         identifying=found,
         pseudo=tuple(params.get("pseudo_qids") or ()),
         plain=_plain,
+        centroids=(
+            str(getattr(algorithm, "aggregate", "mean"))
+            if type(algorithm).verifier == "centroids"
+            else None
+        ),
     )
     metric, loss = problem.metric.name, None
     if audit.cells is not None:  # a cell cover: its loss read from its labels

@@ -14,6 +14,7 @@ from anonlab.release.anonymity_graph import (
 )
 from anonlab.release.audit import ReleaseAudit, audit_release
 from anonlab.release.cellcover import CellCover
+from anonlab.release.centroids import Centroids
 from anonlab.release.clusters import Clusters
 from anonlab.release.measure import measure, metric_context, release_cells
 from anonlab.release.problem import Problem
@@ -39,6 +40,7 @@ __all__ = [
     "AnonymityGraph",
     "AnonymizationResult",
     "CellCover",
+    "Centroids",
     "attribute_ncp",
     "Clusters",
     "ReleaseAudit",
