@@ -135,7 +135,7 @@ class Microaggregation(Anonymizer):
     """
 
     name: ClassVar[str] = "microaggregation"
-    family: ClassVar[str] = "microaggregation: groups released as their centroid"
+    family: ClassVar[str] = "MDAV: groups of k records released as their centroid"
     verifier: ClassVar[str] = "centroids"
     _parameter_constraints: ClassVar[dict[str, Param]] = {
         "k": Param(int, low=2, none=True),
