@@ -12,6 +12,6 @@ from anonlab.algorithms.microaggregation.anonymizer import (
     Microaggregation,
     MicroaggregationStats,
 )
-from anonlab.algorithms.microaggregation.mdav import blocks, mdav
+from anonlab.algorithms.microaggregation.grouping import blocks, mdav
 
 __all__ = ["Microaggregation", "MicroaggregationStats", "blocks", "mdav"]

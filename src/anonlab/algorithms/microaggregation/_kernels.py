@@ -1,6 +1,6 @@
 """The compiled MDAV kernel (numba's nopython mode): plain loops over numpy arrays.
 
-See :mod:`anonlab.algorithms.microaggregation.mdav` for the algorithm; :func:`mdav_kernel`
+See :mod:`anonlab.algorithms.microaggregation.grouping` for the algorithm; :func:`mdav_kernel`
 returns :func:`_mdav_blocks` compiled.
 """
 

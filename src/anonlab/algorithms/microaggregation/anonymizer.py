@@ -14,7 +14,7 @@ from scipy.spatial import cKDTree
 from anonlab._progress import Progress, stage
 from anonlab._typing import FloatArray, IntArray
 from anonlab.algorithms.base import Anonymizer, Param, register
-from anonlab.algorithms.microaggregation.mdav import mdav
+from anonlab.algorithms.microaggregation.grouping import mdav
 from anonlab.data.table import EncodedColumn, EncodedTable
 from anonlab.engines import get_engine
 from anonlab.exceptions import InputError, ParameterError
@@ -77,7 +77,7 @@ class Microaggregation(Anonymizer):
     The numeric quasi-identifiers are standardized (z-scores: the mean subtracted, divided by
     the standard deviation) and MDAV (Domingo-Ferrer & Torra 2005, section 3.1; Domingo-Ferrer
     & Mateo-Sanz 2002) groups the records on them, multivariate: every group holds k to
-    ``2k - 1`` records (:func:`~anonlab.algorithms.microaggregation.mdav.mdav`). Each numeric
+    ``2k - 1`` records (:func:`~anonlab.algorithms.microaggregation.grouping.mdav`). Each numeric
     value is released as its group's mean (``aggregate: mean``) or median (``aggregate:
     median``); each categorical quasi-identifier, with ``categorical: mode``, as the group's
     most frequent value (without it a non-numeric quasi-identifier is refused). A missing
@@ -90,9 +90,9 @@ class Microaggregation(Anonymizer):
     is left; the verification then suppresses what still fails within the limit.
 
     Tables larger than ``block_size`` rows are first cut into blocks of at most that many
-    rows by median cuts on the widest standardized attribute, and MDAV runs in each (the
-    partitioning of Solé, Muntés-Mulero & Nin 2012): its cost falls from ``O(n^2 / k)`` to
-    ``O(n * block_size / k)``.
+    rows by median cuts along each block's first principal component, and MDAV runs in each
+    (partitioning before microaggregating, cf. Solé, Muntés-Mulero & Nin 2012): its cost
+    falls from ``O(n^2 / k)`` to ``O(n * block_size / k)``.
 
     Parameters
     ----------
