@@ -8,10 +8,13 @@ re-check, the loss), twice: with the default blocks (MDAV in blocks of at most 5
 median cuts) and as plain MDAV on the whole table (``block_size: null``). Each row reports
 SSE/SST and IL1s (sdcMicro's measures), GCP (anonlab's common loss: a centroid cell's NCP
 is its class's range over the attribute's range), the groups, the released classes, the
-whole time and MDAV's time.
+whole time (wall and CPU: the process's threads together) and MDAV's time, and the load
+average after the run (the machine may be shared).
 
-At 1 million rows (``--rows``): Adult's numeric rows drawn with replacement (numpy
-``default_rng(55)``), at ``--million-ks`` (default 5; the goal is under 60 s).
+At 1 million rows (``--rows``), at ``--million-ks`` (default 5; the goal is under 60 s):
+Adult's numeric rows drawn with replacement (numpy ``default_rng(55)``; about 33 copies of
+each row, so groups of identical records lose nothing), and five columns drawn from N(0, 1)
+rounded to one decimal (``default_rng(55)``; hardly two records alike).
 
 The peer, in the same run where the peer venv has it (``benchmarks/peers/setup_peers.sh``),
 is the PyPI package ``microaggregation`` 0.1.9 (C++). It does not implement MDAV: it
@@ -30,6 +33,7 @@ Results: ``benchmarks/results/microaggregation.json`` (``_quick`` with ``--quick
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import tempfile
@@ -39,7 +43,6 @@ from typing import Any
 
 import numpy as np
 from common import (
-    ADULT_NAMES,
     PEER_PYTHON,
     PEERS,
     goal,
@@ -56,10 +59,10 @@ KS = (2, 5, 10)
 SEED = 55
 
 
-def job(k: int, qis: tuple[str, ...], block_size: int | None = 5000) -> dict[str, Any]:
+def job(k: int, qis: tuple[str, ...], block_size: int | None, columns: list[str]) -> dict[str, Any]:
     return {
         "quasi_identifiers": {q: {} for q in qis},
-        "insensitive": [c for c in ADULT_NAMES if c not in qis],
+        "insensitive": [c for c in columns if c not in qis],
         "models": [{"k_anonymity": {"k": k}}],
         "algorithm": {"name": "microaggregation", "block_size": block_size},
     }
@@ -68,9 +71,9 @@ def job(k: int, qis: tuple[str, ...], block_size: int | None = 5000) -> dict[str
 def run(table: Any, k: int, qis: tuple[str, ...], block_size: int | None) -> dict[str, Any]:
     from anonlab import anonymize
 
-    t0 = time.perf_counter()
-    result = anonymize(table, job(k, qis, block_size))
-    total = time.perf_counter() - t0
+    t0, c0 = time.perf_counter(), time.process_time()
+    result = anonymize(table, job(k, qis, block_size, table.names))
+    total, cpu = time.perf_counter() - t0, time.process_time() - c0
     s = result.search
     return {
         "k": k,
@@ -87,9 +90,26 @@ def run(table: Any, k: int, qis: tuple[str, ...], block_size: int | None) -> dic
         "k_after": result.release.verification.k_after,
         "suppressed_rows": result.release.verification.suppressed_rows,
         "time_s": total,
+        "cpu_s": cpu,
+        "load_after": list(os.getloadavg()),
         "mdav_s": s.elapsed_s,
         "peak_rss_mib": peak_rss_mib(),
     }
+
+
+def normal_table(rows: int) -> Any:
+    """``rows`` records of five columns ``round(N(0, 1), 1)``, encoded directly."""
+    from anonlab import EncodedTable
+    from anonlab.data.table import EncodedColumn
+
+    rng = np.random.default_rng(SEED)
+    columns = []
+    for j in range(len(NUMERIC)):
+        x = np.round(rng.standard_normal(rows), 1) + 0.0  # (no -0.0)
+        values, codes = np.unique(x, return_inverse=True)
+        labels = np.array([f"{v:.1f}" for v in values], dtype=object)
+        columns.append(EncodedColumn(NUMERIC[j], codes.astype(np.int32), labels))
+    return EncodedTable(tuple(columns))
 
 
 def standardized(table: Any, qis: tuple[str, ...]) -> np.ndarray:
@@ -134,11 +154,13 @@ def main() -> None:
     ap.add_argument("--million-ks", default="5")
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--peer-python", type=Path, default=PEER_PYTHON)
+    ap.add_argument("--only", default="adult,million,normal", help="parts to run")
     ap.add_argument("--quick", action="store_true", help="k = 5 only, 100,000 rows")
     args = ap.parse_args()
     ks = (5,) if args.quick else tuple(int(k) for k in args.ks.split(","))
     million_ks = (5,) if args.quick else tuple(int(k) for k in args.million_ks.split(","))
     rows = 100_000 if args.quick else args.rows
+    parts = {p.strip() for p in args.only.split(",") if p.strip()}
     missing = peer_available(args.peer_python)
     if missing:
         print(f"note: peer skipped: {missing}")
@@ -156,10 +178,11 @@ def main() -> None:
         "adult": [],
         "adult_age_only": [],
         "million": [],
+        "normal": [],
         "peer": "microaggregation 0.1.9 (PyPI, C++): least SSE of consecutive groups in the order given",
         "peer_skipped": missing,
     }
-    for k in ks:
+    for k in ks if "adult" in parts else ():
         for block in (5000, None):
             row = run(adult, k, NUMERIC, block)
             if block is None and not missing:
@@ -170,17 +193,22 @@ def main() -> None:
             row["peer_univariate_optimal"] = peer(ages, k, args.peer_python)
         results["adult_age_only"].append(row)
 
-    rng = np.random.default_rng(SEED)
-    big = adult.take(rng.integers(0, adult.n_rows, size=rows))
-    zbig = standardized(big, NUMERIC)
-    pc = np.linalg.svd(zbig[:100_000] - zbig[:100_000].mean(axis=0), full_matrices=False)[2][0]
-    big_projection = np.ascontiguousarray(zbig[np.argsort(zbig @ pc, kind="stable")])
-    del zbig
-    for k in million_ks:
-        row = run(big, k, NUMERIC, 5000)
-        if not missing:
-            row["peer_projection"] = peer(big_projection, k, args.peer_python)
-        results["million"].append(row)
+    def million(table: Any, key: str) -> None:
+        z = standardized(table, NUMERIC)
+        pc = np.linalg.svd(z[:100_000] - z[:100_000].mean(axis=0), full_matrices=False)[2][0]
+        projection = np.ascontiguousarray(z[np.argsort(z @ pc, kind="stable")])
+        del z
+        for k in million_ks:
+            row = run(table, k, NUMERIC, 5000)
+            if not missing:
+                row["peer_projection"] = peer(projection, k, args.peer_python)
+            results[key].append(row)
+
+    if "million" in parts:
+        rng = np.random.default_rng(SEED)
+        million(adult.take(rng.integers(0, adult.n_rows, size=rows)), "million")
+    if "normal" in parts:
+        million(normal_table(rows), "normal")
 
     def peer_cells(row: dict[str, Any], key: str) -> list[Any]:
         p = row.get(key)
@@ -207,20 +235,26 @@ def main() -> None:
         ],
         "Adult, age alone (the peer: the optimal univariate SSE)",
     )  # fmt: skip
-    print_table(
-        ["k", "rows", "blocks", "SSE/SST", "IL1s", "GCP", "time s", "MDAV s", "peak MiB",
-         "peer proj SSE/SST", "peer s"],
-        [
-            [r["k"], r["rows"], r["blocks"], g(r["sse_sst"]), g(r["il1s"]), g(r["gcp"]),
-             g(r["time_s"]), g(r["mdav_s"]), g(r["peak_rss_mib"]),
-             *peer_cells(r, "peer_projection")]
-            for r in results["million"]
-        ],
-        f"{rows:,} rows drawn from Adult's numeric rows (default_rng({SEED}))",
-    )  # fmt: skip
+    for key, title in (
+        ("million", f"{rows:,} rows drawn from Adult's numeric rows (default_rng({SEED}))"),
+        ("normal", f"{rows:,} rows, 5 columns round(N(0, 1), 1) (default_rng({SEED}))"),
+    ):
+        print_table(
+            ["k", "rows", "blocks", "SSE/SST", "IL1s", "GCP", "time s", "CPU s", "MDAV s",
+             "peak MiB", "load", "peer proj SSE/SST", "peer s"],
+            [
+                [r["k"], r["rows"], r["blocks"], g(r["sse_sst"]), g(r["il1s"]), g(r["gcp"]),
+                 g(r["time_s"]), g(r["cpu_s"]), g(r["mdav_s"]), g(r["peak_rss_mib"]),
+                 g(r["load_after"][0]),
+                 *peer_cells(r, "peer_projection")]
+                for r in results[key]
+            ],
+            title,
+        )  # fmt: skip
     goals = {
-        f"{r['rows']:,} rows, k = {r['k']}: seconds": goal(r["time_s"], 60.0)
-        for r in results["million"]
+        f"{key} {r['rows']:,} rows, k = {r['k']}: seconds": goal(r["time_s"], 60.0)
+        for key in ("million", "normal")
+        for r in results[key]
     }
     print_goals(goals)
     results["goals"] = goals

@@ -119,8 +119,11 @@ def mdav(points: npt.ArrayLike, k: int, block_size: int | None = None) -> IntArr
     else:
         order, starts = blocks(x, max(int(block_size), 4 * k))
     sorted_points = np.ascontiguousarray(x[order])
-    out = np.full(n, -1, dtype=np.int64)  # (-1: not grouped yet)
-    mdav_kernel()(sorted_points, np.int64(k), starts, out)
+    out = np.empty(n, dtype=np.int64)
+    groups = np.zeros(starts.size - 1, dtype=np.int64)
+    mdav_kernel()(sorted_points, np.int64(k), starts, out, groups)
+    # number the groups across blocks, block after block
+    out += np.repeat(np.cumsum(groups) - groups, np.diff(starts))
     group = np.empty(n, dtype=np.int64)
     group[order] = out
     return group
