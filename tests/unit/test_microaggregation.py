@@ -196,3 +196,20 @@ def test_gcp_counts_a_hidden_cell_and_a_suppressed_class_as_1():
     assert centroid_gcp(t, ["x"], rows, np.array([True, False]), {"x": none}) == pytest.approx(
         (2 + 2 * 0.2) / 4
     )
+
+
+def test_a_median_with_more_digits_than_released_is_still_a_median():
+    """A released value keeps 10 significant digits: the median 0.123456789012 of a group
+    is released as 0.123456789, and the re-check counts it as the median."""
+    values = ["0.123456789012", "0.5", "0.9", "5.25", "5.5", "5.75"]
+    t = EncodedTable.from_columns({"x": values})
+    job = {
+        "quasi_identifiers": {"x": {}},
+        "models": [{"k_anonymity": {"k": 3}}],
+        "algorithm": {"name": "microaggregation", "aggregate": "median"},
+    }
+    assert anonymize(t, job).columns["x"].tolist() == ["0.5"] * 3 + ["5.5"] * 3
+    values[1] = "0.123456789013"  # now the median of the first group has 12 digits
+    t = EncodedTable.from_columns({"x": values})
+    released = anonymize(t, job).columns["x"].tolist()
+    assert released == ["0.123456789"] * 3 + ["5.5"] * 3

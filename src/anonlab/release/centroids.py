@@ -429,7 +429,8 @@ def check_centroids(
     groups. In every quasi-identifier a class's cell must be: a null if every member misses
     the value; ``*`` (allowed anywhere: the whole domain); else, for a numeric attribute,
     the mean of its members' values (within a relative 1e-9) or a median of them (at most
-    half of them below it and at most half above), for a categorical one a most frequent
+    half of them below it and at most half above, a value within a relative 1e-9 of it
+    counting as it), for a categorical one a most frequent
     value of its members (no missing member).
 
     Parameters
@@ -490,8 +491,10 @@ def check_centroids(
             x = np.where(null_rows, 0.0, numbers[col.codes])
             v = values[cell]
             if aggregate == "median":
-                below = np.bincount(row_class, weights=x < v[row_class], minlength=n_classes)
-                above = np.bincount(row_class, weights=x > v[row_class], minlength=n_classes)
+                # (a value within the text's rounding of the median counts as the median)
+                tol = (RTOL * np.abs(v))[row_class]
+                below = np.bincount(row_class, weights=x < v[row_class] - tol, minlength=n_classes)
+                above = np.bincount(row_class, weights=x > v[row_class] + tol, minlength=n_classes)
                 wrong = ~((2 * below <= sizes) & (2 * above <= sizes))
                 expected = group_medians(x, row_class, n_classes)
             else:
