@@ -140,6 +140,12 @@ def test_large_tables_run_in_blocks_of_groups_of_k_to_2k_minus_1():
     sizes = np.bincount(result.recoding.group)
     assert sizes.min() >= 4 and sizes.max() <= 7
     assert result.search.blocks == 8
+    # the blocks the statistics count are those MDAV ran on
+    from anonlab.algorithms.microaggregation.grouping import blocks, count_blocks
+
+    for n, size in ((401, 50), (10001, 5000), (5000, 5000), (999, 7)):
+        _, starts = blocks(np.random.default_rng(n).normal(size=(n, 2)), size)
+        assert count_blocks(n, size) == starts.size - 1
 
 
 # ------------------------------------------------------------------ re-check

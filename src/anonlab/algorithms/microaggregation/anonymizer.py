@@ -14,7 +14,7 @@ from scipy.spatial import cKDTree
 from anonlab._progress import Progress, stage
 from anonlab._typing import FloatArray, IntArray
 from anonlab.algorithms.base import Anonymizer, Param, register
-from anonlab.algorithms.microaggregation.grouping import mdav
+from anonlab.algorithms.microaggregation.grouping import count_blocks, mdav
 from anonlab.data.table import EncodedColumn, EncodedTable
 from anonlab.engines import get_engine
 from anonlab.exceptions import InputError, ParameterError
@@ -235,7 +235,7 @@ class Microaggregation(Anonymizer):
             groups=int(sizes.size),
             smallest_group=int(sizes.min()),
             largest_group=int(sizes.max()),
-            blocks=1 if n <= size else int(2 ** np.ceil(np.log2(n / size))),
+            blocks=count_blocks(n, size),
             merged_groups=merged,
             sse_sst=sse_sst(problem.table, released, columns),
             il1s=il1s(problem.table, released, columns),

@@ -25,7 +25,7 @@ import numpy.typing as npt
 from anonlab._typing import FloatArray, IntArray
 from anonlab.algorithms.microaggregation._kernels import mdav_kernel
 
-__all__ = ["mdav", "blocks"]
+__all__ = ["mdav", "blocks", "count_blocks"]
 
 
 #: The rows of a block whose first principal component is computed (a systematic sample).
@@ -82,6 +82,26 @@ def blocks(points: FloatArray, size: int) -> tuple[IntArray, IntArray]:
     done.sort()
     starts = np.array([lo for lo, _ in done] + [n], dtype=np.int64)
     return order, starts
+
+
+def count_blocks(n: int, size: int) -> int:
+    """How many blocks :func:`blocks` cuts ``n`` rows into (halves until at most ``size``).
+
+    Examples
+    --------
+    >>> count_blocks(10, 10), count_blocks(10001, 5000), count_blocks(20000, 5000)
+    (1, 3, 4)
+    """
+    counts: dict[int, int] = {}
+
+    def leaves(m: int) -> int:
+        if m <= size:
+            return 1
+        if m not in counts:
+            counts[m] = leaves(m // 2) + leaves(m - m // 2)
+        return counts[m]
+
+    return leaves(n)
 
 
 def mdav(points: npt.ArrayLike, k: int, block_size: int | None = None) -> IntArray:
