@@ -156,6 +156,7 @@ def main() -> None:
     ap.add_argument("--peer-python", type=Path, default=PEER_PYTHON)
     ap.add_argument("--only", default="adult,million,normal", help="parts to run")
     ap.add_argument("--quick", action="store_true", help="k = 5 only, 100,000 rows")
+    ap.add_argument("--name", default="microaggregation", help="the results file's name")
     args = ap.parse_args()
     ks = (5,) if args.quick else tuple(int(k) for k in args.ks.split(","))
     million_ks = (5,) if args.quick else tuple(int(k) for k in args.million_ks.split(","))
@@ -258,7 +259,7 @@ def main() -> None:
     }
     print_goals(goals)
     results["goals"] = goals
-    path = write_results("microaggregation" + ("_quick" if args.quick else ""), results)
+    path = write_results(args.name + ("_quick" if args.quick else ""), results)
     print(f"\nwrote {path}")
 
 
