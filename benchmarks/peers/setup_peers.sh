@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Create/refresh the peer virtualenv used to benchmark other k-anonymity tools
-# (pycanon, optionally anjana and suda) alongside anonlab. Idempotent.
+# (pycanon, optionally anjana, suda and microaggregation) alongside anonlab. Idempotent.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -28,9 +28,15 @@ if ! "${PIP[@]}" install "suda==0.2.2"; then
     echo "[setup_peers] WARNING: could not install 'suda'; continuing without it" >&2
 fi
 
+# microaggregation: a C++ dynamic program (the least SSE of consecutive groups of k..2k-1
+# records in a given order), beside bench_microaggregation.py.
+if ! "${PIP[@]}" install "microaggregation==0.1.9"; then
+    echo "[setup_peers] WARNING: could not install 'microaggregation'; continuing without it" >&2
+fi
+
 "$VENV/bin/python" - <<'PY'
 from importlib.metadata import version, PackageNotFoundError
-for name in ("pycanon", "pandas", "anjana", "suda"):
+for name in ("pycanon", "pandas", "anjana", "suda", "microaggregation"):
     try:
         print(f"[setup_peers] {name} {version(name)}")
     except PackageNotFoundError:

@@ -8,6 +8,7 @@ from anonlab.algorithms import (  # noqa: F401  (registers them)
     full_domain,
     local_recoding,
     local_suppression,
+    microaggregation,
     nonhomogeneous,
     personalized,
     privacyfrost2,

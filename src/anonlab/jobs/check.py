@@ -303,6 +303,11 @@ def _check_release(
         pseudo=tuple(params.get("pseudo_qids") or ()),
         plain=_plain,
         blanks=type(algorithm).verifier == "blanks",
+        centroids=(
+            str(getattr(algorithm, "aggregate", "mean"))
+            if type(algorithm).verifier == "centroids"
+            else None
+        ),
     )
     metric, loss = problem.metric.name, None
     if audit.cells is not None:  # a cell cover: its loss read from its labels

@@ -15,6 +15,7 @@ from anonlab.release.anonymity_graph import (
 from anonlab.release.audit import ReleaseAudit, audit_release
 from anonlab.release.blanks import Blanks
 from anonlab.release.cellcover import CellCover
+from anonlab.release.centroids import Centroids
 from anonlab.release.clusters import Clusters
 from anonlab.release.measure import measure, metric_context, release_cells
 from anonlab.release.problem import Problem
@@ -41,6 +42,7 @@ __all__ = [
     "AnonymizationResult",
     "Blanks",
     "CellCover",
+    "Centroids",
     "attribute_ncp",
     "Clusters",
     "ReleaseAudit",

@@ -49,6 +49,7 @@ from anonlab.release.anonymity_graph import (
     label_covers,
 )
 from anonlab.release.blanks import BLANKS_K, read_blanks, wildcard_frequencies
+from anonlab.release.centroids import check_centroids
 from anonlab.release.problem import Problem
 from anonlab.release.verify import CLASSES_K, model_keys
 
@@ -624,6 +625,7 @@ def audit_release(
     pseudo: Sequence[str] = (),
     plain: Any = None,
     blanks: bool = False,
+    centroids: str | None = None,
 ) -> ReleaseAudit:
     """Verify a released table against its original and its job (see the module docstring).
 
@@ -652,6 +654,10 @@ def audit_release(
     blanks : bool
         The job's algorithm blanks cells (local suppression): every record is released and
         judged by its wildcard frequency (a blank ``*`` matches any value).
+    centroids : {"mean", "median"}, optional
+        The job's algorithm releases centroids (microaggregation) aggregated so: every
+        released class's quasi-identifier cells must be the centroids of its records' values
+        (:func:`anonlab.release.centroids.check_centroids`) instead of hierarchy labels.
 
     Returns
     -------
@@ -730,6 +736,19 @@ def audit_release(
             )
             for j, q in enumerate(qis)
         ]
+    elif centroids is not None:  # new values, checked per class below: any cell pairs rows
+        qi_cells = [
+            _Cells(
+                q,
+                problem.table[q],
+                released[q],
+                "a centroid",
+                np.zeros((0, problem.table[q].cardinality), dtype=np.int64),
+                np.zeros(released[q].cardinality, dtype=np.int64),
+                hidden=0,  # (every released key is 0, the key always allowed)
+            )
+            for q in qis
+        ]
     else:
         qi_cells = [
             _on_hierarchy(
@@ -769,7 +788,10 @@ def audit_release(
         if graph
         else f"every cell is its record's value or a label above it in the hierarchy, or {HIDDEN}"
     )
-    findings.extend(_cell_findings(qi_cells, pairs, "quasi-identifiers", kept))
+    if centroids is None:
+        findings.extend(_cell_findings(qi_cells, pairs, "quasi-identifiers", kept))
+    else:
+        findings.append(_centroid_finding(problem, released, pairs, centroids))
     if identifying:
         for column, reason in identifying:
             findings.append(
@@ -826,6 +848,27 @@ def audit_release(
         k_meaning=CLASSES_K,
         models=judged.models,
         findings=findings,
+    )
+
+
+def _centroid_finding(
+    problem: Problem, released: EncodedTable, pairs: IntArray, aggregate: str
+) -> Finding:
+    """Whether every class of the released values holds the centroids of its records'
+    values in every quasi-identifier (a microaggregated release)."""
+    qis = list(problem.quasi_identifiers)
+    stats = get_engine("numpy", released).class_stats(qis, with_rows=True, with_keys=False)
+    assert stats.row_class is not None
+    row_class = np.asarray(stats.row_class, dtype=np.int64)
+    problems, _ = check_centroids(problem.table.take(pairs), released, qis, row_class, aggregate)
+    if problems:
+        return Finding("quasi-identifiers", False, " ".join(problems))
+    return Finding(
+        "quasi-identifiers",
+        True,
+        f"every class of the released values holds the {aggregate} (numbers) or a most "
+        f"frequent value (categories) of its records' values ({len(qis)}: "
+        f"{', '.join(qis[:6])}{', ...' if len(qis) > 6 else ''}).",
     )
 
 
