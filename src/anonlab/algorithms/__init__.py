@@ -7,6 +7,7 @@ Importing this package registers every family in :data:`ALGORITHMS`.
 from anonlab.algorithms import (  # noqa: F401  (registers them)
     full_domain,
     local_recoding,
+    mondrian,
     nonhomogeneous,
     personalized,
     privacyfrost2,

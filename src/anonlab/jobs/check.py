@@ -291,6 +291,7 @@ def _check_release(
         identifying=found,
         pseudo=tuple(params.get("pseudo_qids") or ()),
         plain=_plain,
+        regions=type(algorithm).verifier == "regions",
     )
     metric, loss = problem.metric.name, None
     if audit.cells is not None:  # a cell cover: its loss read from its labels

@@ -48,6 +48,7 @@ from anonlab.release.anonymity_graph import (
     graph_check,
     label_covers,
 )
+from anonlab.release.cellcover import parse_cells
 from anonlab.release.problem import Problem
 from anonlab.release.verify import CLASSES_K, model_keys
 
@@ -616,6 +617,7 @@ def audit_release(
     identifying: Sequence[tuple[str, str]] = (),
     pseudo: Sequence[str] = (),
     plain: Any = None,
+    regions: bool = False,
 ) -> ReleaseAudit:
     """Verify a released table against its original and its job (see the module docstring).
 
@@ -641,6 +643,9 @@ def audit_release(
         loss).
     plain : callable, optional
         How a model's parameter is shown (a hierarchy as its file); default as it is.
+    regions : bool
+        The release forms classes of region summaries (Mondrian): a quasi-identifier cell
+        may also be an interval ``[lo,hi]`` covering its record's number.
 
     Returns
     -------
@@ -717,6 +722,20 @@ def audit_release(
             )
             for j, q in enumerate(qis)
         ]
+    elif regions:
+        qi_cells = [
+            _Cells(
+                q,
+                problem.table[q],
+                released[q],
+                "a label that covers its record's value (the value, *, a label of its "
+                "hierarchy or [lo,hi])",
+                np.zeros((0, 0), dtype=np.int64),
+                np.zeros(0, dtype=np.int64),
+                covers=parse_cells(problem.table[q], released[q], problem.hierarchies[q]),
+            )
+            for q in qis
+        ]
     else:
         qi_cells = [
             _on_hierarchy(
@@ -753,7 +772,7 @@ def audit_release(
     )  # fmt: skip
     kept = (
         "every cell covers its record's value"
-        if graph
+        if graph or regions
         else f"every cell is its record's value or a label above it in the hierarchy, or {HIDDEN}"
     )
     findings.extend(_cell_findings(qi_cells, pairs, "quasi-identifiers", kept))
