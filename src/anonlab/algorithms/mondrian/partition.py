@@ -8,8 +8,9 @@ round, no loop over rows or regions):
 
 * **numeric** attributes (an order): the region's values sorted; *strict* partitioning cuts
   between distinct values, at the boundary nearest the median (the rows ``<= median`` or
-  ``< median`` on the left, whichever is more balanced); *relaxed* partitioning cuts at the
-  median row itself, rows equal to the median going to either side (section 4.2). The
+  ``< median`` on the left, whichever is more balanced); *relaxed* partitioning, where that
+  cut leaves a part under ``k`` rows, cuts at the median row itself, rows equal to the
+  median going to either side (section 4.2). The
   normalized range is ``(max - min) / (column max - column min)``.
 * **hierarchical** attributes: the region's values share a lowest common label; it is cut
   into the children of that label that hold at least ``k`` rows each, the children with
@@ -397,7 +398,7 @@ def partition(
         pos_in = np.arange(total, dtype=np.int64) - offsets[pid]
         is_int = interval_dims[choice] & live
         if is_int.any():
-            cut = _interval_cuts(sort_val, offsets, o_size, relaxed)
+            cut = _interval_cuts(sort_val, offsets, o_size, relaxed, need)
             ok_cut = is_int & (cut >= need) & (o_size - cut >= need)
             groups[ok_cut] = 2
             sel = ok_cut[pid]
@@ -487,12 +488,11 @@ def _leaves_of(dim: Dimension, level: IntArray, code: IntArray) -> FloatArray:
 
 
 def _interval_cuts(
-    sort_val: IntArray, offsets: IntArray, sizes: IntArray, relaxed: bool
+    sort_val: IntArray, offsets: IntArray, sizes: IntArray, relaxed: bool, need: int
 ) -> IntArray:
-    """The cut of each region (rows before it go left), its rows sorted by value."""
-    if relaxed:
-        out: IntArray = sizes // 2
-        return out
+    """The cut of each region (rows before it go left), its rows sorted by value: between
+    distinct values, nearest the median; relaxed, where that leaves a part under ``need``
+    rows, at the median row (rows equal to the median on both sides)."""
     median = sort_val[offsets + (sizes - 1) // 2]
     n_open = offsets.size
     width_key = int(sort_val.max()) + 2
@@ -506,6 +506,9 @@ def _interval_cuts(
     lt_ok = lt > 0
     use_le = le_ok & (~lt_ok | (np.abs(le - half) <= np.abs(lt - half)))
     cut: IntArray = np.where(use_le, le, np.where(lt_ok, lt, 0))
+    if relaxed:
+        short = np.minimum(cut, sizes - cut) < need
+        cut = np.where(short, sizes // 2, cut)
     return cut
 
 
