@@ -4,7 +4,8 @@ Mondrian (LeFevre, DeWitt & Ramakrishnan, ICDE 2006) cuts the quasi-identifier s
 regions of at least k rows and releases every row of a region as the region's summary: on an
 attribute with an order (numbers) the interval ``[lo,hi]`` of the region's values (the value
 itself when they are equal), on an attribute with a hierarchy the lowest hierarchy label
-above all of the region's values (``*`` when only the root's parent would be). Rows of
+above all of the region's values (``*`` when only the root's parent would be), or, if the
+job asks for sets, the set ``{a;b}`` of the region's values. Rows of
 regions whose summaries read the same are one released class.
 
 The ``regions`` verifier in :data:`anonlab.release.verify.VERIFIERS` re-checks such a release
@@ -19,6 +20,7 @@ released cell       NCP of the cell
 ==================  ===========================================================
 the value           0
 ``[lo,hi]``         ``(hi - lo) / (max - min)`` of the column's numbers
+``{a;b}``           ``(values in it - 1) / (leaves of the hierarchy - 1)``
 a hierarchy label   ``(leaves under it - 1) / (leaves of the hierarchy - 1)``
 ``*``, suppressed   1
 ==================  ===========================================================
@@ -77,7 +79,7 @@ class Regions(Recoding):
     released : Mapping[str, EncodedColumn]
         The released column of each quasi-identifier (one row per table row).
     kinds : Mapping[str, str]
-        How each quasi-identifier is summarized: ``interval`` or ``hierarchy``.
+        How each quasi-identifier is summarized: ``interval``, ``hierarchy`` or ``set``.
     partitioning : str
         ``strict`` or ``relaxed`` (for the summary).
     rows : ndarray of int64, optional
@@ -171,9 +173,9 @@ def read_labels(
     """Read a released column back: what each label covers and costs, from its text alone.
 
     A label is, in this order: a null (covers a null); one of the column's values (itself);
-    ``*`` (everything); a label of the hierarchy (the values under it); ``[lo,hi]`` (the
-    numbers between, ends included). Any other label covers nothing (the row is reported
-    as not covered).
+    ``*`` (everything); ``{a;b}`` (those values); ``[lo,hi]`` (the numbers between, ends
+    included); a label of the hierarchy (the values under it). Any other label covers
+    nothing (the row is reported as not covered).
 
     Parameters
     ----------
@@ -213,6 +215,7 @@ def read_labels(
     hi = np.full(n_lab, np.nan)
     star = np.zeros(n_lab, dtype=bool)
     node: dict[str, int] = {}
+    sets: dict[int, list[int]] = {}
     for i, lab in enumerate(labels.tolist()):
         if lab is None:
             exact[i] = -2 if original.null_code is None else original.null_code
@@ -224,6 +227,10 @@ def read_labels(
             ncp[i] = 0.0
         elif text == HIDDEN:
             star[i] = True
+        elif len(text) > 2 and text[0] == "{" and text[-1] == "}":
+            members = [text_of.get(v, -1) for v in text[1:-1].split(";")]
+            sets[i] = [m for m in members if m >= 0]
+            ncp[i] = (len(set(members)) - 1.0) / (domain - 1) if domain > 1 else 0.0
         else:
             m = _INTERVAL.match(text)
             a, b = (_number(m.group(1)), _number(m.group(2))) if m else (np.nan, np.nan)
@@ -257,6 +264,10 @@ def read_labels(
         named = np.array(list(node.values()), dtype=np.int64)
         ncp[named] = (under[named] - 1.0) / (domain - 1) if domain > 1 else 0.0
         ncp[named[under[named] == 0]] = 1.0  # (not a label of the hierarchy: covers nothing)
+    if sets:
+        pairs = np.array([lab * (values.size + 1) + m for lab, ms in sets.items() for m in ms])
+        key = code * (values.size + 1) + value
+        own |= np.isin(key, pairs)
     wide = np.isfinite(lo)
     if wide.any():
         x = nums[value]

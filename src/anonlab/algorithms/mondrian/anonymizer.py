@@ -31,6 +31,8 @@ class MondrianStats(SearchStats):
         ``strict`` or ``relaxed``.
     interval_attributes : list of str
         The attributes cut on their order and released as intervals.
+    categorical : str
+        How the other attributes are released (``hierarchy`` labels or ``set``).
 
     Examples
     --------
@@ -47,6 +49,7 @@ class MondrianStats(SearchStats):
     rounds: int = stat("rounds of cuts", 0)
     partitioning: str = stat("partitioning", "strict")
     interval_attributes: list[str] = stat("attributes released as intervals", [])
+    categorical: str = stat("other attributes released as", "hierarchy")
 
 
 @register
@@ -73,6 +76,11 @@ class Mondrian(Anonymizer):
         The attributes cut on their order and released as intervals. Default: every
         quasi-identifier whose values are all numbers (no missing value) and whose
         hierarchy does not mask characters (a zip code's ``435*``).
+    categorical : str
+        How the other attributes are cut and released: ``hierarchy`` (into the children of
+        the region's lowest common label, released as that label) or ``set`` (at the median
+        of their hierarchy's order of values, siblings side by side, released as the set
+        ``{a;b}`` of the region's values, a label that follows no hierarchy).
 
     References
     ----------
@@ -101,11 +109,19 @@ class Mondrian(Anonymizer):
     _parameter_constraints: ClassVar[dict[str, Param]] = {
         "partitioning": Param(str, choices=("strict", "relaxed")),
         "intervals": Param(list, none=True),
+        "categorical": Param(str, choices=("hierarchy", "set")),
     }
 
-    def __init__(self, *, partitioning: str = "strict", intervals: list[str] | None = None):
+    def __init__(
+        self,
+        *,
+        partitioning: str = "strict",
+        intervals: list[str] | None = None,
+        categorical: str = "hierarchy",
+    ):
         self.partitioning = partitioning
         self.intervals = intervals
+        self.categorical = categorical
 
     def _check_problem(self, problem: Problem) -> None:
         """Refuse other metrics than ``gcp`` / ``ncp``, models that do not judge classes on
@@ -129,7 +145,7 @@ class Mondrian(Anonymizer):
                     "l-diversity, t-closeness or (alpha,k)-anonymity, or a full-domain algorithm "
                     "(optimal)."
                 )
-        dimensions(problem, self._intervals())
+        dimensions(problem, self._intervals(), sets=self.categorical == "set")
 
     def _intervals(self) -> list[str] | None:
         return None if self.intervals is None else [str(a) for a in self.intervals]
@@ -137,7 +153,7 @@ class Mondrian(Anonymizer):
     def _fit(self, problem: Problem, progress: Progress | None) -> None:
         t0 = time.perf_counter()
         stage(progress, "partitioning")
-        dims = dimensions(problem, self._intervals())
+        dims = dimensions(problem, self._intervals(), sets=self.categorical == "set")
         found = partition(problem, dims, relaxed=self.partitioning == "relaxed")
         self.recoding_ = Regions(
             found.group,
@@ -152,4 +168,5 @@ class Mondrian(Anonymizer):
             rounds=found.rounds,
             partitioning=self.partitioning,
             interval_attributes=[d.name for d in dims if d.kind == "interval"],
+            categorical=self.categorical,
         )

@@ -12,6 +12,9 @@ round, no loop over rows or regions):
   cut leaves a part under ``k`` rows, cuts at the median row itself, rows equal to the
   median going to either side (section 4.2). The
   normalized range is ``(max - min) / (column max - column min)``.
+* **categorical** attributes released as sets (``categorical: set``): cut like numbers on
+  the order of their hierarchy's values; the normalized range is ``(distinct values - 1) /
+  (leaves - 1)``.
 * **hierarchical** attributes: the region's values share a lowest common label; it is cut
   into the children of that label that hold at least ``k`` rows each, the children with
   fewer pooled in one more part (or into the largest child when the pool has fewer than
@@ -140,6 +143,67 @@ def _hierarchical(col: EncodedColumn, hierarchy: Hierarchy) -> Dimension:
     )
 
 
+def _set(col: EncodedColumn, hierarchy: Hierarchy) -> Dimension:
+    """A categorical attribute cut on the order of its hierarchy's values (siblings side by
+    side) and released as the set of a region's values."""
+    leaves = hierarchy.leaves
+    bad = next(
+        (v for v in col.categories.tolist() if v is not None and set(str(v)) & set("{};")), None
+    )
+    if bad is not None:
+        raise ParameterError(
+            f"Mondrian cannot release attribute {col.name!r} as sets: its value {bad!r} holds "
+            "'{', '}' or ';'. Use 'categorical: hierarchy'."
+        )
+    rank = hierarchy.leaf_index(col.categories)
+    rank = np.where(rank < 0, leaves.size, rank)  # (a null: a value of its own, last)
+    texts = np.empty(leaves.size + 1, dtype=object)
+    texts[: leaves.size] = leaves
+    texts[rank] = col.categories
+    return Dimension(
+        col.name,
+        "set",
+        rank[col.codes].astype(np.int64),
+        numbers=np.arange(leaves.size + 1, dtype=np.float64)[
+            : leaves.size + (col.null_code is not None)
+        ],
+        texts=texts,
+        domain=int(leaves.size),
+    )
+
+
+def _sets(dim: Dimension, k: IntArray, first: IntArray) -> tuple[npt.NDArray[np.object_], IntArray]:
+    """Each region's set of values (``k``: the rows' ranks sorted by region): the value
+    itself when it is one, ``*`` when it is every value (or mixes a null with values),
+    else ``{a;b}`` in the hierarchy's order; with the label of each region."""
+    n_groups = first.size
+    region = np.repeat(np.arange(n_groups), np.diff(np.append(first, k.size)))
+    width = int(k.max()) + 1 if k.size else 1
+    pairs = np.unique(region * width + k)
+    g, rank = pairs // width, pairs % width
+    starts = np.flatnonzero(np.diff(np.concatenate([[-1], g])))
+    ends = np.append(starts[1:], g.size)
+    null = dim.domain  # (the rank of a null)
+    labels: dict[tuple[int, ...], int] = {}
+    text: list[object] = []
+    of_group = np.empty(n_groups, dtype=np.int64)
+    ranks = rank.tolist()
+    for i, (a, b) in enumerate(zip(starts.tolist(), ends.tolist())):
+        members = tuple(ranks[a:b])
+        hit = labels.get(members)
+        if hit is None:
+            if len(members) == 1:
+                lab = dim.texts[members[0]]
+            elif len(members) >= dim.domain or null in members:
+                lab = "*"
+            else:
+                lab = "{" + ";".join(str(dim.texts[m]) for m in members) + "}"
+            hit = labels[members] = len(text)
+            text.append(lab)
+        of_group[i] = hit
+    return np.array(text, dtype=object), of_group
+
+
 def _masked(hierarchy: Hierarchy) -> bool:
     """Whether the hierarchy masks characters (a zip code's digits: labels such as
     ``435*``), so that its numbers are codes rather than quantities."""
@@ -151,7 +215,9 @@ def _masked(hierarchy: Hierarchy) -> bool:
     )
 
 
-def dimensions(problem: Problem, intervals: Sequence[str] | None) -> list[Dimension]:
+def dimensions(
+    problem: Problem, intervals: Sequence[str] | None, *, sets: bool = False
+) -> list[Dimension]:
     """How each quasi-identifier is cut.
 
     Parameters
@@ -161,6 +227,9 @@ def dimensions(problem: Problem, intervals: Sequence[str] | None) -> list[Dimens
         The attributes cut on their order and released as intervals; None: every attribute
         whose values are all numbers (no missing value) and whose hierarchy does not mask
         characters.
+    sets : bool
+        Cut the other attributes on the order of their hierarchy's values and release a
+        region's set of values ``{a;b}`` instead of their lowest common hierarchy label.
 
     Raises
     ------
@@ -215,6 +284,8 @@ def dimensions(problem: Problem, intervals: Sequence[str] | None) -> list[Dimens
                 "not all numbers) nor a hierarchy above its values. Give it a hierarchy (or "
                 "'hierarchy: auto') in the job."
             )
+        elif sets:
+            out.append(_set(col, hierarchy))
         else:
             out.append(_hierarchical(col, hierarchy))
     return out
@@ -327,7 +398,7 @@ def partition(
     need = max([m.min_class_size for m in problem.models] + [1])
     judge = _Judge(problem, need)
     keys = [dim.row_key for dim in dims]
-    interval_dims = np.array([dim.kind == "interval" for dim in dims], dtype=bool)
+    interval_dims = np.array([dim.kind != "hierarchy" for dim in dims], dtype=bool)
     perm = np.arange(n, dtype=np.int64)
     row_part = np.zeros(n, dtype=np.int64)  # every row's region (ids need not be dense)
     next_id = 1
@@ -354,6 +425,12 @@ def partition(
         lca = np.zeros((n_open, d), dtype=np.int64)
         for j, dim in enumerate(dims):
             k = keys[j][rows]
+            if dim.kind == "set":  # the distinct values of the region, normalized
+                base = int(dim.numbers.size)
+                pairs = np.unique(pid * base + k)
+                distinct = np.bincount(pairs // base, minlength=n_open).astype(np.float64)
+                width[:, j] = (distinct - 1.0) / (dim.domain - 1) if dim.domain > 1 else 0.0
+                continue
             if dim.kind == "interval":
                 lo, hi = _segment(k, offsets)
                 span = dim.span
@@ -383,7 +460,7 @@ def partition(
             if not at.size:
                 continue
             k = keys[j][rows[at]]
-            if dim.kind == "interval":
+            if dim.kind != "hierarchy":
                 sort_val[at] = k
             else:
                 top = dim.level_codes.shape[0]
@@ -415,10 +492,10 @@ def partition(
         accepted = splitting
         if judge.models and splitting.any():
             cand = row_part.copy()
-            base = np.zeros(n_open, dtype=np.int64)
-            base[splitting] = next_id + np.concatenate([[0], np.cumsum(groups[splitting])[:-1]])
+            offset = np.zeros(n_open, dtype=np.int64)
+            offset[splitting] = next_id + np.concatenate([[0], np.cumsum(groups[splitting])[:-1]])
             srows = splitting[pid]
-            cand[rows[srows]] = base[pid[srows]] + local[srows]
+            cand[rows[srows]] = offset[pid[srows]] + local[srows]
             uniq, dense = np.unique(cand, return_inverse=True)
             verdict = judge.ok(dense.reshape(-1).astype(np.int64), int(uniq.size))
             part_ok = np.ones(n_open, dtype=bool)
@@ -558,7 +635,9 @@ def _summaries(
     k = dim.row_key[by_group]
     group = np.empty(k.size, dtype=np.int64)
     group[by_group] = np.repeat(np.arange(first.size), np.diff(np.append(first, k.size)))
-    if dim.kind == "interval":
+    if dim.kind == "set":
+        text, label_of_group = _sets(dim, k, first)
+    elif dim.kind == "interval":
         lo, hi = _segment(k, first)
         pairs, inv = np.unique(np.stack([lo, hi], axis=1), axis=0, return_inverse=True)
         text = np.array(
@@ -568,6 +647,7 @@ def _summaries(
             ],
             dtype=object,
         )
+        label_of_group = inv.reshape(-1)
     else:
         top = dim.level_codes.shape[0]
         level = np.full(first.size, top, dtype=np.int64)
@@ -580,7 +660,7 @@ def _summaries(
             ["*" if a >= top else dim.level_labels[a][b] for a, b in pairs.tolist()],
             dtype=object,
         )
-    label_of_group = inv.reshape(-1)
+        label_of_group = inv.reshape(-1)
     # one code per distinct text, in natural order (a null last)
     texts = np.array([t for t in text.tolist()], dtype=object)
     present = [t for t in dict.fromkeys(texts.tolist())]
