@@ -2,7 +2,7 @@
 
 * Strict Mondrian, all open regions cut per round, finds the regions of the paper's
   recursion run one region at a time (tests/support/mondrian_reference.py).
-* Whatever the table, k, partitioning and models: the release satisfies every model,
+* Whatever the table, k, partitioning, categories (labels or sets) and models: the release satisfies every model,
   counted afresh from the released labels; every released cell covers its record's value;
   strict regions do not overlap; the loss is the GCP read from the labels.
 """
@@ -46,13 +46,13 @@ def tables(draw):
     }
 
 
-def _job(k, partitioning="strict", extra=()):
+def _job(k, partitioning="strict", extra=(), categorical="hierarchy"):
     return {
         "quasi_identifiers": {"age": {}, "height": {}, "job": {"hierarchy": TREE}},
         "sensitive": ["disease"],
         "models": [{"k_anonymity": {"k": k}}, *extra],
         "metric": "gcp",
-        "algorithm": {"name": "mondrian", "partitioning": partitioning},
+        "algorithm": {"name": "mondrian", "partitioning": partitioning, "categorical": categorical},
     }
 
 
@@ -82,6 +82,8 @@ def _covers(label, value, tree_labels):
     if label.startswith("["):
         lo, hi = (float(x) for x in label[1:-1].split(","))
         return lo <= float(value) <= hi
+    if label.startswith("{"):
+        return value in label[1:-1].split(";")
     return label in tree_labels.get(value, ())
 
 
@@ -90,6 +92,7 @@ def _covers(label, value, tree_labels):
     tables(),
     st.integers(1, 5),
     st.sampled_from(["strict", "relaxed"]),
+    st.sampled_from(["hierarchy", "set"]),
     st.sampled_from(
         [
             (),
@@ -98,11 +101,11 @@ def _covers(label, value, tree_labels):
         ]
     ),
 )
-def test_the_release_satisfies_its_models_and_covers_its_records(data, k, mode, extra):
+def test_the_release_satisfies_its_models_and_covers_its_records(data, k, mode, kind, extra):
     n = len(data["age"])
     if k > n:
         return
-    job = {**_job(k, mode, extra), "suppression": 1.0, "output": {"suppressed": "mask"}}
+    job = {**_job(k, mode, extra, kind), "suppression": 1.0, "output": {"suppressed": "mask"}}
     r = anonymize(EncodedTable.from_columns(data), job)
     released = {q: np.asarray(r.columns[q], dtype=object) for q in ("age", "height", "job")}
     suppressed = np.all([released[q] == "*" for q in released], axis=0) & (
@@ -134,6 +137,8 @@ def test_the_release_satisfies_its_models_and_covers_its_records(data, k, mode, 
                 total += (hi - lo) / spans[q]
             elif q == "job" and lab in ("P", "Q"):
                 total += (4 - 1) / 5 if lab == "P" else (2 - 1) / 5
+            elif lab.startswith("{"):
+                total += (len(lab[1:-1].split(";")) - 1) / 5
     assert abs(r.loss - total / (3 * n)) < 1e-9
 
 

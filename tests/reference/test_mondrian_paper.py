@@ -182,3 +182,30 @@ def test_the_verifier_reads_the_labels_back():
     )
     with pytest.raises(PrivacyCheckError, match="1 rows violate the models"):
         verify(r.problem, small)
+
+
+def test_categories_released_as_sets():
+    """job: nurse doctor teacher professor nurse doctor, k = 2, the order of the hierarchy's
+    values nurse < doctor < teacher < professor. With sets: 4 distinct values, width 1; the
+    median (3rd row) is doctor, rows <= doctor are 4 and rows < doctor 2, equally far from
+    3: the cut keeps <= (4 | 2). {nurse, doctor} x 4 is cut again at nurse (2 | 2);
+    {teacher, professor} (2 rows) is final. GCP = 2 * (2-1)/(4-1) / 6 = 1/9. With the
+    hierarchy: * into medical (4) and education (2), medical into nurse and doctor: the same
+    regions, education released as its label, the same GCP."""
+    values = ["nurse", "doctor", "teacher", "professor", "nurse", "doctor"]
+    job = {
+        "quasi_identifiers": {"job": {"hierarchy": JOBS}},
+        "models": [{"k_anonymity": {"k": 2}}],
+        "metric": "gcp",
+        "algorithm": {"name": "mondrian", "categorical": "set"},
+    }
+    table = EncodedTable.from_columns({"job": values})
+    sets = anonymize(table, job)
+    pair = "{teacher;professor}"
+    assert sets.columns["job"].tolist() == ["nurse", "doctor", pair, pair, "nurse", "doctor"]
+    assert sets.loss == pytest.approx(1 / 9)
+    labels = anonymize(table, {**job, "algorithm": "mondrian"})
+    assert labels.columns["job"].tolist() == [
+        "nurse", "doctor", "education", "education", "nurse", "doctor"
+    ]  # fmt: skip
+    assert labels.loss == pytest.approx(1 / 9)
