@@ -20,7 +20,7 @@ def test_every_kind_is_one_registry():
     for registry in (ALGORITHMS, MODELS, METRICS, ENGINES, VERIFIERS):
         assert isinstance(registry, Registry)
     assert list(ENGINES) == ["numpy", "duckdb", "spark"]
-    assert set(VERIFIERS) == {"classes", "graph"}
+    assert set(VERIFIERS) == {"classes", "graph", "regions"}
     assert list(ALGORITHMS) == sorted(ALGORITHMS)
 
 
