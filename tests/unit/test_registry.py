@@ -138,7 +138,8 @@ def test_help_lists_are_made_from_the_registry(plugin_family):
     assert lists["partition_algorithms"].endswith("personalized, mondrian_plugin")
     assert lists["algorithms"].startswith(
         "optimal, incognito or privacyfrost2 (full-domain generalization); progressive or "
-        "top_down ((alpha,k) local recoding); wong_nh or murakami_uno (non-homogeneous "
+        "top_down ((alpha,k) local recoding); mondrian (Mondrian multidimensional "
+        "partitioning); wong_nh or murakami_uno (non-homogeneous "
         "generalization); personalized (each person's own limit, with the personalized section)"
     )
     assert api.engine_names() == list(ENGINES)

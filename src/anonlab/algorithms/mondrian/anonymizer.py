@@ -103,7 +103,7 @@ class Mondrian(Anonymizer):
     """
 
     name: ClassVar[str] = "mondrian"
-    family: ClassVar[str] = "multidimensional partitioning (Mondrian)"
+    family: ClassVar[str] = "Mondrian multidimensional partitioning"
     verifier: ClassVar[str] = "regions"
     conformance_job: ClassVar[dict[str, Any]] = {"metric": {"name": "gcp"}}
     _parameter_constraints: ClassVar[dict[str, Param]] = {
