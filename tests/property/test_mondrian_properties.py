@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from anonlab import EncodedTable, Hierarchy, anonymize
@@ -65,8 +65,7 @@ def _regions(labels):
 @SETTINGS
 @given(tables(), st.integers(1, 6))
 def test_rounds_find_the_regions_of_the_recursion(data, k):
-    if k > len(data["age"]):
-        return
+    assume(k <= len(data["age"]))
     r = anonymize(EncodedTable.from_columns(data), _job(k))
     rows = list(zip(data["age"], data["height"], data["job"]))
     expected = mondrian_strict(rows, ["interval", "interval", "hierarchy"], [None, None, TREE], k)
@@ -103,8 +102,7 @@ def _covers(label, value, tree_labels):
 )
 def test_the_release_satisfies_its_models_and_covers_its_records(data, k, mode, kind, extra):
     n = len(data["age"])
-    if k > n:
-        return
+    assume(k <= n)
     job = {**_job(k, mode, extra, kind), "suppression": 1.0, "output": {"suppressed": "mask"}}
     r = anonymize(EncodedTable.from_columns(data), job)
     released = {q: np.asarray(r.columns[q], dtype=object) for q in ("age", "height", "job")}
@@ -145,8 +143,7 @@ def test_the_release_satisfies_its_models_and_covers_its_records(data, k, mode, 
 @SETTINGS
 @given(tables(), st.integers(1, 5))
 def test_strict_regions_do_not_overlap(data, k):
-    if k > len(data["age"]):
-        return
+    assume(k <= len(data["age"]))
     r = anonymize(EncodedTable.from_columns(data), _job(k))
     group = r.recoding.group
     ages = np.asarray(data["age"], dtype=int)
