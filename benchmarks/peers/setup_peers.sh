@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Create/refresh the peer virtualenv used to benchmark other k-anonymity tools
-# (pycanon, optionally anjana, suda and microaggregation) alongside anonlab. Idempotent.
+# (pycanon, optionally anjana, suda, microaggregation, anonypy and project-lighthouse-anonymize)
+# alongside anonlab. Idempotent.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -33,10 +34,19 @@ fi
 if ! "${PIP[@]}" install "microaggregation==0.1.9"; then
     echo "[setup_peers] WARNING: could not install 'microaggregation'; continuing without it" >&2
 fi
+# anonypy and project-lighthouse-anonymize: Mondrian in Python, beside bench_families.py
+# (benchmarks/peers/mondrian_peers.py).
+if ! "${PIP[@]}" install "anonypy==0.2.1"; then
+    echo "[setup_peers] WARNING: could not install 'anonypy'; continuing without it" >&2
+fi
+if ! "${PIP[@]}" install "project-lighthouse-anonymize==1.0.0"; then
+    echo "[setup_peers] WARNING: could not install 'project-lighthouse-anonymize'; continuing without it" >&2
+fi
 
 "$VENV/bin/python" - <<'PY'
 from importlib.metadata import version, PackageNotFoundError
-for name in ("pycanon", "pandas", "anjana", "suda", "microaggregation"):
+for name in ("pycanon", "pandas", "anjana", "suda", "microaggregation", "anonypy",
+             "project-lighthouse-anonymize"):
     try:
         print(f"[setup_peers] {name} {version(name)}")
     except PackageNotFoundError:

@@ -20,7 +20,7 @@ def test_every_kind_is_one_registry():
     for registry in (ALGORITHMS, MODELS, METRICS, ENGINES, VERIFIERS):
         assert isinstance(registry, Registry)
     assert list(ENGINES) == ["numpy", "duckdb", "spark"]
-    assert set(VERIFIERS) == {"blanks", "classes", "graph", "centroids"}
+    assert set(VERIFIERS) == {"blanks", "classes", "graph", "centroids", "regions"}
     assert list(ALGORITHMS) == sorted(ALGORITHMS)
 
 
@@ -140,7 +140,8 @@ def test_help_lists_are_made_from_the_registry(plugin_family):
         "optimal, incognito or privacyfrost2 (full-domain generalization); progressive or "
         "top_down ((alpha,k) local recoding); local_suppression (local suppression, cells "
         "blanked under wildcard matching); microaggregation (MDAV: groups of k records "
-        "released as their centroid); wong_nh or murakami_uno (non-homogeneous "
+        "released as their centroid); mondrian (Mondrian multidimensional "
+        "partitioning); wong_nh or murakami_uno (non-homogeneous "
         "generalization); personalized (each person's own limit, with the personalized section)"
     )
     assert api.engine_names() == list(ENGINES)

@@ -9,6 +9,7 @@ from anonlab.algorithms import (  # noqa: F401  (registers them)
     local_recoding,
     local_suppression,
     microaggregation,
+    mondrian,
     nonhomogeneous,
     personalized,
     privacyfrost2,

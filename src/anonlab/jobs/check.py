@@ -308,6 +308,7 @@ def _check_release(
             if type(algorithm).verifier == "centroids"
             else None
         ),
+        regions=type(algorithm).verifier == "regions",
     )
     metric, loss = problem.metric.name, None
     if audit.cells is not None:  # a cell cover: its loss read from its labels

@@ -27,6 +27,7 @@ from anonlab.release.recoding import (
     generalize_cells,
     generalize_column,
 )
+from anonlab.release.regions import Regions, region_loss
 from anonlab.release.result import AnonymizationResult, SearchStats, stat
 from anonlab.release.verify import (
     VERIFIERS,
@@ -54,6 +55,7 @@ __all__ = [
     "Levels",
     "Problem",
     "Recoding",
+    "Regions",
     "Release",
     "SearchStats",
     "VERIFIERS",
@@ -64,6 +66,7 @@ __all__ = [
     "metric_context",
     "model_keys",
     "recheck_written",
+    "region_loss",
     "release_cells",
     "stat",
     "verify",

@@ -49,6 +49,7 @@ from anonlab.release.anonymity_graph import (
     label_covers,
 )
 from anonlab.release.blanks import BLANKS_K, read_blanks, wildcard_frequencies
+from anonlab.release.cellcover import parse_cells
 from anonlab.release.centroids import check_centroids
 from anonlab.release.problem import Problem
 from anonlab.release.verify import CLASSES_K, model_keys
@@ -626,6 +627,7 @@ def audit_release(
     plain: Any = None,
     blanks: bool = False,
     centroids: str | None = None,
+    regions: bool = False,
 ) -> ReleaseAudit:
     """Verify a released table against its original and its job (see the module docstring).
 
@@ -658,6 +660,9 @@ def audit_release(
         The job's algorithm releases centroids (microaggregation) aggregated so: every
         released class's quasi-identifier cells must be the centroids of its records' values
         (:func:`anonlab.release.centroids.check_centroids`) instead of hierarchy labels.
+    regions : bool
+        The release forms classes of region summaries (Mondrian): a quasi-identifier cell
+        may also be an interval ``[lo,hi]`` covering its record's number.
 
     Returns
     -------
@@ -749,6 +754,20 @@ def audit_release(
             )
             for q in qis
         ]
+    elif regions:
+        qi_cells = [
+            _Cells(
+                q,
+                problem.table[q],
+                released[q],
+                "a label that covers its record's value (the value, *, a label of its "
+                "hierarchy or [lo,hi])",
+                np.zeros((0, 0), dtype=np.int64),
+                np.zeros(0, dtype=np.int64),
+                covers=parse_cells(problem.table[q], released[q], problem.hierarchies[q]),
+            )
+            for q in qis
+        ]
     else:
         qi_cells = [
             _on_hierarchy(
@@ -785,7 +804,7 @@ def audit_release(
     )  # fmt: skip
     kept = (
         "every cell covers its record's value"
-        if graph
+        if graph or regions
         else f"every cell is its record's value or a label above it in the hierarchy, or {HIDDEN}"
     )
     if centroids is None:

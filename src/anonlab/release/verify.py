@@ -38,9 +38,11 @@ from anonlab.release.recoding import FullDomain, LevelRecoding, Recoding
 
 __all__ = [
     "CLASSES_K",
+    "JudgedClasses",
     "Release",
     "Verification",
     "VERIFIERS",
+    "judge_classes",
     "model_keys",
     "recheck_written",
     "verify",
@@ -171,26 +173,93 @@ def model_keys(models: tuple[PrivacyModel, ...] | list[PrivacyModel]) -> list[st
     return keys
 
 
-def _verify_classes(
+@dataclass
+class JudgedClasses:
+    """The classes of a released table judged by every model, failing ones suppressed.
+
+    What :func:`judge_classes` returns to a verifier of a release that forms classes.
+
+    Attributes
+    ----------
+    stats : ClassStats
+        The classes of the released labels (before suppression), with each row's class.
+    ok : ndarray of bool
+        Per class, whether it is released (every model holds on it).
+    checks : dict
+        Per model (:func:`model_keys`), whether it holds on the released classes.
+    suppressed_rows : int
+        Rows suppressed because their class fails a model.
+    columns : LabelColumns
+        The table to publish (suppressed rows removed or masked, identifiers dropped).
+    k_after : int
+        The smallest released class.
+
+    Examples
+    --------
+    >>> import anonlab
+    >>> t = anonlab.EncodedTable.from_columns({"zip": ["4350", "4351", "4360", "4361"] * 2})
+    >>> job = {"quasi_identifiers": {"zip": {"mask": {"width": 4}}},
+    ...        "models": [{"k_anonymity": {"k": 4}}]}
+    >>> r = anonlab.anonymize(t, job)
+    >>> judged = judge_classes(r.problem, r.recoding, r.recoding.apply(r.problem))
+    >>> judged.checks, judged.k_after, judged.ok.tolist()
+    ({'k_anonymity': True}, 4, [True, True])
+    """
+
+    stats: ClassStats
+    ok: npt.NDArray[np.bool_]
+    checks: dict[str, bool]
+    suppressed_rows: int
+    columns: LabelColumns
+    k_after: int
+
+
+def judge_classes(
     problem: Problem,
     recoding: Recoding,
+    released: EncodedTable,
     *,
-    mask_suppressed: bool,
-    context: MetricContext | None,
-) -> Release:
-    """Group the released labels, judge every class by every model, suppress within the
-    limit; measure the loss on the release (a release of cells at hierarchy levels)."""
-    if not isinstance(recoding, LevelRecoding):  # pragma: no cover - declared by the recoding
-        raise PrivacyCheckError(
-            f"A {type(recoding).__name__} release is not made of labels at hierarchy levels; "
-            "its classes cannot be verified. Nothing was released."
-        )
-    released = recoding.apply(problem)
+    mask_suppressed: bool = False,
+    with_keys: bool = False,
+) -> JudgedClasses:
+    """Group the released labels afresh, judge every class by every model, suppress the
+    failing classes within the problem's limit.
+
+    Parameters
+    ----------
+    problem : Problem
+    recoding : Recoding
+        The recoding that made ``released`` (its kept rows, for per-record models).
+    released : EncodedTable
+        The released table (:meth:`Recoding.apply`).
+    mask_suppressed : bool
+        Mask the quasi-identifiers of suppressed rows instead of removing them.
+    with_keys : bool
+        Keep the classes' keys (a full-domain release is measured from them).
+
+    Returns
+    -------
+    JudgedClasses
+
+    Raises
+    ------
+    PrivacyCheckError
+        More rows fail than the suppression limit allows: nothing may be released.
+
+    Examples
+    --------
+    >>> import anonlab
+    >>> t = anonlab.EncodedTable.from_columns({"zip": ["4350", "4351", "4360", "4361"] * 2})
+    >>> job = {"quasi_identifiers": {"zip": {"mask": {"width": 4}}},
+    ...        "models": [{"k_anonymity": {"k": 4}}]}
+    >>> r = anonlab.anonymize(t, job)
+    >>> judge_classes(r.problem, r.recoding, r.recoding.apply(r.problem)).suppressed_rows
+    0
+    """
     engine = get_engine("numpy", released)
     qis = list(problem.quasi_identifiers)
-    # (a full-domain release is measured from its classes' keys; other releases from cells)
     stats = engine.class_stats(
-        qis, sensitive=list(problem.sensitive), with_rows=True, with_keys=recoding.uniform
+        qis, sensitive=list(problem.sensitive), with_rows=True, with_keys=with_keys
     )
     if _population(problem) is not None:
         if not isinstance(recoding, FullDomain):
@@ -243,13 +312,40 @@ def _verify_classes(
         typed={n: a for n, a in released.typed.items() if n not in hidden},
         order=[n for n in released.order if n not in hidden],
     )
-    loss = measure(problem, recoding, stats, ~ok, context)
-    removed = 0 if recoding.rows is None else problem.n_rows - int(recoding.rows.size)
     kept_k = int(kept_sizes.min()) if kept_sizes.size else 0
-    verification = Verification(
-        checks, suppressed_rows, removed, int(np.count_nonzero(ok)), k_after=kept_k
+    return JudgedClasses(stats, ok, checks, suppressed_rows, columns, kept_k)
+
+
+def _verify_classes(
+    problem: Problem,
+    recoding: Recoding,
+    *,
+    mask_suppressed: bool,
+    context: MetricContext | None,
+) -> Release:
+    """Group the released labels, judge every class by every model, suppress within the
+    limit; measure the loss on the release (a release of cells at hierarchy levels)."""
+    if not isinstance(recoding, LevelRecoding):  # pragma: no cover - declared by the recoding
+        raise PrivacyCheckError(
+            f"A {type(recoding).__name__} release is not made of labels at hierarchy levels; "
+            "its classes cannot be verified. Nothing was released."
+        )
+    released = recoding.apply(problem)
+    # (a full-domain release is measured from its classes' keys; other releases from cells)
+    judged = judge_classes(
+        problem, recoding, released, mask_suppressed=mask_suppressed, with_keys=recoding.uniform
     )
-    return Release(columns, verification, loss, problem.metric.name, stats, ~ok)
+    ok = judged.ok
+    loss = measure(problem, recoding, judged.stats, ~ok, context)
+    removed = 0 if recoding.rows is None else problem.n_rows - int(recoding.rows.size)
+    verification = Verification(
+        judged.checks,
+        judged.suppressed_rows,
+        removed,
+        int(np.count_nonzero(ok)),
+        k_after=judged.k_after,
+    )
+    return Release(judged.columns, verification, loss, problem.metric.name, judged.stats, ~ok)
 
 
 def _population(problem: Problem) -> PrivacyModel | None:
