@@ -128,8 +128,10 @@ def job(data: str, family: str, k: int, variant: str = "") -> dict[str, Any]:
         qis[q] = {"hierarchy": read_hierarchy(files[q])} if q in files else {"hierarchy": "auto"}
     algorithm: dict[str, Any] = {"name": family}
     suppression = 0.0
-    if family in ("optimal", "top_down"):
-        suppression = 0.01
+    if family in ("optimal", "top_down", "local_suppression"):
+        suppression = 0.01  # (local_suppression: the limit of the optimal search it starts from)
+    elif family == "microaggregation":
+        algorithm["categorical"] = "mode"  # the categorical key variables by their mode
     elif family == "murakami_uno":
         algorithm.update({"generalization": "hierarchy", "n_jobs": 1})
     elif family == "mondrian":

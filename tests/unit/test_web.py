@@ -806,6 +806,8 @@ def test_the_table_setup_guesses_the_separator_previews_and_gives_safe_roles(roo
         assert release.splitlines()[0] == "age,sex,visits"  # the identifier dropped
         explored = client.get(r.headers["location"] + "/explore")
         assert explored.status_code == 200 and 'data-figure="frontier"' in explored.text
+        for family in ("mondrian", "local_suppression"):  # the statistics offices' methods too
+            assert f"<td>{family}" in explored.text, family
         two = {**job, "role:visits": "weight", "role:age": "weight"}
         r = client.post(f"{where}/job", data=two, follow_redirects=False)
         assert r.status_code == 400 and "Two columns are sampling weights" in errors(r.text)[0]

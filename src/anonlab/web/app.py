@@ -514,7 +514,7 @@ def create_app(
 
 #: The candidates of the app's Explore page: these k's by these algorithms.
 EXPLORE_KS = (2, 5, 10)
-EXPLORE_ALGORITHMS = ("optimal", "top_down", "murakami_uno")
+EXPLORE_ALGORITHMS = ("optimal", "top_down", "murakami_uno", "mondrian", "local_suppression")
 
 
 def _normal(text: str) -> list[str]:

@@ -368,8 +368,8 @@ confirm it.</p>
 <h2>Anonymized {escape(ds.name)}</h2>
 <p id="status" data-status="done">Done in {run.elapsed:.1f} s. Download {links}.</p>
 <p><a href="/jobs/{escape(run.id)}/explore" id="explore">Explore: the same job at k = 2, 5
-and 10 by optimal, top_down and murakami_uno, risk against loss</a> (runs them: a few
-seconds to a minute).</p>
+and 10 by optimal, top_down, murakami_uno, mondrian and local_suppression, risk against
+loss</a> (runs them: a few seconds to a minute).</p>
 <p class="note">Written under the served folder: {escape(run.folder)} ({where}){until}.</p>
 {back}
 {_messages(None, run.notes)}
