@@ -41,14 +41,13 @@ import numpy.typing as npt
 
 from anonlab._typing import FloatArray, IntArray
 from anonlab.data.labels import factorize
-from anonlab.data.table import EncodedColumn, EncodedTable, LabelColumns
-from anonlab.engines import get_engine
+from anonlab.data.table import EncodedColumn, EncodedTable
 from anonlab.exceptions import PrivacyCheckError
 from anonlab.metrics.base import MetricContext
 from anonlab.models.per_record import RecordModel
 from anonlab.release.problem import Problem
 from anonlab.release.recoding import Recoding
-from anonlab.release.verify import VERIFIERS, Release, Verification, model_keys
+from anonlab.release.verify import VERIFIERS, Release, Verification, judge_classes
 
 __all__ = [
     "AGGREGATES",
@@ -554,57 +553,26 @@ def _verify_centroids(
     start = time.perf_counter()
     released = recoding.apply(problem)
     qis = list(problem.quasi_identifiers)
-    stats = get_engine("numpy", released).class_stats(
-        qis, sensitive=list(problem.sensitive), with_rows=True, with_keys=False
-    )
+    judged = judge_classes(problem, recoding, released, mask_suppressed=mask_suppressed)
+    stats, ok = judged.stats, judged.ok
     assert stats.row_class is not None
     row_class = np.asarray(stats.row_class, dtype=np.int64)
     problems, hidden = check_centroids(problem.table, released, qis, row_class, recoding.aggregate)
     if problems:
         raise PrivacyCheckError("Re-check failed: " + " ".join(problems) + " Nothing was released.")
-    sizes = np.asarray(stats.sizes, dtype=np.int64)
-    mcs = max([m.min_class_size for m in problem.models] + [1])
-    ok = sizes >= mcs
-    verdicts = []
-    for m in problem.models:
-        passed = np.asarray(m.class_ok(stats), dtype=bool)
-        verdicts.append(passed)
-        ok &= passed
-    suppressed_rows = int(sizes[~ok].sum())
-    if suppressed_rows > problem.max_suppressed:
-        raise PrivacyCheckError(
-            f"Re-check failed: {suppressed_rows} rows violate the models in the release of "
-            f"Centroids, more than the suppression limit of {problem.max_suppressed}. "
-            "Nothing was released."
-        )
-    checks = {
-        key: bool(np.all(passed[ok])) for key, passed in zip(model_keys(problem.models), verdicts)
-    }
-    keep = ok[row_class]
-    kept_rows = None if mask_suppressed or bool(keep.all()) else np.flatnonzero(keep)
-    hide = set(problem.identifiers)
-    columns = LabelColumns(
-        [col for col in released.columns if col.name not in hide],
-        kept_rows,
-        masked=problem.quasi_identifiers,
-        keep=keep if mask_suppressed else None,
-        typed={n: a for n, a in released.typed.items() if n not in hide},
-        order=[n for n in released.order if n not in hide],
-    )
     loss = centroid_gcp(problem.table, qis, row_class, ~ok, hidden)
-    kept = sizes[ok]
     elapsed = time.perf_counter() - start
     verification = Verification(
-        checks,
-        suppressed_rows,
+        judged.checks,
+        judged.suppressed_rows,
         0,
         int(np.count_nonzero(ok)),
         "the rows grouped on their released values; every class's cells checked to be the "
         f"{recoding.aggregate} (numbers) or a mode (categories) of its members' values; the "
         f"models judged the classes ({elapsed:.3f} s)",
-        k_after=int(kept.min()) if kept.size else 0,
+        k_after=judged.k_after,
     )
-    return Release(columns, verification, loss, "gcp", stats, ~ok)
+    return Release(judged.columns, verification, loss, "gcp", stats, ~ok)
 
 
 VERIFIERS.register("centroids", _verify_centroids)
