@@ -10,6 +10,7 @@ single people out, how many rows must go to reach k) and anonymize it with the l
 
 from __future__ import annotations
 
+from importlib import metadata as _metadata
 from types import ModuleType as _ModuleType
 from typing import Any as _Any
 
@@ -46,7 +47,10 @@ from anonlab.datasets import adult_hierarchies, load_adult
 from anonlab.exceptions import AnonlabError
 from anonlab.io import read_hierarchy, read_table, write_hierarchy
 
-__version__ = "0.1.0"
+try:  # the version is the package's metadata (pyproject.toml), said in one place
+    __version__ = _metadata.version("anonlab")
+except _metadata.PackageNotFoundError:  # pragma: no cover - a source tree never installed
+    __version__ = "0+unknown"
 
 
 class _CallableReport(_ModuleType):

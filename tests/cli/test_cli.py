@@ -193,3 +193,19 @@ def test_drop_missing(tmp_path, engine):
     assert json.loads(run(*base, "--qi", "a,b", "--drop-missing").stdout)["n_rows"] == 3
     assert json.loads(run(*base, "--qi", "a", "--drop-missing").stdout)["n_rows"] == 4
     assert json.loads(run(*base, "--drop-missing").stdout)["n_rows"] == 3
+
+
+def test_the_version_is_said_in_one_place():
+    """``anonlab --version`` and ``anonlab.__version__`` are the installed package's metadata,
+    which pyproject.toml sets (issue 57, item 3)."""
+    from importlib.metadata import version
+
+    from typer.testing import CliRunner
+
+    import anonlab
+    from anonlab.cli import app
+
+    assert anonlab.__version__ == version("anonlab")
+    out = CliRunner().invoke(app, ["--version"]).stdout
+    assert out.strip() == f"anonlab {version('anonlab')}"
+    assert anonlab.__version__ in (Path(__file__).parents[2] / "pyproject.toml").read_text()
