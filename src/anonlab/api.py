@@ -286,6 +286,7 @@ def risk(
     weight: str | None = None,
     population: Any = None,
     declared: Sequence[str] = (),
+    released_as_is: Sequence[str] = (),
 ) -> RiskSummary:
     """Summarise the re-identification risk under ``quasi_identifiers``.
 
@@ -322,6 +323,7 @@ def risk(
         weight=weight,
         population=pop,
         declared=declared,
+        released_as_is=released_as_is,
     )
 
 
@@ -797,8 +799,10 @@ def report_data(
         "sampling_fraction": sampling_fraction,
         "population_size": population_size,
         "weight": weight,
-        # the columns the job or --sensitive gives a role are not "undeclared"
-        "declared": [*sens, *(spec.identifiers + spec.insensitive if spec is not None else [])],
+        # the columns the job or --sensitive gives a role are not "undeclared"; the ones it
+        # releases as they are (insensitive) are still listed when they identify
+        "declared": [*sens, *(spec.identifiers if spec is not None else [])],
+        "released_as_is": list(spec.insensitive) if spec is not None else [],
     }
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PrivacyRiskWarning)
@@ -843,8 +847,11 @@ def report_data(
                 else None,
             )
     notes = list(dict.fromkeys(str(w.message) for w in caught))
-    for w in caught:  # the caller's handlers see them too (the command line prints them)
-        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    said: set[str] = set()
+    for w in caught:  # the caller's handlers see them too (the command line prints them), once
+        if str(w.message) not in said:
+            said.add(str(w.message))
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     source = str(data) if isinstance(data, (str, os.PathLike)) else None
     return ReportData(
         title=title or f"Privacy diagnosis of {Path(source).name if source else 'a table'}",

@@ -339,3 +339,32 @@ def test_sensitive_without_a_job_is_honoured(adult):
     assert data.disclosure[0].attribute == "income" and data.disclosure[0].homogeneous_classes > 0
     page = render(data)
     assert 'data-disclosure-s="income">Attribute disclosure under S:' in page
+
+
+def test_a_column_the_job_releases_as_it_is_is_said_so_once():
+    """An identifying column the job declares insensitive is still listed (the app holds such
+    a release for confirmation), and its warning says it is released as it is, once; a
+    column the job drops (identifiers) is not listed."""
+    import warnings
+
+    from anonlab.exceptions import PrivacyRiskWarning
+
+    n = 60
+    t = anonlab.EncodedTable.from_columns(
+        {
+            "age": [str(20 + i % 3) for i in range(n)],
+            "sex": ["FM"[i % 2] for i in range(n)],
+            "code": [f"C{i:03d}" for i in range(n)],  # unique: identifies
+            "ssn": [f"S{i:03d}" for i in range(n)],  # unique: identifies
+        }
+    )
+    job = {"quasi_identifiers": {"age": {}, "sex": {}}, "insensitive": ["code"],
+           "identifiers": ["ssn"], "models": [{"k_anonymity": {"k": 2}}]}  # fmt: skip
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", PrivacyRiskWarning)
+        data = api.report_data(t, quasi_identifiers=["age", "sex"], job=job)
+    said = [str(w.message) for w in caught if issubclass(w.category, PrivacyRiskWarning)]
+    about_code = [m for m in said if "'code'" in m]
+    assert len(about_code) == 1 and "is released as it is (insensitive)" in about_code[0]
+    assert not [m for m in said if "'ssn'" in m]
+    assert [c["column"] for c in data.risk.identifying_columns] == ["code"]

@@ -551,6 +551,7 @@ def warn_identifying_columns(
     hierarchies: Mapping[str, Hierarchy] | None = None,
     levels: AttributeLevels | None = None,
     insensitive: Sequence[str] = (),
+    released_as_is: Sequence[str] = (),
 ) -> list[tuple[str, str]]:
     """Warn (:class:`~anonlab.exceptions.PrivacyRiskWarning`) about each identifying column.
 
@@ -566,6 +567,9 @@ def warn_identifying_columns(
         As for :func:`warnings.warn`.
     threshold, quasi_identifiers, hierarchies, levels, insensitive
         As for :func:`identifying_columns`.
+    released_as_is : sequence of str
+        Columns a job declares insensitive (released as they are): still checked, and the
+        warning says they are released as they are rather than undeclared.
 
     Returns
     -------
@@ -582,9 +586,12 @@ def warn_identifying_columns(
         insensitive=insensitive,
     )
     for column, reason in found:
+        status = (
+            "is released as it is (insensitive)" if column in released_as_is else "is not declared"
+        )
         warnings.warn(
             PrivacyRiskWarning(
-                f"Column {column!r} may identify people ({reason}) and is not declared: {action}"
+                f"Column {column!r} may identify people ({reason}) and {status}: {action}"
             ),
             stacklevel=stacklevel + 1,
         )
@@ -689,6 +696,7 @@ def risk_summary(
     weight: str | None = None,
     population: Engine | None = None,
     declared: Sequence[str] = (),
+    released_as_is: Sequence[str] = (),
 ) -> RiskSummary:
     """Summarise the re-identification risk under ``quasi_identifiers``.
 
@@ -717,8 +725,11 @@ def risk_summary(
     population : Engine, optional
         The population table (journalist model against its classes).
     declared : sequence of str
-        Other columns a job gives a role (sensitive, identifiers, insensitive): not warned
-        about as undeclared.
+        Other columns a job gives a role that keeps them out of the release as they are
+        (identifiers) or judges them (sensitive): not listed as identifying.
+    released_as_is : sequence of str
+        Columns a job releases as they are (insensitive): listed when they identify, the
+        warning saying so.
 
     Returns
     -------
@@ -768,6 +779,7 @@ def risk_summary(
         quasi_identifiers=qi,
         hierarchies=engine.hierarchies,
         levels={q: used.get(q, 0) for q in qi},
+        released_as_is=released_as_is,
     )
     return RiskSummary(
         quasi_identifiers=qi,
