@@ -3,7 +3,9 @@
 Each example follows the greedy algorithm of section 4 step by step: the region is cut on
 the dimension of widest normalized range (ties: the first quasi-identifier), at the median
 (strict: between distinct values, the boundary nearest the median; relaxed: at the median
-row when that boundary leaves a part under k), a region of fewer than 2k rows is final.
+row when that boundary leaves a part under k), a region of fewer than 2k rows is final. Categories
+released as sets are cut on their values by frequency in the region, the most frequent
+first.
 The released cells and the GCP (per cell: ``(hi - lo) / (max - min)`` of an interval,
 ``(leaves - 1) / (all leaves - 1)`` of a hierarchy label) are worked out in the comments.
 """
@@ -185,8 +187,8 @@ def test_the_verifier_reads_the_labels_back():
 
 
 def test_categories_released_as_sets():
-    """job: nurse doctor teacher professor nurse doctor, k = 2, the order of the hierarchy's
-    values nurse < doctor < teacher < professor. With sets: 4 distinct values, width 1; the
+    """job: nurse doctor teacher professor nurse doctor, k = 2, the values by frequency
+    (ties in the hierarchy's order) nurse < doctor < teacher < professor. With sets: the
     median (3rd row) is doctor, rows <= doctor are 4 and rows < doctor 2, equally far from
     3: the cut keeps <= (4 | 2). {nurse, doctor} x 4 is cut again at nurse (2 | 2);
     {teacher, professor} (2 rows) is final. GCP = 2 * (2-1)/(4-1) / 6 = 1/9. With the
@@ -209,3 +211,43 @@ def test_categories_released_as_sets():
         "nurse", "doctor", "education", "education", "nurse", "doctor"
     ]  # fmt: skip
     assert labels.loss == pytest.approx(1 / 9)
+
+
+def _sets_job(k: int) -> dict[str, object]:
+    return {
+        "quasi_identifiers": {"country": {}},
+        "models": [{"k_anonymity": {"k": k}}],
+        "metric": "gcp",
+        "algorithm": {"name": "mondrian", "categorical": "set"},
+    }
+
+
+def test_sets_cut_on_the_values_by_frequency():
+    """country A A A B C C C D (the hierarchy's order A < B < C < D), k = 2. By frequency
+    (ties in the hierarchy's order): A A A C C C B D. The median (4th row) is C; rows <= C
+    are 6 (6 | 2) and rows < C are 3 (3 | 5): both leave 2 rows on each side, 3 is nearer
+    the middle (4): {A} x 3 | {C, B, D} x 5. {A} is one value, final. {C, B, D}: C C C B D,
+    the median (3rd row) C, rows <= C 3 (3 | 2): {C} x 3 | {B, D} x 2, final.
+    Released: A A A, C C C, {B;D} twice. GCP = 2 * (2-1)/(4-1) / 8 = 1/12. (In the
+    hierarchy's order the first cut would be A A A B | C C C D, each half then uncuttable:
+    GCP 8 * 1/3 / 8 = 1/3.)"""
+    values = ["A", "B", "C", "D", "A", "C", "A", "C"]
+    r = anonymize(EncodedTable.from_columns({"country": values}), _sets_job(2))
+    pair = "{B;D}"
+    assert r.columns["country"].tolist() == ["A", pair, "C", pair, "A", "C", "A", "C"]
+    assert r.loss == pytest.approx(1 / 12)
+
+
+def test_a_missing_value_in_a_set_is_its_empty_member():
+    """country A A B B C C and one missing value, k = 2 (3 values: A, B, C). By frequency:
+    A A B B C C, the missing value last. The median (4th row) is B; rows <= B 4 (4 | 3),
+    rows < B 2 (2 | 5): both allowable, 4 is nearer 3.5: {A, B} x 4 | {C, missing} x 3.
+    {A, B} is cut at A (2 | 2); {C, missing} (3 rows < 2k) is final and released as
+    ``{C;}``, which covers C and the missing value: NCP (2-1)/(3-1) = 1/2 per cell, read
+    back from the label by the verifier. GCP = 3 * 1/2 / 7 = 3/14 (a ``*`` would cost
+    3 * 1 / 7)."""
+    values = ["A", "A", "B", "B", "C", "C", None]
+    r = anonymize(EncodedTable.from_columns({"country": values}), _sets_job(2))
+    assert r.columns["country"].tolist() == ["A", "A", "B", "B", "{C;}", "{C;}", "{C;}"]
+    assert r.loss == pytest.approx(3 / 14)
+    assert r.release.verification.k_after == 2

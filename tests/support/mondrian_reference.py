@@ -59,7 +59,7 @@ def mondrian_strict(
             return 0.0
         label = paths[j][rows[region[0]][j]][lv]
         dom = len(h.leaves)
-        return (leaves[j][(lv, label)] - 1) / (dom - 1) if dom > 1 else 0.0
+        return leaves[j][(lv, label)] / dom
 
     def cut(region: list[int], j: int) -> list[list[int]] | None:
         if kinds[j] == "interval":

@@ -5,7 +5,8 @@ regions of at least k rows and releases every row of a region as the region's su
 attribute with an order (numbers) the interval ``[lo,hi]`` of the region's values (the value
 itself when they are equal), on an attribute with a hierarchy the lowest hierarchy label
 above all of the region's values (``*`` when only the root's parent would be), or, if the
-job asks for sets, the set ``{a;b}`` of the region's values. Rows of
+job asks for sets, the set ``{a;b}`` of the region's values (a missing value as the empty
+member: ``{a;b;}``). Rows of
 regions whose summaries read the same are one released class.
 
 The ``regions`` verifier in :data:`anonlab.release.verify.VERIFIERS` re-checks such a release
@@ -173,7 +174,8 @@ def read_labels(
     """Read a released column back: what each label covers and costs, from its text alone.
 
     A label is, in this order: a null (covers a null); one of the column's values (itself);
-    ``*`` (everything); ``{a;b}`` (those values); ``[lo,hi]`` (the numbers between, ends
+    ``*`` (everything); ``{a;b}`` (those values; an empty member, as in ``{a;b;}``, is a
+    null); ``[lo,hi]`` (the numbers between, ends
     included); a label of the hierarchy (the values under it). Any other label covers
     nothing (the row is reported as not covered).
 
@@ -228,9 +230,10 @@ def read_labels(
         elif text == HIDDEN:
             star[i] = True
         elif len(text) > 2 and text[0] == "{" and text[-1] == "}":
-            members = [text_of.get(v, -1) for v in text[1:-1].split(";")]
+            null = -1 if original.null_code is None else original.null_code
+            members = [text_of.get(v, -1) if v else null for v in text[1:-1].split(";")]
             sets[i] = [m for m in members if m >= 0]
-            ncp[i] = (len(set(members)) - 1.0) / (domain - 1) if domain > 1 else 0.0
+            ncp[i] = min((len(set(members)) - 1.0) / (domain - 1), 1.0) if domain > 1 else 0.0
         else:
             m = _INTERVAL.match(text)
             a, b = (_number(m.group(1)), _number(m.group(2))) if m else (np.nan, np.nan)

@@ -13,12 +13,15 @@ round, no loop over rows or regions):
   median going to either side (section 4.2). The
   normalized range is ``(max - min) / (column max - column min)``.
 * **categorical** attributes released as sets (``categorical: set``): cut like numbers on
-  the order of their hierarchy's values; the normalized range is ``(distinct values - 1) /
-  (leaves - 1)``.
+  the order of the region's values by frequency, the most frequent first (ties in the
+  hierarchy's order), so that a dominant value is cut off from the rare ones rather than
+  mixed with them; the normalized range is the share of the domain's values the region
+  holds, ``distinct values / leaves`` (0 for one value), as a number's counts the share of
+  the column's range.
 * **hierarchical** attributes: the region's values share a lowest common label; it is cut
   into the children of that label that hold at least ``k`` rows each, the children with
   fewer pooled in one more part (or into the largest child when the pool has fewer than
-  ``k``). The normalized range is ``(leaves under the label - 1) / (leaves - 1)``.
+  ``k``). The normalized range is ``leaves under the label / leaves`` (0 for one value).
 
 If the cut on the widest dimension is not allowable (a part under ``k`` rows, or failing
 another model), the next widest is tried; a region none of whose dimensions can be cut is
@@ -174,8 +177,9 @@ def _set(col: EncodedColumn, hierarchy: Hierarchy) -> Dimension:
 
 def _sets(dim: Dimension, k: IntArray, first: IntArray) -> tuple[npt.NDArray[np.object_], IntArray]:
     """Each region's set of values (``k``: the rows' ranks sorted by region): the value
-    itself when it is one, ``*`` when it is every value (or mixes a null with values),
-    else ``{a;b}`` in the hierarchy's order; with the label of each region."""
+    itself when it is one, ``*`` when it holds every value, else ``{a;b}`` in the
+    hierarchy's order, a null as the empty member last (``{a;b;}``); with the label of each
+    region."""
     n_groups = first.size
     region = np.repeat(np.arange(n_groups), np.diff(np.append(first, k.size)))
     width = int(k.max()) + 1 if k.size else 1
@@ -192,12 +196,14 @@ def _sets(dim: Dimension, k: IntArray, first: IntArray) -> tuple[npt.NDArray[np.
         members = tuple(ranks[a:b])
         hit = labels.get(members)
         if hit is None:
+            values = [m for m in members if m != null]
             if len(members) == 1:
                 lab = dim.texts[members[0]]
-            elif len(members) >= dim.domain or null in members:
+            elif len(values) >= dim.domain:
                 lab = "*"
-            else:
-                lab = "{" + ";".join(str(dim.texts[m]) for m in members) + "}"
+            else:  # (a null: the empty member, last)
+                names = [str(dim.texts[m]) for m in values] + [""] * (null in members)
+                lab = "{" + ";".join(names) + "}"
             hit = labels[members] = len(text)
             text.append(lab)
         of_group[i] = hit
@@ -429,7 +435,7 @@ def partition(
                 base = int(dim.numbers.size)
                 pairs = np.unique(pid * base + k)
                 distinct = np.bincount(pairs // base, minlength=n_open).astype(np.float64)
-                width[:, j] = (distinct - 1.0) / (dim.domain - 1) if dim.domain > 1 else 0.0
+                width[:, j] = np.where(distinct > 1, distinct / dim.domain, 0.0)
                 continue
             if dim.kind == "interval":
                 lo, hi = _segment(k, offsets)
@@ -444,7 +450,7 @@ def partition(
             lca[:, j] = level
             first = dim.level_codes[np.minimum(level, top - 1), k[offsets]]
             under = _leaves_of(dim, np.minimum(level, top - 1), first)
-            w = (under - 1.0) / (dim.domain - 1) if dim.domain > 1 else np.zeros(n_open)
+            w = under / dim.domain
             w[level >= top] = 1.0
             w[level == 0] = 0.0
             width[:, j] = w
@@ -460,8 +466,10 @@ def partition(
             if not at.size:
                 continue
             k = keys[j][rows[at]]
-            if dim.kind != "hierarchy":
+            if dim.kind == "interval":
                 sort_val[at] = k
+            elif dim.kind == "set":
+                sort_val[at] = _by_frequency(pid[at], k, int(dim.numbers.size))
             else:
                 top = dim.level_codes.shape[0]
                 child = np.maximum(np.minimum(lca[pid[at], j], top) - 1, 0)
@@ -553,6 +561,23 @@ def partition(
     first = np.flatnonzero(np.diff(np.concatenate([[-1], group[by_group]])))
     released = {dim.name: _summaries(dim, by_group, first, problem.table[dim.name]) for dim in dims}
     return Partitioning(group, released, rounds, tried_cuts)
+
+
+def _by_frequency(region: IntArray, key: IntArray, base: int) -> IntArray:
+    """Each row's place when the values of its region are ordered most frequent first
+    (ties: in the hierarchy's order); one number per region and value, increasing by region.
+
+    Examples
+    --------
+    >>> _by_frequency(np.array([0, 0, 0, 1, 1, 1]), np.array([2, 1, 1, 0, 2, 2]), 3).tolist()
+    [1, 0, 0, 3, 2, 2]
+    """
+    pair, inverse, count = np.unique(region * base + key, return_inverse=True, return_counts=True)
+    order = np.lexsort((pair % base, -count, pair // base))
+    place = np.empty(pair.size, dtype=np.int64)
+    place[order] = np.arange(pair.size, dtype=np.int64)
+    out: IntArray = place[inverse.reshape(-1)]
+    return out
 
 
 def _leaves_of(dim: Dimension, level: IntArray, code: IntArray) -> FloatArray:
