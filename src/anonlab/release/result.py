@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
+from anonlab._html import html_card, html_preview, number_text
 from anonlab._optional import import_optional
 from anonlab.data.table import LabelColumns
 from anonlab.io.writers import arrow_table
@@ -257,6 +258,44 @@ class AnonymizationResult:
     def evaluated_nodes(self) -> int:
         """Candidate releases the search evaluated."""
         return self.search.evaluated
+
+    def _repr_html_(self) -> str:
+        """The result as tables (figures with their meaning, the first rows released), as
+        Jupyter shows it.
+
+        Examples
+        --------
+        >>> import anonlab
+        >>> t = anonlab.EncodedTable.from_columns({"zip": ["4350", "4351", "4360", "4361"] * 2})
+        >>> job = {"quasi_identifiers": {"zip": {"mask": {"width": 4}}},
+        ...        "models": [{"k_anonymity": {"k": 4}}], "metric": "height"}
+        >>> html = anonlab.anonymize(t, job)._repr_html_()
+        >>> "every model holds (k_anonymity)" in html, "<td>435*</td>" in html
+        (True, True)
+        """
+        verification = self.release.verification
+        rows = self.columns.n_rows
+        headline = (
+            f"{rows:,} rows released; every model holds ({', '.join(self.checks)}), re-checked "
+            f"on the release: its smallest class has {verification.k_after:,} records; "
+            f"{self.suppressed_rows:,} rows suppressed; {self.metric} loss "
+            f"{number_text(self.loss)}."
+        )
+        data = self.to_dict()
+        data.pop("recoding")  # its levels are the transformation's
+        data["loss"] = self.loss
+        data["metric"] = self.metric
+        return html_card(
+            f"Anonymized by {self.algorithm}",
+            data,
+            headline=headline,
+            skip=("k_meaning",) + (("parameters",) if not self.parameters else ()),
+            meanings={
+                "k_after": verification.k_meaning,
+                "metric": "the measure of information loss the search minimised",
+            },
+            extra=html_preview(self.columns, rows),
+        )
 
     # ------------------------------------------------------------------ frames
     def to_arrow(self) -> Any:
