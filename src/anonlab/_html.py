@@ -93,8 +93,9 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-def _cell(value: Any) -> str:
-    numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
+def _cell(value: Any, *, align: bool = True) -> str:
+    """A ``td``: numbers right-aligned in a column of records (``align``)."""
+    numeric = align and isinstance(value, (int, float)) and not isinstance(value, bool)
     return (
         f'<td class="num">{escape(_text(value))}</td>'
         if numeric
@@ -151,7 +152,7 @@ def _figures(
         else:
             meaning = meanings.get(key, MEANINGS.get(key, ""))
             rows.append(
-                f"<tr><th>{escape(key.replace('_', ' '))}</th>{_cell(value)}"
+                f"<tr><th>{escape(key.replace('_', ' '))}</th>{_cell(value, align=False)}"
                 f'<td class="meaning">{escape(meaning)}</td></tr>'
             )
     cap = f"<caption>{escape(caption)}</caption>" if caption else ""
@@ -179,7 +180,7 @@ def html_card(
     headline : str, optional
         One sentence saying what the figures mean for the data.
     skip : iterable of str
-        Keys of ``data`` not shown (at any depth).
+        Keys of ``data`` not shown (at any depth; ``question`` never is: the title says it).
     meanings : Mapping[str, str], optional
         Meanings of figures of this result, over :data:`MEANINGS`.
     extra : str
@@ -199,7 +200,7 @@ def html_card(
     lines = f"<p>{escape(headline)}</p>" if headline else ""
     return (
         f'<div class="anonlab-card">{_STYLE}<strong>{escape(title)}</strong>{lines}'
-        f"{_figures(None, data, skip, meanings or {})}{extra}</div>"
+        f"{_figures(None, data, {'question', *skip}, meanings or {})}{extra}</div>"
     )
 
 

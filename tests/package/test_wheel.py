@@ -102,16 +102,21 @@ class Venv:
         """Run Python ``text`` in the virtualenv and return what it printed."""
         return self.ok("python", "-c", text)
 
-    def pip_install(self, *requirements: str) -> None:
-        pip = ["python", "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
-        res = self.run(*pip, *requirements, timeout=900)
+    def fetching(self, *args: str) -> None:
+        """Run a command that fetches packages (pip, build's isolated environment): where it
+        fails and no registry is reachable, the test is skipped (or fails, in CI)."""
+        res = self.run(*args, timeout=900)
         if res.returncode != 0:
             if not _registry_reachable(self):
                 _unavailable(
-                    f"no package registry is reachable: pip install {' '.join(requirements)} "
-                    f"failed ({_last_line(res.stderr)})"
+                    f"no package registry is reachable: {' '.join(args)} failed "
+                    f"({_last_line(res.stderr)})"
                 )
-            pytest.fail(f"pip install {' '.join(requirements)} failed:\n{res.stderr[-4000:]}")
+            pytest.fail(f"{' '.join(args)} failed:\n{res.stdout[-2000:]}\n{res.stderr[-4000:]}")
+
+    def pip_install(self, *requirements: str) -> None:
+        pip = ["python", "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+        self.fetching(*pip, *requirements)
 
 
 def _last_line(text: str) -> str:
@@ -168,7 +173,7 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Venv:
     dist = base / "dist"
     # the sdist, then the wheel built from the unpacked sdist: what the sdist lacks, the
     # wheel lacks too
-    made.ok("python", "-m", "build", "--outdir", str(dist), str(source))
+    made.fetching("python", "-m", "build", "--outdir", str(dist), str(source))
     (made.sdist,) = dist.glob("anonlab-*.tar.gz")
     (made.wheel,) = dist.glob("anonlab-*.whl")
     return made
