@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from anonlab._html import html_card
 from anonlab.data.table import EncodedTable
 from anonlab.diagnosis.risk import class_size_histogram
 from anonlab.engines import get_engine
@@ -123,6 +124,21 @@ class TableProfile:
     def n_columns(self) -> int:
         """Columns, nested ones included."""
         return len(self.columns) + len(self.nested)
+
+    def _repr_html_(self) -> str:
+        """The profile as a table, one row per column (Jupyter's rich display).
+
+        Examples
+        --------
+        >>> from anonlab import EncodedTable
+        >>> p = profile_table(EncodedTable.from_columns({"sex": ["F", "M", "F"]}))
+        >>> "<td>sex</td>" in p._repr_html_()
+        True
+        """
+        headline = f"{self.n_rows:,} rows, {self.n_columns} columns" + (
+            f" (from {self.source})." if self.source else "."
+        )
+        return html_card("Table profile", self.to_dict(), headline=headline)
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form.

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from anonlab._html import html_card
 from anonlab._progress import Progress
 from anonlab._validation import check_fraction, check_int
 from anonlab.diagnosis.subsets import (
@@ -53,6 +54,26 @@ __all__ = ["ask", "question_for", "SubsetAnswer", "SearchAnswer", "TableAnswer",
 
 #: Default largest k of the tables of Q11 and Q12 (the paper's Figure 8 goes to 50).
 DEFAULT_MAX_K = 50
+
+#: Each question in words (the titles of the answers' HTML tables).
+QUESTION_TITLES = {
+    "Q1": "is the table k-anonymous w.r.t. S?",
+    "Q2": "for which k is the table k-anonymous w.r.t. S?",
+    "Q3": "which largest sets S keep the table k-anonymous?",
+    "Q4": "the k of every set S",
+    "Q5": "is the table k-anonymous after delta-suppression?",
+    "Q6": "for which k after delta-suppression?",
+    "Q7": "which largest sets S are k-anonymous after delta-suppression?",
+    "Q8": "the k of every set S after delta-suppression",
+    "Q9": "the smallest delta for k",
+    "Q10": "the smallest delta for k, for every set S",
+    "Q11": "the smallest delta for k = 1 .. max_k",
+    "Q12": "the smallest delta for every set S and k = 1 .. max_k",
+}
+
+
+def _title(question: str) -> str:
+    return f"{question}: {QUESTION_TITLES.get(question, '')}"
 
 
 @dataclass
@@ -108,6 +129,30 @@ class SubsetAnswer:
     levels: dict[str, int] = field(default_factory=dict)
     suppression_budget: int | None = None
     smallest_class_rows: int | None = None
+
+    def _repr_html_(self) -> str:
+        """The answer as a table with each figure's meaning (Jupyter's rich display).
+
+        Examples
+        --------
+        >>> from anonlab import EncodedTable, diagnose
+        >>> t = EncodedTable.from_columns({"zip": ["4350", "4350", "4351"]})
+        >>> "No: the table is 1-anonymous" in diagnose(t, quasi_identifiers=["zip"], k=2)._repr_html_()
+        True
+        """
+        qis = ", ".join(self.quasi_identifiers)
+        after = (
+            f" after suppressing {self.suppressed_rows:,} of {self.n_rows:,} rows"
+            if self.suppressed_rows
+            else ""
+        )
+        k = self.achieved_k if self.achieved_k is not None else self.k
+        if self.answer is not None:
+            verdict = "Yes" if self.answer else "No"
+            headline = f"{verdict}: the table is {k}-anonymous w.r.t. {qis}{after} ({self.required_k} asked for)."
+        else:
+            headline = f"The table is {k}-anonymous w.r.t. {qis}{after}."
+        return html_card(_title(self.question), self.to_dict(), headline=headline)
 
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON form documented in the README.
@@ -168,6 +213,26 @@ class SearchAnswer:
     attributes: list[str]
     levels: dict[str, int] = field(default_factory=dict)
     constant_columns: list[str] = field(default_factory=list)
+
+    def _repr_html_(self) -> str:
+        """The answer as a table of the subsets found (Jupyter's rich display).
+
+        Examples
+        --------
+        >>> from anonlab import EncodedTable, diagnose
+        >>> t = EncodedTable.from_columns({"zip": ["4350", "4351"] * 2, "sex": ["F", "F", "M", "M"]})
+        >>> "<td>zip</td>" in diagnose(t, attributes=["zip", "sex"], k=2)._repr_html_()
+        True
+        """
+        data = self.to_dict()
+        data["subsets"] = [{"set": ", ".join(s), "size": len(s)} for s in self.subsets]
+        headline = (
+            f"{len(self.subsets):,} largest sets of the {len(self.attributes)} attributes "
+            f"keep the table {self.k}-anonymous"
+            + (f" with delta {self.delta:.4g}" if self.delta else "")
+            + f" ({self.evaluations:,} sets evaluated)."
+        )
+        return html_card(_title(self.question), data, headline=headline)
 
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON form documented in the README."""
@@ -242,6 +307,21 @@ class TableAnswer:
     delta: float | None = None
     levels: dict[str, int] = field(default_factory=dict)
     constant_columns: list[str] = field(default_factory=list)
+
+    def _repr_html_(self) -> str:
+        """The answer's table, one row per set (Jupyter's rich display).
+
+        Examples
+        --------
+        >>> from anonlab import EncodedTable, diagnose
+        >>> t = EncodedTable.from_columns({"zip": ["4350", "4350", "4351"], "sex": ["F", "F", "M"]})
+        >>> "<td>zip, sex</td>" in diagnose(t, attributes=["zip", "sex"])._repr_html_()
+        True
+        """
+        data = self.to_dict()
+        data["rows"] = [{**r, "attributes": ", ".join(r["attributes"])} for r in data["rows"]]
+        headline = f"{len(self.rows):,} rows over {self.n_rows:,} records ({self.evaluations:,} sets evaluated)."
+        return html_card(_title(self.question), data, headline=headline)
 
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON form documented in the README."""

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from anonlab._html import html_card
 from anonlab._progress import Progress
 from anonlab._validation import check_fraction, check_int
 from anonlab.data.hierarchy import Hierarchy
@@ -650,6 +651,28 @@ class RiskSummary:
     levels: dict[str, int] = field(default_factory=dict)
     sample: SampleRisk | None = None
 
+    def _repr_html_(self) -> str:
+        """The risk summary as tables with each figure's meaning (Jupyter's rich display).
+
+        Examples
+        --------
+        >>> from anonlab import EncodedTable
+        >>> from anonlab.api import risk
+        >>> t = EncodedTable.from_columns({"zip": ["4350", "4350", "4351"]})
+        >>> "1 of the 3 records (33.33 %) is alone" in risk(t, ["zip"])._repr_html_()
+        True
+        """
+        percent = 100 * self.unique_records / self.n_rows if self.n_rows else 0.0
+        verb = "is" if self.unique_records == 1 else "are"
+        headline = (
+            f"{self.unique_records:,} of the {self.n_rows:,} records ({percent:.2f} %) {verb} "
+            f"alone in their class on {', '.join(self.quasi_identifiers)}: whoever knows these "
+            "values of such a person finds their record; the most exposed record is "
+            f"re-identified with probability {self.highest_risk:.4g}, a record on average with "
+            f"{self.average_risk:.4g}."
+        )
+        return html_card("Re-identification risk", self.to_dict(), headline=headline)
+
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON form.
 
@@ -832,6 +855,33 @@ class QuasiIdentifierReport:
     max_size: int | None = None
     levels: dict[str, int] = field(default_factory=dict)
     constant_columns: list[str] = field(default_factory=list)
+
+    def _repr_html_(self) -> str:
+        """The sets that single people out, as a table (Jupyter's rich display).
+
+        Examples
+        --------
+        >>> from anonlab import EncodedTable
+        >>> from anonlab.api import find_quasi_identifiers
+        >>> t = EncodedTable.from_columns({"zip": ["4350", "4350", "4351", "4351"],
+        ...                                "sex": ["F", "M", "F", "F"]})
+        >>> "<td>sex</td>" in find_quasi_identifiers(t)._repr_html_()
+        True
+        """
+        data = self.to_dict()
+        data["subsets"] = [
+            {
+                **{k: v for k, v in s.items() if k != "exposed_row_positions"},
+                "attributes": ", ".join(s["attributes"]),
+            }
+            for s in self.subsets
+        ]
+        headline = (
+            f"{len(self.subsets):,} smallest sets of attributes put some record in a class of "
+            f"fewer than {self.threshold} records ({self.evaluations:,} sets evaluated): each "
+            "is a quasi-identifier to protect."
+        )
+        return html_card("Quasi-identifiers found", data, headline=headline)
 
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON form."""

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from anonlab._html import html_card
 from anonlab._validation import check_fraction, check_int
 from anonlab.data.grouping import group_rows
 from anonlab.data.table import EncodedTable
@@ -199,6 +200,42 @@ class SudaResult:
             for r in order
             if self.scores[r] > 0
         ]
+
+    def _repr_html_(self) -> str:
+        """The summary and the ten riskiest records as tables (Jupyter's rich display).
+
+        Examples
+        --------
+        >>> from anonlab import EncodedTable
+        >>> t = EncodedTable.from_columns({"zip": ["4350", "4350", "4351"],
+        ...                                "sex": ["F", "M", "F"]})
+        >>> "3 of the 3 records have a minimal sample unique" in suda2(t, ["zip", "sex"])._repr_html_()
+        True
+        """
+        data = self.to_dict()
+        data["riskiest"] = [
+            {**r, "msus": "; ".join(", ".join(m) for m in r["msus"])} for r in data["riskiest"]
+        ]
+        headline = (
+            f"{self.records_with_msus:,} of the {self.n_rows:,} records have a minimal sample "
+            f"unique (a set of at most {self.max_size} of the quasi-identifiers on which no "
+            "other record shares their values): the higher a record's score, the more ways "
+            "it can be singled out."
+        )
+        meanings = {
+            "max_size": "the largest MSU size searched",
+            "dis_fraction": "the sampling fraction the DIS scores assume",
+            "msus_by_size": "MSUs of each size",
+            "msus": "minimal sample uniques found",
+            "records_with_msus": "records with at least one MSU",
+            "sample_uniques": "records unique on all the quasi-identifiers",
+            "highest_score": "the highest SUDA score (the weights of a record's MSUs summed)",
+            "highest_dis_score": "the highest chance that a sample unique matched with the "
+            "population is matched correctly",
+            "mean_dis_score": "the expected share of the records matched correctly",
+            "attribute_contributions": "percent of the scores each attribute takes part in",
+        }
+        return html_card("SUDA: special uniques", data, headline=headline, meanings=meanings)
 
     def to_dict(self, riskiest: int = 10) -> dict[str, Any]:
         """A JSON-ready summary (no per-record arrays).

@@ -17,7 +17,7 @@ from anonlab.data.labels import clock_labels, float_labels
 from anonlab.data.table import LabelColumns
 from anonlab.io.atomic import atomic_write, output_format
 
-__all__ = ["csv_header", "json_text", "write_table"]
+__all__ = ["arrow_table", "csv_header", "json_text", "write_table"]
 
 
 def _labels_array(pa: Any, codes: npt.NDArray[np.int32], cats: npt.NDArray[np.object_]) -> Any:
@@ -109,6 +109,30 @@ def _arrow_table(columns: Mapping[str, Any], fmt: str) -> Any:
             arrays.append(pa.array(np.asarray(columns[name], dtype=object), type=pa.string()))
         names.append(name)
     return pa.table(arrays, names=names)
+
+
+def arrow_table(columns: Mapping[str, Any]) -> Any:
+    """A released table as a pyarrow Table, the columns' original types kept.
+
+    Parameters
+    ----------
+    columns : LabelColumns or Mapping[str, ndarray of object]
+        The released table: a :class:`~anonlab.data.table.LabelColumns` keeps the type of
+        the columns it releases as they are (numbers stay numbers) and gives the others as
+        text (their labels, ``*`` where masked); a plain mapping is given as text.
+
+    Returns
+    -------
+    pyarrow.Table
+        One column per released column, in order, as a Parquet file would hold them.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> arrow_table({"zip": np.array(["435*", None], dtype=object)}).to_pydict()
+    {'zip': ['435*', None]}
+    """
+    return _arrow_table(columns, "parquet")
 
 
 def write_table(

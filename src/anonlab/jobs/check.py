@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from anonlab._html import html_card
 from anonlab._optional import import_optional
 from anonlab._progress import note
 from anonlab._validation import Param
@@ -100,6 +101,30 @@ class CheckReport:
         if self.release is not None:
             return bool(self.release["holds"])
         return all(m["holds"] for m in self.models)
+
+    def _repr_html_(self) -> str:
+        """The check as tables: each model, whether it holds and what violates it (Jupyter's
+        rich display).
+
+        Examples
+        --------
+        >>> report = CheckReport(10, 2, [{"model": "k_anonymity", "holds": False}], "loss", 0.0)
+        >>> "does not hold: k_anonymity" in report._repr_html_()
+        True
+        """
+        failing = [str(m["model"]) for m in self.models if not m["holds"]]
+        what = "the release" if self.release is not None else "the table as it is"
+        if self.holds:
+            headline = (
+                f"Everything holds on {what} ({self.n_rows:,} rows, {self.n_classes:,} classes)."
+            )
+        elif failing:
+            headline = f"On {what}, does not hold: {', '.join(failing)}."
+        else:
+            headline = "The release does not verify: see the release's figures below."
+        exposed = " ".join(d.sentence() for d in self.disclosure if d.exposed)
+        headline += f" {exposed}" if exposed else ""
+        return html_card("Check", self.to_dict(), headline=headline, skip=("k_meaning",))
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form."""

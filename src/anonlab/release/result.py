@@ -11,7 +11,10 @@ from typing import Any, ClassVar
 import numpy as np
 import numpy.typing as npt
 
+from anonlab._html import html_card, html_preview, number_text
+from anonlab._optional import import_optional
 from anonlab.data.table import LabelColumns
+from anonlab.io.writers import arrow_table
 from anonlab.release.problem import Problem
 from anonlab.release.recoding import FullDomain, Recoding
 from anonlab.release.verify import Release
@@ -255,6 +258,120 @@ class AnonymizationResult:
     def evaluated_nodes(self) -> int:
         """Candidate releases the search evaluated."""
         return self.search.evaluated
+
+    def _repr_html_(self) -> str:
+        """The result as tables (figures with their meaning, the first rows released), as
+        Jupyter shows it.
+
+        Examples
+        --------
+        >>> import anonlab
+        >>> t = anonlab.EncodedTable.from_columns({"zip": ["4350", "4351", "4360", "4361"] * 2})
+        >>> job = {"quasi_identifiers": {"zip": {"mask": {"width": 4}}},
+        ...        "models": [{"k_anonymity": {"k": 4}}], "metric": "height"}
+        >>> html = anonlab.anonymize(t, job)._repr_html_()
+        >>> "every model holds (k_anonymity)" in html, "<td>435*</td>" in html
+        (True, True)
+        """
+        verification = self.release.verification
+        rows = self.columns.n_rows
+        headline = (
+            f"{rows:,} rows released; every model holds ({', '.join(self.checks)}), re-checked "
+            f"on the release: its smallest class has {verification.k_after:,} records; "
+            f"{self.suppressed_rows:,} rows suppressed; {self.metric} loss "
+            f"{number_text(self.loss)}."
+        )
+        data = self.to_dict()
+        data.pop("recoding")  # its levels are the transformation's
+        data["loss"] = self.loss
+        data["metric"] = self.metric
+        return html_card(
+            f"Anonymized by {self.algorithm}",
+            data,
+            headline=headline,
+            skip=("k_meaning",) + (("parameters",) if not self.parameters else ()),
+            meanings={
+                "k_after": verification.k_meaning,
+                "metric": "the measure of information loss the search minimised",
+            },
+            extra=html_preview(self.columns, rows),
+        )
+
+    # ------------------------------------------------------------------ frames
+    def to_arrow(self) -> Any:
+        """The released table as a pyarrow Table.
+
+        The columns released as they are keep their type (numbers stay numbers); the
+        generalized ones are text (their labels, ``*`` where a suppressed row is masked).
+        Out of core (``engine="duckdb"`` or ``"spark"``) the rows are in the output file and
+        this holds what :attr:`columns` holds: the released distinct combinations.
+
+        Returns
+        -------
+        pyarrow.Table
+
+        Examples
+        --------
+        >>> import anonlab
+        >>> t = anonlab.EncodedTable.from_columns({"zip": ["4350", "4351", "4360", "4361"] * 2})
+        >>> job = {"quasi_identifiers": {"zip": {"mask": {"width": 4}}},
+        ...        "models": [{"k_anonymity": {"k": 4}}], "metric": "height"}
+        >>> anonlab.anonymize(t, job).to_arrow().column("zip").to_pylist()[:4]
+        ['435*', '435*', '436*', '436*']
+        """
+        return arrow_table(self.columns)
+
+    def to_pandas(self) -> Any:
+        """The released table as a pandas DataFrame (needs ``pip install 'anonlab[pandas]'``).
+
+        See :meth:`to_arrow` for the columns' types.
+
+        Returns
+        -------
+        pandas.DataFrame
+
+        Raises
+        ------
+        OptionalDependencyError
+            pandas is not installed.
+
+        Examples
+        --------
+        >>> import anonlab
+        >>> t = anonlab.EncodedTable.from_columns({"sex": ["F", "M"] * 3, "visits": [1, 2, 3] * 2})
+        >>> job = {"quasi_identifiers": {"sex": {}}, "models": [{"k_anonymity": {"k": 3}}]}
+        >>> released = anonlab.anonymize(t, job).to_pandas()
+        >>> released.shape, released["visits"].tolist()
+        ((6, 2), ['1', '2', '3', '1', '2', '3'])
+        """
+        import_optional("pandas", feature="AnonymizationResult.to_pandas")
+        return self.to_arrow().to_pandas()
+
+    def to_polars(self) -> Any:
+        """The released table as a polars DataFrame (needs ``pip install 'anonlab[polars]'``).
+
+        See :meth:`to_arrow` for the columns' types.
+
+        Returns
+        -------
+        polars.DataFrame
+
+        Raises
+        ------
+        OptionalDependencyError
+            polars is not installed.
+
+        Examples
+        --------
+        >>> import anonlab
+        >>> t = anonlab.EncodedTable.from_columns({"sex": ["F", "M"] * 3, "visits": [1, 2, 3] * 2})
+        >>> job = {"quasi_identifiers": {"sex": {}}, "models": [{"k_anonymity": {"k": 3}}]}
+        >>> released = anonlab.anonymize(t, job).to_polars()
+        >>> released.shape, released["sex"].to_list()
+        ((6, 2), ['F', 'M', 'F', 'M', 'F', 'M'])
+        """
+        polars = import_optional("polars", feature="AnonymizationResult.to_polars")
+        return polars.from_arrow(self.to_arrow())
 
     @property
     def _kind(self) -> str:
