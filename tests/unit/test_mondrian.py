@@ -6,6 +6,7 @@ import csv
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -94,6 +95,35 @@ def test_from_a_job_file_on_the_command_line(tmp_path: Path):
     assert check.exit_code == 0, check.output
     text = check.output[check.output.index("{") : check.output.rindex("}") + 1]
     assert json.loads(text)["release"]["holds"]
+    # the loss read back from the labels, as anonymize measured it: ages [30,40] and [41,55]
+    # of a range of 25 (10/25 and 14/25), sex * (1): GCP = (3 * 0.4 + 3 * 0.56 + 6) / 12
+    assert json.loads(text)["loss"] == {"metric": "gcp", "value": pytest.approx(8.88 / 12)}
+    human = runner.invoke(
+        app, ["check", str(data), "--job", str(job), "--release", str(out), "--engine", "numpy"]
+    )
+    assert "gcp = 0.74: a released quasi-identifier cell hides on average 74.0 %" in " ".join(
+        human.output.split()
+    )
+
+
+def test_the_loss_counts_a_record_without_a_row_1_in_every_cell():
+    """Ages 30 32 40 41 released as [30,32] [30,32] [40,41], the record of 41 suppressed:
+    per cell 2/11, 2/11, 1/11 and 1 for the missing record; GCP = (5/11 + 1) / 4."""
+    from anonlab.data.builders import flat_hierarchy
+    from anonlab.metrics import build_metric
+    from anonlab.models import KAnonymity
+    from anonlab.release import region_loss
+    from anonlab.release.problem import Problem
+
+    t = EncodedTable.from_columns({"age": ["30", "32", "40", "41"]})
+    p = Problem(
+        t, ("age",), {"age": flat_hierarchy(t["age"].categories)}, (KAnonymity(2),),
+        build_metric("gcp"),
+    )  # fmt: skip
+    released = EncodedTable.from_columns({"age": ["[30,32]", "[30,32]", "[40,41]"]})
+    kept = np.ones(3, dtype=bool)
+    loss = region_loss(p, released, kept, records=np.array([0, 1, 2]))
+    assert loss == pytest.approx((5 / 11 + 1) / 4)
 
 
 def test_the_bad_attribute_on_the_command_line(tmp_path: Path):

@@ -339,6 +339,8 @@ def _check_release(
     if audit.cells is not None:  # a cell cover: its loss read from its labels
         metric = metric if metric in ("gcp", "ncp") else "gcp"
         loss = audit.cells.ncp if metric == "ncp" else audit.cells.gcp
+    elif audit.loss is not None:  # Mondrian's regions: read from their labels
+        loss = audit.loss
     disclosed: list[AttributeDisclosure] = []
     sensitive = [s for s in _sensitive(problem, spec) if s in released.names]
     if not graph and sensitive and released.n_rows:  # the classes of its labels

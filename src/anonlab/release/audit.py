@@ -52,6 +52,7 @@ from anonlab.release.blanks import BLANKS_K, read_blanks, wildcard_frequencies
 from anonlab.release.cellcover import parse_cells
 from anonlab.release.centroids import check_centroids
 from anonlab.release.problem import Problem
+from anonlab.release.regions import region_loss
 from anonlab.release.verify import CLASSES_K, model_keys
 
 __all__ = [
@@ -128,6 +129,10 @@ class ReleaseAudit:
     wildcard : bool
         Whether the release holds blank cells counted with wildcard semantics (local
         suppression, :mod:`anonlab.release.blanks`).
+    loss : float, optional
+        The job's ``gcp`` or ``ncp`` read from a Mondrian release's labels
+        (:func:`anonlab.release.regions.region_loss`, a record without a row counting 1 in
+        every cell); None for the other releases.
 
     Examples
     --------
@@ -155,6 +160,7 @@ class ReleaseAudit:
     findings: list[Finding]
     cells: ReleaseCheck | None = field(default=None, repr=False)
     wildcard: bool = False
+    loss: float | None = None
 
     @property
     def holds(self) -> bool:
@@ -855,6 +861,10 @@ def audit_release(
             + f"; k after = {judged.k_after} ({CLASSES_K}).",
         )
     )
+    loss = None
+    if regions and n_rel:  # Mondrian's labels, measured as its verifier measures them
+        keep = np.ones(n_rel, dtype=bool)
+        loss = region_loss(problem, released, keep, records=pairs)
     return ReleaseAudit(
         graph=False,
         rows=n_rel,
@@ -867,6 +877,7 @@ def audit_release(
         k_meaning=CLASSES_K,
         models=judged.models,
         findings=findings,
+        loss=loss,
     )
 
 

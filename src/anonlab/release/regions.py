@@ -278,16 +278,25 @@ def read_labels(
     return ReadLabels(ncp, own)
 
 
-def region_loss(problem: Problem, released: EncodedTable, kept: npt.NDArray[np.bool_]) -> float:
+def region_loss(
+    problem: Problem,
+    released: EncodedTable,
+    kept: npt.NDArray[np.bool_],
+    *,
+    records: IntArray | None = None,
+) -> float:
     """The problem's ``gcp`` or ``ncp`` of a release, read from its labels alone.
 
     Parameters
     ----------
     problem : Problem
     released : EncodedTable
-        The released table, row for row with the problem's table.
+        The released table, row for row with the problem's table (or with ``records``).
     kept : ndarray of bool
-        Per row, whether it is released (a suppressed row counts 1 in every cell).
+        Per released row, whether it is released (a suppressed row counts 1 in every cell).
+    records : ndarray of int, optional
+        The record of each released row, when rows were removed from the release: a record
+        without a row counts 1 in every cell.
 
     Returns
     -------
@@ -310,13 +319,17 @@ def region_loss(problem: Problem, released: EncodedTable, kept: npt.NDArray[np.b
     """
     top = max(problem.weights.values(), default=1.0) if problem.weights else 1.0
     n = problem.n_rows
+    missing = n - released.n_rows
     total = 0.0
     sites = 0.0
     for q in problem.quasi_identifiers:
         w = float(problem.weights.get(q, 1.0)) / top if top > 0 else 1.0
-        read = read_labels(problem.table[q], released[q], problem.hierarchies[q])
+        col = problem.table[q]
+        if records is not None:  # (the whole column's values: its range, its domain)
+            col = EncodedColumn(col.name, col.codes[records], col.categories)
+        read = read_labels(col, released[q], problem.hierarchies[q])
         per_row = np.where(kept, read.ncp[released[q].codes], 1.0)
-        total += w * float(per_row.sum())
+        total += w * (float(per_row.sum()) + missing)
         sites += w
     if problem.metric.name == "ncp":
         return total

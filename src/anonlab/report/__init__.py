@@ -592,6 +592,28 @@ def anonymization_sections(result: Any) -> list[Section]:
     return [Section(title, rows=rows)]
 
 
+def _loss_meaning(metric: str, loss: float) -> str:
+    """What a release's ``gcp`` or ``ncp`` means, read from its labels ("" for the other
+    metrics).
+
+    Examples
+    --------
+    >>> _loss_meaning("gcp", 0.0317)
+    ': a released quasi-identifier cell hides on average 3.2 % of its attribute (0: every cell as in the data, 1: every cell hidden)'
+    """
+    if metric == "gcp":
+        return (
+            f": a released quasi-identifier cell hides on average {loss:.1%} of its attribute"
+            " (0: every cell as in the data, 1: every cell hidden)"
+        ).replace("%", " %")
+    if metric == "ncp":
+        return (
+            ": the released quasi-identifier cells hide that many attributes' worth in all "
+            "(each cell the share of its attribute's range or values it covers)"
+        )
+    return ""
+
+
 def _labels(hierarchy: Any, level: int, shown: int = 3) -> str:
     """A few labels of a hierarchy level, to say what the level number means."""
     labels = hierarchy.level_labels(level)
@@ -662,7 +684,9 @@ def check_sections(report: Any) -> list[Section]:
     if release is not None:
         notes.append(f"k after = {release['k_after']} ({release['k_meaning']})")
     if report.loss is not None:
-        notes.append(f"{report.metric} = {report.loss:.6g}")
+        notes.append(
+            f"{report.metric} = {report.loss:.6g}{_loss_meaning(report.metric, report.loss)}"
+        )
     for d in getattr(report, "disclosure", []):
         notes.append(f"attribute disclosure: {d.sentence()}")
     if release is not None:
