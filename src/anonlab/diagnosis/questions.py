@@ -110,7 +110,7 @@ class SubsetAnswer:
     smallest_class_rows: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the JSON form documented in the README.
+        """Return the JSON form documented in docs/guide/diagnose.md.
 
         Examples
         --------
@@ -170,7 +170,7 @@ class SearchAnswer:
     constant_columns: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the JSON form documented in the README."""
+        """Return the JSON form documented in docs/guide/diagnose.md."""
         out: dict[str, Any] = {
             "question": self.question,
             "k": self.k,
@@ -244,7 +244,7 @@ class TableAnswer:
     constant_columns: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the JSON form documented in the README."""
+        """Return the JSON form documented in docs/guide/diagnose.md."""
         out: dict[str, Any] = {
             "question": self.question,
             "rows": [r.to_dict() for r in self.rows],
