@@ -5,6 +5,11 @@
 * ```bash blocks: every line that starts with ``anonlab `` runs through the command line
   (in-process, Typer's runner) and must succeed; other lines (``pip install``, ``./scripts``)
   are not run;
+* ```json blocks are valid JSON (``{...}`` and ``"..."`` for what is left out); one that follows
+  a ```bash block ending with a ``--json`` command is what that command printed: every key
+  and value shown, numbers to the digits shown;
+* ```yaml blocks are jobs, or parts of one: their keys, models, metric and algorithm
+  parameters are validated as a job file's are;
 * ```console blocks: each ``$ anonlab ...`` line runs, and the lines under it are the output
   it must print (whitespace normalized, ``...`` matches anything);
 * ``<!-- skip: next "why" -->`` before a block skips it, saying why.
@@ -18,6 +23,7 @@ and ``examples/adult_k5.yaml`` read as in a checkout; nothing is written there).
 from __future__ import annotations
 
 import doctest
+import json
 import os
 import shlex
 import shutil
@@ -48,8 +54,9 @@ def _logical_lines(source: str) -> list[str]:
     return out
 
 
-def run_cli(command: str) -> tuple[int, str]:
-    """Run one ``anonlab ...`` line in-process; its exit code and its output (stdout and stderr)."""
+def run_cli(command: str, *, stderr: bool = True) -> tuple[int, str]:
+    """Run one ``anonlab ...`` line in-process: its exit code and what it printed (stdout, and
+    stderr unless ``stderr`` is false)."""
     from typer.testing import CliRunner
 
     from anonlab.cli import app
@@ -59,7 +66,9 @@ def run_cli(command: str) -> tuple[int, str]:
     res = CliRunner().invoke(app, args[1:], env={"COLUMNS": "100", "NO_COLOR": "1"})
     if res.exception is not None and not isinstance(res.exception, SystemExit):
         raise res.exception
-    output = res.stdout + (res.stderr if res.stderr_bytes is not None else "")
+    output = res.stdout
+    if stderr and res.stderr_bytes is not None:
+        output += res.stderr
     return res.exit_code, output
 
 
@@ -72,9 +81,11 @@ class CommandBlockParser(CodeBlockParser):
         for line in _logical_lines(example.parsed):
             if not line.strip().startswith("anonlab "):
                 continue
-            code, output = run_cli(line.strip())
+            code, output = run_cli(line.strip(), stderr=False)
             if code != 0:
                 return f"{line.strip()!r} exited with {code}:\n{output}"
+            if "--json" in shlex.split(line, comments=True):
+                example.namespace[JSON_OUTPUT] = output
         return None
 
 
@@ -101,12 +112,128 @@ class ConsoleBlockParser(CodeBlockParser):
         return None
 
 
+#: The namespace key of the last ``--json`` output of a document's ```bash block.
+JSON_OUTPUT = "__anonlab_json_output__"
+
+
+class _Shown(float):
+    """A number as a JSON block writes it, with the digits it shows."""
+
+    digits: int
+
+    def __new__(cls, text: str) -> _Shown:
+        value = super().__new__(cls, text)
+        mantissa = text.lower().split("e")[0]
+        value.digits = len(mantissa.split(".")[1]) if "." in mantissa else 0
+        if "e" in text.lower():
+            value.digits = 12  # a number in scientific notation is compared closely
+        return value
+
+
+def _shown_json(text: str) -> Any:
+    """A JSON block as the docs write it: ``{...}`` and ``"..."`` stand for what is left out."""
+    return json.loads(text.replace("{...}", '"..."'), parse_float=_Shown)
+
+
+def json_matches(shown: Any, actual: Any, where: str = "") -> str | None:
+    """Whether ``actual`` holds what ``shown`` shows: every key shown (but ``"..."``) with a
+    matching value, a list's elements up to a ``"..."`` element, a number to the digits shown.
+    The first difference, in words, or None."""
+    if shown == "...":
+        return None
+    if isinstance(shown, dict):
+        if not isinstance(actual, dict):
+            return f"{where or 'the output'} is {actual!r}, not an object"
+        for key, value in shown.items():
+            if key == "...":
+                continue
+            if key not in actual:
+                return f"{where}.{key} is not in the output (it has {sorted(actual)})"
+            diff = json_matches(value, actual[key], f"{where}.{key}")
+            if diff:
+                return diff
+        return None
+    if isinstance(shown, list):
+        if not isinstance(actual, list):
+            return f"{where} is {actual!r}, not a list"
+        open_ended = bool(shown) and shown[-1] == "..."
+        items = shown[:-1] if open_ended else shown
+        if len(actual) < len(items) or (not open_ended and len(actual) != len(items)):
+            return f"{where} has {len(actual)} elements, the docs show {len(shown)}"
+        for i, value in enumerate(items):
+            diff = json_matches(value, actual[i], f"{where}[{i}]")
+            if diff:
+                return diff
+        return None
+    if isinstance(shown, _Shown) and isinstance(actual, (int, float)):
+        if abs(actual - shown) <= 0.5 * 10**-shown.digits + 1e-12:
+            return None
+        return f"{where} is {actual!r}, the docs show {shown!r}"
+    if (
+        shown != actual
+        or type(shown) is not type(actual)
+        and not (isinstance(shown, (int, float)) and isinstance(actual, (int, float)))
+    ):
+        return f"{where} is {actual!r}, the docs show {shown!r}"
+    return None
+
+
+class JsonBlockParser(CodeBlockParser):
+    """```json blocks: valid JSON; right after a ``--json`` command, what it printed."""
+
+    language = "json"
+
+    def evaluate(self, example: Example) -> str | None:
+        shown = _shown_json(example.parsed)
+        output = example.namespace.pop(JSON_OUTPUT, None)
+        if output is None:
+            return None  # the shape of an answer, not a command's output
+        return json_matches(shown, json.loads(output))
+
+
+class JobBlockParser(CodeBlockParser):
+    """```yaml blocks are job files (or parts of one): every key, model, metric and algorithm
+    parameter they name is one anonlab accepts, with a value it accepts."""
+
+    language = "yaml"
+
+    def evaluate(self, example: Example) -> str | None:
+        import yaml
+
+        from anonlab.algorithms.base import build_anonymizer
+        from anonlab.io.job import parse_job
+        from anonlab.metrics import build_metric
+        from anonlab.models import build_model, model_parameters
+
+        data = yaml.safe_load(example.parsed)
+        if not isinstance(data, dict):
+            return f"a job is a mapping, not {data!r}"
+        qis = data.get("quasi_identifiers")
+        if isinstance(qis, dict):  # a part of a job: ``...`` for the attributes left out
+            data["quasi_identifiers"] = {k: v for k, v in qis.items() if k != "..."}
+        job = {"quasi_identifiers": {"age": {}}, "models": [{"k_anonymity": {"k": 2}}], **data}
+        spec = parse_job(job, base_dir=Path.cwd())
+        for name, params in spec.models:
+            required, optional = model_parameters(name)
+            unknown = sorted(set(params) - set(required) - set(optional))
+            missing = sorted(set(required) - set(params) - {"hierarchy", "population"})
+            if unknown or missing:
+                return f"model {name!r}: unknown {unknown}, missing {missing}"
+            if "hierarchy" not in params and spec.population is None:
+                build_model(name, params, sensitive=spec.sensitive)  # the values too
+        build_metric(spec.metric[0], **spec.metric[1])
+        build_anonymizer(spec.algorithm, spec.algorithm_params)._validate_params()
+        return None
+
+
 SYBIL = Sybil(
     parsers=[
         SkipParser(),
         PythonCodeBlockParser(doctest_optionflags=FLAGS),
         CommandBlockParser(),
         ConsoleBlockParser(),
+        JsonBlockParser(),
+        JobBlockParser(),
     ],
 )
 
