@@ -11,7 +11,8 @@
 * ```yaml blocks are jobs, or parts of one: their keys, models, metric and algorithm
   parameters are validated as a job file's are;
 * ```console blocks: each ``$ anonlab ...`` line runs, and the lines under it are the output
-  it must print (whitespace normalized, ``...`` matches anything);
+  it must print (whitespace normalized, ``...`` matches anything); it must succeed, or,
+  where the output shown holds ``error: ``, exit with code 2 (bad input);
 * ``<!-- skip: next "why" -->`` before a block skips it, saying why.
 
 Each document runs in a fresh folder holding the docs' small files (``docs/data``), the
@@ -104,9 +105,10 @@ class ConsoleBlockParser(CodeBlockParser):
         checker = doctest.OutputChecker()
         for command, shown in steps:
             code, output = run_cli(command)
-            if code != 0:
-                return f"{command!r} exited with {code}:\n{output}"
             want = "\n".join(shown).strip() + "\n"
+            expected = 2 if "error: " in want else 0  # the docs show an error: exit code 2
+            if code != expected:
+                return f"{command!r} exited with {code}, not {expected}:\n{output}"
             if want.strip() and not checker.check_output(want, output, FLAGS):
                 return f"{command!r} printed\n{output}\nwhere the docs show\n{want}"
         return None
