@@ -148,6 +148,11 @@ def _param_table(
     return [*rows, ""]
 
 
+def _own(entries: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
+    """A registry's entries that anonlab itself defines (not an installed package's plugins)."""
+    return [(n, e) for n, e in entries if getattr(e, "__module__", "").startswith("anonlab.")]
+
+
 def _same_keys(declared: Any, described: dict[str, str], what: str) -> None:
     declared, described_keys = set(declared), set(described)
     if declared != described_keys:
@@ -225,11 +230,13 @@ def render() -> str:
     out.append("")
 
     out += ["## Hierarchy builders", ""]
-    from anonlab.data.auto import auto_hierarchy
+    from anonlab.data.auto import auto_hierarchy, infer_hierarchy
 
     for kind, func in BUILDERS.items():
         doc_func = auto_hierarchy if kind == "auto" else func
         docs = _parameters_section(doc_func.__doc__)
+        if kind == "auto":  # its options are infer_hierarchy's, documented there
+            docs = {**_parameters_section(infer_hierarchy.__doc__), **docs}
         out += [f"### `{kind}`", "", _summary(doc_func.__doc__), ""]
         options = builder_options(kind)
         skip = tuple(p for p in inspect.signature(func).parameters if p not in options)
@@ -241,7 +248,7 @@ def render() -> str:
         "`algorithm: NAME` or `algorithm: {name: NAME, PARAMETER: VALUE, ...}`.",
         "",
     ]
-    for name, cls in ALGORITHMS.registered():
+    for name, cls in _own(ALGORITHMS.registered()):
         family = getattr(cls, "family", "") or ""
         out += [f"### `{name}`", ""]
         if family:
@@ -251,7 +258,7 @@ def render() -> str:
         out += _param_table(cls.__init__, dict(cls._parameter_constraints), docs)
 
     out += ["## Privacy models", "", "`models: [{NAME: {PARAMETER: VALUE, ...}}, ...]`.", ""]
-    for name, cls in MODELS.registered():
+    for name, cls in _own(MODELS.registered()):
         out += [
             f"### `{name}`",
             "",
@@ -276,9 +283,9 @@ def render() -> str:
         "gamma": GAMMA,
         **InformationLeft._parameter_constraints,
     }
-    used = {p for _, f in METRICS.registered() for p in inspect.signature(f).parameters}
+    used = {p for _, f in _own(METRICS.registered()) for p in inspect.signature(f).parameters}
     _same_keys(used, METRIC_PARAMETERS, "metric parameters")
-    for name, factory in METRICS.registered():
+    for name, factory in _own(METRICS.registered()):
         out += [f"### `{name}`", "", _summary(factory.__doc__), ""]
         out += _param_table(factory, metric_rules, METRIC_PARAMETERS)
 

@@ -45,8 +45,9 @@ def test_the_job_file_reference_names_every_registered_entry():
 
     page = (ROOT / "docs" / "reference" / "job-file.md").read_text(encoding="utf-8")
     for registry in (ALGORITHMS, MODELS, METRICS):
-        for name in registry:
-            assert f"### `{name}`" in page, name
+        for name, entry in registry.registered():
+            if entry.__module__.startswith("anonlab."):  # not an installed package's plugin
+                assert f"### `{name}`" in page, name
     for name in ENGINES:
         assert f"`{name}`" in page
 
