@@ -13,6 +13,7 @@
 * ```console blocks: each ``$ anonlab ...`` line runs, and the lines under it are the output
   it must print (whitespace normalized, ``...`` matches anything); it must succeed, or,
   where the output shown holds ``error: ``, exit with code 2 (bad input);
+* ```toml blocks are valid TOML;
 * ``<!-- skip: next "why" -->`` before a block skips it, saying why.
 
 Each document runs in a fresh folder holding the docs' small files (``docs/data``), the
@@ -228,6 +229,18 @@ class JobBlockParser(CodeBlockParser):
         return None
 
 
+class TomlBlockParser(CodeBlockParser):
+    """```toml blocks (a package's ``pyproject.toml`` entry points) are valid TOML."""
+
+    language = "toml"
+
+    def evaluate(self, example: Example) -> str | None:
+        import tomllib
+
+        tomllib.loads(example.parsed)
+        return None
+
+
 SYBIL = Sybil(
     parsers=[
         SkipParser(),
@@ -236,6 +249,7 @@ SYBIL = Sybil(
         ConsoleBlockParser(),
         JsonBlockParser(),
         JobBlockParser(),
+        TomlBlockParser(),
     ],
 )
 

@@ -56,3 +56,15 @@ def test_the_api_reference_documents_every_public_name():
     page = (ROOT / "docs" / "reference" / "api.md").read_text(encoding="utf-8")
     shown = set(re.findall(r"^::: anonlab\.(?:api\.)?(\w+)$", page, flags=re.M))
     assert set(anonlab.__all__) - {"__version__"} <= shown
+
+
+def test_every_code_block_is_of_a_kind_the_examples_check():
+    """A block in another language would go unchecked (tests/docs/examples.py runs these)."""
+    from tests.docs.examples import documents
+
+    checked = {"python", "bash", "console", "json", "yaml", "toml"}
+    for path in documents():
+        fences = re.findall(r"^ *```(\S*)", path.read_text(encoding="utf-8"), flags=re.M)
+        opening = fences[::2]  # every other fence opens a block
+        unknown = {lang for lang in opening if lang and lang not in checked}
+        assert not unknown, f"{path.relative_to(ROOT)}: blocks in {sorted(unknown)}"
