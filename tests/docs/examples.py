@@ -29,6 +29,7 @@ import json
 import os
 import shlex
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,8 @@ ROOT = Path(__file__).resolve().parents[2]
 SHARED = Path(os.environ.get("ANONLAB_SHARED", ROOT.parent / "shared"))
 ARX_ADULT = SHARED / "datasets" / "arx" / "adult.csv"
 FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+#: The terminal width of the command lines' output the docs show.
+WIDTH = 100
 
 
 def _logical_lines(source: str) -> list[str]:
@@ -65,7 +68,15 @@ def run_cli(command: str, *, stderr: bool = True) -> tuple[int, str]:
 
     args = shlex.split(command, comments=True)
     assert args[0] == "anonlab", command
-    res = CliRunner().invoke(app, args[1:], env={"COLUMNS": "100", "NO_COLOR": "1"})
+    consoles = [sys.modules["anonlab.cli.app"].out, sys.modules["anonlab.cli.app"].err]
+    widths = [c._width for c in consoles]  # a width fixed when the module was imported
+    for c in consoles:
+        c.width = WIDTH  # the width the docs show tables at, whatever the test run's
+    try:
+        res = CliRunner().invoke(app, args[1:], env={"COLUMNS": str(WIDTH), "NO_COLOR": "1"})
+    finally:
+        for c, w in zip(consoles, widths):
+            c._width = w
     if res.exception is not None and not isinstance(res.exception, SystemExit):
         raise res.exception
     output = res.stdout
