@@ -1,4 +1,4 @@
-# Sourced by scripts/demo and scripts/test: create or update .venv at the repository root.
+# Sourced by scripts/demo, scripts/test and scripts/docs: create or update .venv at the repository root.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"

@@ -1,4 +1,4 @@
-"""The import rules of docs/architecture.md, enforced with import-linter; docstrings present."""
+"""The import rules of docs/concepts/architecture.md, enforced with import-linter; docstrings present."""
 
 from __future__ import annotations
 

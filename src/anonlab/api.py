@@ -242,7 +242,7 @@ def diagnose(
     Returns
     -------
     SubsetAnswer, SearchAnswer or TableAnswer
-        With ``to_dict()`` giving the JSON documented in the README.
+        With ``to_dict()`` giving the JSON documented in docs/guide/diagnose.md.
 
     References
     ----------

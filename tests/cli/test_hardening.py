@@ -573,7 +573,7 @@ def test_anonymize_help_documents_the_job_file():
     res = run("anonymize", "--help")
     text = " ".join(res.output.split())
     assert res.exit_code == 0
-    for key in ("quasi_identifiers", "models", "suppression", "metric", "algorithm", "README"):
+    for key in ("quasi_identifiers", "models", "suppression", "metric", "algorithm", "job-file.md"):
         assert key in text
 
 
@@ -909,9 +909,14 @@ def test_the_progress_eta_grows_while_a_step_stalls():
     assert shown() == ["block 2 of about 4 done", "2/4", "0:00:49", "0:00:04 left"]
 
 
-def test_the_readme_documents_what_a_new_user_asks():
-    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
-    text = " ".join(readme.split())
+def test_the_docs_document_what_a_new_user_asks():
+    root = Path(__file__).parents[2]
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    guide = [
+        (root / "docs" / "guide" / p).read_text(encoding="utf-8")
+        for p in ("hierarchies.md", "jobs.md")
+    ]
+    text = " ".join(" ".join(guide).split())
     assert "`dates` takes `levels`" in text and "`format`, the `strptime` format" in text
     assert "A CSV release is written with the job's `separator`" in text
     assert re.search(r"\./scripts/test`? takes about \d+ minutes", readme)

@@ -1,4 +1,4 @@
-"""The example jobs in ``examples/`` run on the bundled UCI Adult data, as the README shows."""
+"""The example jobs in ``examples/`` run on the bundled UCI Adult data, as the user guide (docs/guide) shows."""
 
 from __future__ import annotations
 
@@ -168,18 +168,19 @@ def test_privacyfrost2_example_summary(tmp_path):
         assert line in res.output
 
 
-def _readme_python_blocks(section: str) -> list[str]:
-    """The ``python`` code blocks of the README section headed ``section``."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    body = text.split(f"\n## {section}\n", 1)[1].split("\n## ", 1)[0]
-    return [part.split("```", 1)[0] for part in body.split("```python\n")[1:]]
+def _guide_python_blocks(page: str) -> list[str]:
+    """The ``python`` code blocks of the user guide's page ``page`` (docs/guide)."""
+    text = (ROOT / "docs" / "guide" / page).read_text(encoding="utf-8")
+    blocks = [part.split("```", 1)[0] for part in text.split("```python\n")[1:]]
+    return [b for b in blocks if not b.startswith(">>>")]  # doctests: tests/docs runs them
 
 
-def test_readme_python_examples_run_and_give_the_figures_they_state(tmp_path, monkeypatch):
+def test_the_guides_python_examples_run_and_give_the_figures_they_state(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     ns: dict[str, Any] = {}
-    for block in _readme_python_blocks("From Python"):  # diagnosis, anonymization, hierarchies
-        exec(compile(block, "README.md", "exec"), ns)
+    for page in ("python.md", "hierarchies.md"):  # diagnosis, SUDA2, anonymization; builders
+        for block in _guide_python_blocks(page):
+            exec(compile(block, f"docs/guide/{page}", "exec"), ns)
 
     def value(expr: str) -> Any:
         return eval(expr, ns)

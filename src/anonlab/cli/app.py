@@ -663,7 +663,7 @@ def demo(
 
 _ANONYMIZE_HELP = f"""Anonymize a table as a YAML job file says, with the least information loss.
 
-The job file (README, section "Anonymize a table") has these top-level keys:
+The job file (docs/guide/jobs.md; every key: docs/reference/job-file.md) has these keys:
 quasi_identifiers (column: {{hierarchy: FILE | mask | intervals | dates, min_level,
 max_level, weight, priority}}), sensitive, identifiers (dropped from the release),
 insensitive (released as they are, knowingly), identifying_threshold (default 0.01),

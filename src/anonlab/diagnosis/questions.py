@@ -155,7 +155,7 @@ class SubsetAnswer:
         return html_card(_title(self.question), self.to_dict(), headline=headline)
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the JSON form documented in the README.
+        """Return the JSON form documented in docs/guide/diagnose.md.
 
         Examples
         --------
@@ -235,7 +235,7 @@ class SearchAnswer:
         return html_card(_title(self.question), data, headline=headline)
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the JSON form documented in the README."""
+        """Return the JSON form documented in docs/guide/diagnose.md."""
         out: dict[str, Any] = {
             "question": self.question,
             "k": self.k,
@@ -324,7 +324,7 @@ class TableAnswer:
         return html_card(_title(self.question), data, headline=headline)
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the JSON form documented in the README."""
+        """Return the JSON form documented in docs/guide/diagnose.md."""
         out: dict[str, Any] = {
             "question": self.question,
             "rows": [r.to_dict() for r in self.rows],

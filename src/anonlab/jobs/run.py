@@ -72,7 +72,7 @@ def anonymize(
     data : path, DataFrame, pyarrow Table or EncodedTable
         The table.
     job : JobSpec, mapping or path
-        The job (see :mod:`anonlab.io.job` and the README): quasi-identifiers and their
+        The job (see :mod:`anonlab.io.job` and docs/guide/jobs.md): quasi-identifiers and their
         hierarchies, models, suppression, metric, algorithm and its parameters.
     output : path, optional
         Write the released table here (``.csv``, ``.csv.gz`` or ``.parquet``), atomically,

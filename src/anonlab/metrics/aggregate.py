@@ -14,7 +14,7 @@ Notes
 -----
 ``geometric`` follows ARX's source (``ILMultiDimensionalGeometricMean.getAggregate``:
 ``result *= Math.pow((values[i] + 1d) * weights[i], 1d / m)``), in which the weight multiplies
-``v_j + 1``. ``docs/metrics-reference.md`` writes ``(v_j * w_j + 1)``; the two agree whenever
+``v_j + 1``. ``docs/concepts/metrics-reference.md`` writes ``(v_j * w_j + 1)``; the two agree whenever
 all weights are equal (the default) and differ otherwise.
 """
 

@@ -1,4 +1,4 @@
-"""The utility metrics of ARX, with ARX's exact definitions (``docs/metrics-reference.md`` §1).
+"""The utility metrics of ARX, with ARX's exact definitions (``docs/concepts/metrics-reference.md`` §1).
 
 Notation: a transformation puts quasi-identifier ``j`` at level ``t_j`` of a hierarchy of
 height ``h_j``; ``N`` records are in scope (``MetricContext.n_rows``); a class ``E`` has
@@ -12,7 +12,7 @@ by an aggregate function with weights normalised by the largest weight
 References
 ----------
 .. [1] ARX Data Anonymization Tool, ``org.deidentifier.arx.metric.v2`` (Apache-2.0),
-   re-specified in ``docs/metrics-reference.md``.
+   re-specified in ``docs/concepts/metrics-reference.md``.
 """
 
 from __future__ import annotations

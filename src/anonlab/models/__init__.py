@@ -2,7 +2,7 @@
 
 Each model is a validated value object with a job-file ``name``; :data:`MODELS` maps names to
 classes and :func:`build_model` builds one from job-file parameters. Definitions follow ARX
-where ARX has the model (docs/metrics-reference.md, section 2) and paper 002 for
+where ARX has the model (docs/concepts/metrics-reference.md, section 2) and paper 002 for
 (alpha,k)-anonymity.
 """
 

@@ -125,7 +125,7 @@ class DistinctLDiversity(SensitiveModel):
     .. [1] A. Machanavajjhala, J. Gehrke, D. Kifer, M. Venkitasubramaniam, "l-diversity:
        privacy beyond k-anonymity", ICDE 2006 / TKDD 2007, Section 4.1 (distinct
        l-diversity as the simplest instantiation).
-    .. [2] ARX ``criteria/DistinctLDiversity`` (docs/metrics-reference.md, section 2).
+    .. [2] ARX ``criteria/DistinctLDiversity`` (docs/concepts/metrics-reference.md, section 2).
 
     Examples
     --------
@@ -227,7 +227,7 @@ class EntropyLDiversity(SensitiveModel):
     .. [1] A. Machanavajjhala et al., "l-diversity: privacy beyond k-anonymity", ICDE 2006,
        Definition 4.1 (entropy l-diversity).
     .. [2] ARX ``criteria/EntropyLDiversity`` with the SHANNON estimator (anonlab
-       docs/metrics-reference.md, section 2).
+       docs/concepts/metrics-reference.md, section 2).
 
     Examples
     --------
@@ -339,7 +339,7 @@ class RecursiveCLDiversity(SensitiveModel):
     ----------
     .. [1] A. Machanavajjhala et al., "l-diversity: privacy beyond k-anonymity", ICDE 2006,
        Definition 4.3 (recursive (c,l)-diversity).
-    .. [2] ARX ``criteria/RecursiveCLDiversity`` (docs/metrics-reference.md,
+    .. [2] ARX ``criteria/RecursiveCLDiversity`` (docs/concepts/metrics-reference.md,
        section 2).
 
     Examples

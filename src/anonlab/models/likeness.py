@@ -72,7 +72,7 @@ class BasicBetaLikeness(SensitiveModel):
     ----------
     .. [1] J. Cao, P. Karras, "Publishing microdata with a robust privacy guarantee",
        PVLDB 5(11), 2012, Definition 2 (basic beta-likeness).
-    .. [2] ARX ``criteria/BasicBLikeness`` (docs/metrics-reference.md, section 2).
+    .. [2] ARX ``criteria/BasicBLikeness`` (docs/concepts/metrics-reference.md, section 2).
 
     Examples
     --------
@@ -153,7 +153,7 @@ class EnhancedBetaLikeness(SensitiveModel):
     ----------
     .. [1] J. Cao, P. Karras, "Publishing microdata with a robust privacy guarantee",
        PVLDB 5(11), 2012, Definition 3 (enhanced beta-likeness).
-    .. [2] ARX ``criteria/EnhancedBLikeness`` (docs/metrics-reference.md, section 2).
+    .. [2] ARX ``criteria/EnhancedBLikeness`` (docs/concepts/metrics-reference.md, section 2).
 
     Examples
     --------
@@ -243,7 +243,7 @@ class DeltaDisclosure(SensitiveModel):
     ----------
     .. [1] J. Brickell, V. Shmatikov, "The cost of privacy: destruction of data-mining
        utility in anonymized data publishing", KDD 2008, Definition 4 (delta-disclosure).
-    .. [2] ARX ``criteria/DDisclosurePrivacy`` (docs/metrics-reference.md,
+    .. [2] ARX ``criteria/DDisclosurePrivacy`` (docs/concepts/metrics-reference.md,
        section 2).
 
     Examples

@@ -119,7 +119,7 @@ class EqualTCloseness(_TCloseness):
     ----------
     .. [1] N. Li, T. Li, S. Venkatasubramanian, "t-closeness: privacy beyond k-anonymity
        and l-diversity", ICDE 2007, Section 4.2 (EMD with equal ground distance).
-    .. [2] ARX ``criteria/EqualDistanceTCloseness`` (docs/metrics-reference.md,
+    .. [2] ARX ``criteria/EqualDistanceTCloseness`` (docs/concepts/metrics-reference.md,
        section 2).
 
     Examples
@@ -215,7 +215,7 @@ class OrderedTCloseness(_TCloseness):
     ----------
     .. [1] N. Li, T. Li, S. Venkatasubramanian, "t-closeness: privacy beyond k-anonymity
        and l-diversity", ICDE 2007, Section 4.2 (EMD with ordered distance).
-    .. [2] ARX ``criteria/OrderedDistanceTCloseness`` (docs/metrics-reference.md,
+    .. [2] ARX ``criteria/OrderedDistanceTCloseness`` (docs/concepts/metrics-reference.md,
        section 2).
 
     Examples
@@ -384,7 +384,7 @@ class HierarchicalTCloseness(_TCloseness):
     .. [1] N. Li, T. Li, S. Venkatasubramanian, "t-closeness: privacy beyond k-anonymity
        and l-diversity", ICDE 2007, Section 4.2 (EMD with hierarchical distance).
     .. [2] ARX ``criteria/HierarchicalDistanceTCloseness`` (anonlab
-       docs/metrics-reference.md, section 2).
+       docs/concepts/metrics-reference.md, section 2).
 
     Examples
     --------

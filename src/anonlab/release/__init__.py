@@ -3,7 +3,7 @@
 Every anonymization family reads a :class:`Problem` and returns a :class:`Recoding`;
 :func:`verify` applies it, re-checks the released table independently of the algorithm and
 measures its loss on the release; :class:`AnonymizationResult` carries all of it. See
-``docs/release-layer.md``.
+``docs/concepts/release-layer.md``.
 """
 
 from anonlab.release.anonymity_graph import (

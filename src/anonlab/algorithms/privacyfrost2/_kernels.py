@@ -5,7 +5,7 @@ machine code cached on disk) and :func:`round_of` a whole round on the models' c
 (:mod:`anonlab.algorithms._lattice.judge`). The functions
 are plain Python for numba's nopython mode and take a few named records: :class:`Table`
 (what the partial step never changes) and :class:`Groups` (the released table as groups of
-base classes, which the step refines). ``docs/privacyfrost2.md`` describes that state: the
+base classes, which the step refines). ``docs/concepts/privacyfrost2.md`` describes that state: the
 positions, batches, families, and the work each saves.
 """
 

@@ -4,7 +4,7 @@ After full-domain generalization, the step de-generalizes one attribute of one g
 records of equal quasi-identifier values) by one level while the table still satisfies the
 check and the score does not drop, so that levels differ between groups: a table is one level
 vector per *base class*. Splits that would merge two groups' released labels are not made.
-The readings of the paper and the step's state are described in ``docs/privacyfrost2.md``.
+The readings of the paper and the step's state are described in ``docs/concepts/privacyfrost2.md``.
 """
 
 from __future__ import annotations
@@ -511,7 +511,7 @@ def partial_domain_degeneralization(
     a model, so suppressed records do not change) and the score does not drop. Attributes
     are taken in ``order`` (top priority first, as the top-down search does) and each is
     de-generalized as deep as it goes before the next; rounds repeat until no group changes.
-    All groups are tried at once per attribute (``docs/privacyfrost2.md``).
+    All groups are tried at once per attribute (``docs/concepts/privacyfrost2.md``).
 
     Parameters
     ----------

@@ -9,7 +9,7 @@ revisits the choices of the greedy search. Levels are anonlab's (0 = original va
 :func:`~anonlab.algorithms.privacyfrost2.to_paper_levels` gives the paper's.
 
 The steps, the readings of the paper where Fig. 3 is ambiguous, and the restarts are
-described in ``docs/privacyfrost2.md``.
+described in ``docs/concepts/privacyfrost2.md``.
 """
 
 from __future__ import annotations
@@ -567,7 +567,7 @@ def privacyfrost2(
 
     Notes
     -----
-    How the search scores, checks and restarts: ``docs/privacyfrost2.md``.
+    How the search scores, checks and restarts: ``docs/concepts/privacyfrost2.md``.
 
     References
     ----------
