@@ -145,3 +145,47 @@ def test_wong_outputs_are_k_anonymous(case, seed):
     result = anonymize(table, job)
     released = EncodedTable.from_columns({c: result.columns[c] for c in table.names})
     assert check_release(build_problem(table, load_job(job)), released).largest_k >= k
+
+
+@st.composite
+def exchange_graphs(draw):
+    """A small exchange graph of phase 2: arcs with integer weights, some infinite."""
+    n = draw(st.integers(1, 9))
+    arcs = draw(st.integers(0, 30))
+    tail = draw(st.lists(st.integers(0, n - 1), min_size=arcs, max_size=arcs))
+    head = draw(st.lists(st.integers(0, n - 1), min_size=arcs, max_size=arcs))
+    weight = draw(
+        st.lists(
+            st.one_of(st.integers(-4, 4).map(float), st.just(np.inf)),
+            min_size=arcs,
+            max_size=arcs,
+        )
+    )
+    return n, tail, head, weight, draw(st.integers(1, 12))
+
+
+@SETTINGS
+@given(graph=exchange_graphs())
+def test_the_compiled_search_for_negative_cycles_follows_the_rounds(graph):
+    """Phase 2's compiled label-correcting kernel finds the cycles, ids and parent arcs of
+    the rounds restated on Python lists (tests/support/cycles_reference.py)."""
+    from anonlab.algorithms.nonhomogeneous.two_phase import _EPS, _find_cycles
+    from tests.support.cycles_reference import find_cycles
+
+    n, tail, head, weight, rounds = graph
+    expected = find_cycles(n, tail, head, weight, rounds, _EPS)
+    got = _find_cycles(
+        n,
+        np.array(tail, dtype=np.int64),
+        np.array(head, dtype=np.int64),
+        np.array(weight, dtype=np.float64),
+        rounds,
+    )
+    if not expected:
+        assert got is None
+    else:
+        assert got is not None
+        nodes, ids, arcs = got
+        assert list(zip(nodes.tolist(), ids.tolist(), arcs.tolist())) == expected
+    for v, _, a in expected:  # each parent arc enters its vertex
+        assert head[a] == v

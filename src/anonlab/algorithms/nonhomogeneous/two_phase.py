@@ -9,9 +9,10 @@ solution ``F`` and leave the graph. Phase 2 (section 3.2.2): negative-cycle canc
 ``F`` k-regular, and a negative one lowers the loss.
 
 The labeling algorithm of the paper selects one vertex at a time; here every vertex's label is
-corrected at once per round (Bellman-Ford rounds from a virtual root at label 0, vectorised
-over the arcs), and, as in the paper, cycles are found by walking the parent pointers of the
-shortest-path graph (a cycle in it is a negative cycle). The paper's arc weights assume each
+corrected at once per round (Bellman-Ford rounds from a virtual root at label 0, a compiled
+kernel: :mod:`anonlab.algorithms.nonhomogeneous._kernels`), and, as in the paper, cycles are
+found by walking the parent pointers of the shortest-path graph (a cycle in it is a negative
+cycle). The paper's arc weights assume each
 released record appears once in a cycle; a cycle's true change is computed on the released
 records it touches and only cycles that truly lower the loss are reversed, several disjoint
 ones per round, until none is left or ``max_rounds`` passes.
@@ -33,6 +34,7 @@ import numpy as np
 import numpy.typing as npt
 
 from anonlab._typing import FloatArray, IntArray
+from anonlab.algorithms.nonhomogeneous._kernels import cycle_kernel
 from anonlab.algorithms.nonhomogeneous.candidates import candidate_edges
 from anonlab.algorithms.nonhomogeneous.cover_model import CoverCosts
 
@@ -178,43 +180,6 @@ def _states_without(member: npt.NDArray[np.int32]) -> npt.NDArray[np.int32]:
     return out
 
 
-def _cycles(parent: IntArray) -> tuple[IntArray, IntArray]:
-    """The cycles of a parent-pointer graph (``-1``: no parent).
-
-    Returns
-    -------
-    nodes, cycle : ndarray of int64
-        Every node on a cycle and the id of its cycle (its smallest node).
-    """
-    n = parent.size
-    jump = np.append(np.where(parent >= 0, parent, n), n)
-    steps = max(int(np.ceil(np.log2(n + 1))), 1)
-    far = jump.copy()
-    for _ in range(steps):
-        far = far[far]
-    reps = np.unique(far[:n][far[:n] != n])
-    if reps.size == 0:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    nodes = [reps]
-    ids = [reps]
-    cur = jump[reps]
-    alive = cur != reps
-    ident = reps.copy()
-    while alive.any():
-        nodes.append(cur[alive])
-        ids.append(ident[alive])
-        cur = jump[cur]
-        alive &= cur != ident
-    all_nodes = np.concatenate(nodes)
-    all_ids = np.concatenate(ids)
-    # one id per cycle: its smallest node (two representatives may share a cycle)
-    smallest = np.full(n, n, dtype=np.int64)
-    np.minimum.at(smallest, all_ids, all_nodes)
-    cyc = smallest[all_ids]
-    node_first = np.unique(all_nodes, return_index=True)[1]
-    return all_nodes[node_first].astype(np.int64), cyc[node_first].astype(np.int64)
-
-
 def cancel_cycles(
     costs: CoverCosts,
     orig: IntArray,
@@ -277,8 +242,10 @@ def cancel_cycles(
         weight = costs.cost(new_state, rj) - cost[rj]
         tail = orig[edge]
         head = covers[rj, slot]
-        if banned.size:
-            weight[np.isin(edge * n + head, banned)] = np.inf
+        if banned.size:  # (sorted: np.union1d)
+            key = edge * n + head
+            at = np.minimum(np.searchsorted(banned, key), banned.size - 1)
+            weight[banned[at] == key] = np.inf
         found = _find_cycles(n, tail, head, weight, label_rounds)
         if found is None:
             break
@@ -307,7 +274,8 @@ def _find_cycles(
     Every vertex starts at label 0 (a virtual root). After each round the parent pointers are
     walked for cycles (each is negative); the vertices of a cycle found are set aside (their
     arcs leave the graph) and the rounds go on, so one pass collects vertex-disjoint cycles
-    from all over the block. Stops when no label improves or after ``rounds`` rounds.
+    from all over the block. Stops when no label improves or after ``rounds`` rounds (the
+    compiled :func:`~anonlab.algorithms.nonhomogeneous._kernels.cycle_kernel`).
 
     Returns the cycle vertices, their cycle ids and the arc into each (its parent arc), or
     None when no cycle was found.
@@ -315,40 +283,23 @@ def _find_cycles(
     if tail.size == 0:
         return None
     order = np.argsort(head, kind="stable")
-    tail, head, weight = tail[order], head[order], weight[order].copy()
-    heads, starts = np.unique(head, return_index=True)
-    label = np.zeros(n, dtype=np.float64)
-    parent_arc = np.full(n, -1, dtype=np.int64)
-    index = np.arange(tail.size, dtype=np.int64)
-    big = np.int64(tail.size)
-    lengths = np.diff(np.append(starts, tail.size))
-    frozen = np.zeros(n, dtype=bool)
-    found_nodes: list[IntArray] = []
-    found_ids: list[IntArray] = []
-    found_arcs: list[IntArray] = []
-    for _ in range(rounds):
-        reach = label[tail] + weight
-        best = np.minimum.reduceat(reach, starts)
-        better = (best < label[heads] - _EPS) & ~frozen[heads]
-        if not better.any():
-            break
-        at = np.repeat(best, lengths)
-        first = np.minimum.reduceat(np.where(reach <= at, index, big), starts)
-        h = heads[better]
-        label[h] = best[better]
-        parent_arc[h] = first[better]
-        parent = np.where(parent_arc >= 0, tail[np.maximum(parent_arc, 0)], -1)
-        parent[frozen] = -1
-        nodes, cycle = _cycles(parent)
-        if nodes.size:
-            found_nodes.append(nodes)
-            found_ids.append(cycle)
-            found_arcs.append(order[parent_arc[nodes]])
-            frozen[nodes] = True
-            weight[frozen[tail] | frozen[head]] = np.inf
-    if not found_nodes:
+    sorted_head = head[order]
+    starts = np.flatnonzero(np.diff(sorted_head, prepend=-1))
+    heads = sorted_head[starts]
+    found = np.empty((n, 3), dtype=np.int64)
+    count = cycle_kernel()(
+        n,
+        np.ascontiguousarray(tail[order]),
+        heads.astype(np.int64),
+        starts.astype(np.int64),
+        weight[order].astype(np.float64),
+        rounds,
+        _EPS,
+        found,
+    )
+    if count == 0:
         return None
-    return np.concatenate(found_nodes), np.concatenate(found_ids), np.concatenate(found_arcs)
+    return found[:count, 0], found[:count, 1], order[found[:count, 2]]
 
 
 def _true_gains(
