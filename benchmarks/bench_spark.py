@@ -40,7 +40,12 @@ are taken from the medians. The CPU time of the run's process tree and the cores
 machine's other processes used meanwhile (``others``) are recorded beside the load average:
 the machine is shared. The engine ``spark-dataset`` is Spark writing the release as a
 Parquet dataset folder (``output="release.parquet/"``: the part files as Spark wrote them,
-nothing joined by the driver) instead of one file. The engine ``spark-floor`` is no anonlab
+nothing joined by the driver) instead of one file. The engine ``spark-cluster`` is the Spark
+engine on a standalone cluster that the run starts on this machine (``spark_cluster.py``: a
+master and two workers, one core and 2 GiB each, each its own process; the child is the
+driver, its executors run on the workers): the same job as on local[2], its peak memory and
+CPU time those of the child's tree and of the master's and workers' trees (their JVMs and the
+executors) together. The engine ``spark-floor`` is no anonlab
 code: Spark's own least work for such a release, the floor under any Spark implementation of
 the issue's design (start the session; read the file; group it by the 9 quasi-identifiers and
 bring the classes to the driver as Arrow, the frequency set; write its rows unchanged as a
@@ -48,7 +53,7 @@ Parquet dataset, no level table joined and no row suppressed; group the written 
 again and bring them over, the re-check).
 
     .venv/bin/python benchmarks/bench_spark.py --anonymize [--sizes 1M,10M,100M]
-        [--engines duckdb,spark,spark-dataset] [--repeat 1] [--name spark_scale]
+        [--engines duckdb,spark,spark-dataset,spark-cluster] [--repeat 1] [--name spark_scale]
 
 writes ``benchmarks/results/<name>.json`` (default ``spark_scale.json``).
 """
@@ -56,6 +61,7 @@ writes ``benchmarks/results/<name>.json`` (default ``spark_scale.json``).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -81,6 +87,10 @@ GOAL_RATIO_FROM = 10_000_000
 GOAL_TREE_MIB = 4096.0
 #: How often the process tree's memory is sampled (seconds).
 SAMPLE_S = 0.2
+#: The environment variable that gives an ``--anonymize`` child the cluster's master URL.
+CLUSTER_VARIABLE = "ANONLAB_BENCH_SPARK_MASTER"
+#: The workers of ``spark-cluster``: two, one core and 2 GiB each (the machine's 2 cores).
+CLUSTER = {"workers": 2, "cores": 1, "memory": "2g"}
 #: The engine steps timed in an ``--anonymize`` run (methods of the engine class).
 STEPS = ("__init__", "frequency_set", "distinct_counts", "write_release", "release_stats")
 
@@ -214,10 +224,11 @@ def anonymize_child(data: str, engine: str, output: str) -> dict[str, Any]:
     t1 = time.perf_counter()
     out: dict[str, Any] = {"engine": engine, "import_s": t1 - t0}
     session = None
-    if engine == "spark":  # the session anonymize would start, timed apart
+    if engine == "spark":  # the session anonymize would start, timed apart (on the cluster
+        # of ``spark-cluster`` if the parent started one)
         from anonlab.engines.spark_engine import spark_session
 
-        session = spark_session()
+        session = spark_session(master=os.environ.get(CLUSTER_VARIABLE))
         steps["session"] = time.perf_counter() - t1
     result = anonlab.anonymize(data, job(), output=output, engine=engine)
     total = time.perf_counter() - t1
@@ -284,25 +295,41 @@ def _size(path: Path) -> int:
     return path.stat().st_size
 
 
-def measure_anonymize(n: int, engine: str) -> dict[str, Any]:
+def measure_anonymize(n: int, engine: str, cluster: Any = None) -> dict[str, Any]:
     """Run :func:`anonymize_child` for ``n`` rows in a child process, sampling the memory
     of its process tree. ``spark-dataset`` is the Spark engine writing a Parquet dataset
-    folder (an output ending with ``/``) instead of one file."""
+    folder (an output ending with ``/``) instead of one file; ``spark-cluster`` the Spark
+    engine on ``cluster`` (:func:`spark_cluster.standalone`), its master's and workers'
+    process trees (the executors) sampled with the child's."""
     data = ensure_data(n)
     output = data.parent / f"release_{label(n)}_{engine}.parquet"
     target = f"{output}/" if engine in ("spark-dataset", "spark-floor") else str(output)
     load = list(os.getloadavg())
     print(f"  {label(n)} rows, {engine} (load {load[0]:.2f}) ...", flush=True)
-    real = {"spark-dataset": "spark"}.get(engine, engine)
+    real = {"spark-dataset": "spark", "spark-cluster": "spark"}.get(engine, engine)
     cmd = [sys.executable, __file__, "--child-anonymize", str(data), real, target]
+    env = None
+    roots: list[int] = []
+    if engine == "spark-cluster":
+        env = {**cluster.env, CLUSTER_VARIABLE: cluster.url}
+        roots = [p.pid for p in cluster.processes]
+    before = sum(tree_usage(r)[1] for r in roots)  # the cluster's CPU time so far
     t, busy = time.perf_counter(), machine_busy_s()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     peak, cpu = [0], [0.0]
     at_peak: dict[str, int] = {}
 
+    def usage() -> tuple[int, float, dict[str, int]]:
+        rss, used, each = tree_usage(proc.pid)
+        for root in roots:
+            more = tree_usage(root)
+            rss, used = rss + more[0], used + more[1]
+            each.update(more[2])
+        return rss, used - before, each
+
     def sample() -> None:
         while proc.poll() is None:
-            rss, used, each = tree_usage(proc.pid)
+            rss, used, each = usage()
             if rss > peak[0]:
                 peak[0] = rss
                 at_peak.clear()
@@ -343,14 +370,44 @@ def main_anonymize(sizes: list[int], engines: list[str], repeat: int, name: str)
     both meet the same conditions); print every run, the medians, Spark's time over
     DuckDB's and the slopes; write ``benchmarks/results/<name>.json``."""
     runs = []
-    for n in sizes:
-        for i in range(repeat):
-            pair = [measure_anonymize(n, e) | {"repeat": i} for e in engines]
-            base = next((r for r in pair if r["engine"] == "duckdb" and "total_s" in r), None)
-            for r in pair:  # Spark over the DuckDB run just before it
-                if base is not None and r is not base and "total_s" in r:
-                    r["ratio_to_duckdb"] = r["total_s"] / base["total_s"]
-            runs.extend(pair)
+    masters = {"spark": "local[2]", "spark-dataset": "local[2]", "spark-floor": "local[2]"}
+    with contextlib.ExitStack() as stack:
+        cluster = None
+        if "spark-cluster" in engines:
+            import tempfile
+
+            from spark_cluster import standalone
+
+            folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-spark-")))
+            print(f"  starting a standalone cluster ({CLUSTER}) ...", flush=True)
+            cluster = stack.enter_context(standalone(folder, **CLUSTER))  # type: ignore[arg-type]
+            masters["spark-cluster"] = f"{cluster.url}: {CLUSTER}"
+        for n in sizes:
+            for i in range(repeat):
+                runs.extend(_measure_in_turn(n, engines, cluster, i))
+    _report(sizes, engines, repeat, name, runs, masters)
+
+
+def _measure_in_turn(n: int, engines: list[str], cluster: Any, i: int) -> list[dict[str, Any]]:
+    """One run of each engine on ``n`` rows, each Spark run's time over DuckDB's beside."""
+    pair = [measure_anonymize(n, e, cluster) | {"repeat": i} for e in engines]
+    base = next((r for r in pair if r["engine"] == "duckdb" and "total_s" in r), None)
+    for r in pair:  # Spark over the DuckDB run just before it
+        if base is not None and r is not base and "total_s" in r:
+            r["ratio_to_duckdb"] = r["total_s"] / base["total_s"]
+    return pair
+
+
+def _report(
+    sizes: list[int],
+    engines: list[str],
+    repeat: int,
+    name: str,
+    runs: list[dict[str, Any]],
+    masters: dict[str, str],
+) -> None:
+    """Print every run, the medians, Spark's time over DuckDB's and the slopes; write the
+    JSON."""
     table = []
     for r in runs:
         if "total_s" not in r:
@@ -398,7 +455,7 @@ def main_anonymize(sizes: list[int], engines: list[str], repeat: int, name: str)
                     "runs": len(mine),
                 }
         both = summary.get(label(n), {})
-        for spark in ("spark", "spark-dataset", "spark-floor"):
+        for spark in ("spark", "spark-dataset", "spark-floor", "spark-cluster"):
             if spark in both and "duckdb" in both:
                 both[spark]["ratio_of_medians"] = (
                     both[spark]["median_s"] / both["duckdb"]["median_s"]
@@ -444,7 +501,7 @@ def main_anonymize(sizes: list[int], engines: list[str], repeat: int, name: str)
         name,
         {
             "job": {**job(), "quasi_identifiers": list(job()["quasi_identifiers"])},
-            "spark_master": "local[2]",
+            "spark_master": {e: masters[e] for e in engines if e in masters},
             "repeat": repeat,
             "runs": runs,
             "summary": summary,

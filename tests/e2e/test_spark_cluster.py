@@ -5,6 +5,7 @@ and ``check`` (the job's models on the table) run with ``--spark-master spark://
 own whose executors run on the workers, and their answers and releases equal numpy's (the
 block-by-block release: DuckDB's, the other engine that cuts blocks, byte for byte).
 
+The cluster is ``benchmarks/spark_cluster.py``'s, the one ``bench_spark.py`` measures on.
 Skipped, with the reason, without pyspark or Java 17+. Every test here is ``slow`` (the
 cluster starts in about 20 s and each command starts a Spark application).
 """
@@ -12,16 +13,10 @@ cluster starts in about 20 s and each command starts a Spark application).
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
-import signal
-import socket
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -29,6 +24,9 @@ import pytest
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from spark_cluster import Cluster, ClusterUnavailable, standalone  # noqa: E402
+
 ADULT = str(ROOT / "src/anonlab/datasets/adult.csv.gz")
 FULL_DOMAIN = str(ROOT / "examples/adult_k5.yaml")
 
@@ -47,105 +45,13 @@ def _blocks_job(folder: Path) -> str:
     return str(path)
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _java() -> str | None:
-    home = os.environ.get("JAVA_HOME")
-    if home and (Path(home) / "bin" / "java").exists():
-        return str(Path(home) / "bin" / "java")
-    return shutil.which("java")
-
-
-def _wait(log: Path, pattern: str, proc: subprocess.Popen[bytes], seconds: float = 120) -> str:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        found = re.search(pattern, log.read_text(errors="replace"))
-        if found:
-            return found.group(0)
-        if proc.poll() is not None:
-            raise AssertionError(f"{log.name}: the process exited:\n{log.read_text()[-3000:]}")
-        time.sleep(0.25)
-    raise AssertionError(
-        f"{log.name}: no {pattern!r} within {seconds} s:\n{log.read_text()[-3000:]}"
-    )
-
-
-@dataclass
-class Cluster:
-    """A standalone master's URL, its log, and the environment its drivers run in."""
-
-    url: str
-    master_log: Path
-    env: dict[str, str]
-
-
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
-    pyspark = pytest.importorskip("pyspark", reason="pyspark is not installed (extra 'spark')")
-    if _java() is None:
-        pytest.skip("the Spark engine needs Java 17+: no JAVA_HOME, no java on PATH")
-    home = Path(pyspark.__file__).resolve().parent
-    folder = tmp_path_factory.mktemp("spark-cluster")
-    env = {
-        **os.environ,
-        "SPARK_HOME": str(home),
-        "SPARK_LOCAL_IP": "127.0.0.1",  # master, workers and drivers on the loopback only
-        # (no PYSPARK_PYTHON: anonlab runs no Python on the executors, only Spark SQL)
-        "PYSPARK_PYTHON": "/nonexistent/python",
-        "SPARK_WORKER_DIR": str(folder / "work"),
-    }
-    spark_class = str(home / "bin" / "spark-class")
-    port = _free_port()
-    procs: list[subprocess.Popen[bytes]] = []
-
-    def start(name: str, *args: str) -> tuple[subprocess.Popen[bytes], Path]:
-        log = folder / f"{name}.log"
-        with log.open("wb") as fh:  # a file, not a pipe: Spark never waits for a reader
-            proc = subprocess.Popen(
-                [spark_class, *args], stdout=fh, stderr=subprocess.STDOUT, env=env,
-                start_new_session=True,
-            )  # fmt: skip
-        procs.append(proc)
-        return proc, log
-
     try:
-        master, master_log = start(
-            "master", "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
-            "--port", str(port), "--webui-port", str(_free_port()),
-        )  # fmt: skip
-        _wait(master_log, r"I have been elected leader", master)
-        url = f"spark://127.0.0.1:{port}"
-        worker = ["org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1", "--cores", "1",
-                  "--memory", "2g"]  # fmt: skip
-        workers = [
-            start(
-                f"worker{i}",
-                *worker,
-                "--webui-port",
-                str(_free_port()),
-                "--work-dir",
-                str(folder / f"worker{i}"),
-                url,
-            )  # fmt: skip
-            for i in (1, 2)
-        ]
-        for proc, log in workers:
-            _wait(log, r"Successfully registered with master", proc)
-        _wait(master_log, r"(?s)Registering worker.*Registering worker", master)
-        yield Cluster(url, master_log, env)
-    finally:
-        for proc in reversed(procs):
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGTERM)
-        for proc in procs:
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:  # pragma: no cover - a JVM that will not stop
-                os.killpg(proc.pid, signal.SIGKILL)
+        with standalone(tmp_path_factory.mktemp("spark-cluster")) as running:
+            yield running
+    except ClusterUnavailable as why:
+        pytest.skip(str(why))
 
 
 def _anonlab(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
