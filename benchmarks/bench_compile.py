@@ -4,10 +4,10 @@
 
 numba compiles a kernel on its first call and caches its machine code on disk; a later
 process loads it. For each job this script runs ``anonlab anonymize`` on the bundled UCI
-Adult in a fresh process with an empty ``NUMBA_CACHE_DIR`` (the first run), then again with
-the same folder (the next run), and reports both wall times, their difference (the
-compilation) and the notes the command printed on stderr (the announcement, with its
-estimate). A last run changes the models only (the judge and PrivacyFrost2's round are
+Adult (every job of ``examples/``) in a fresh process with an empty ``NUMBA_CACHE_DIR`` (the
+first run), then again with the same folder (the next run), and reports both wall times,
+their difference (the compilation) and the notes the command printed on stderr (the
+announcement, with its estimate). A last run changes the models only (the judge and PrivacyFrost2's round are
 compiled per set of models). The estimates in ``anonlab._compiled._FAMILIES`` come from here.
 
     .venv/bin/python benchmarks/bench_compile.py [--jobs pf2,k5]
@@ -35,6 +35,10 @@ JOBS = {
     "pf2": EXAMPLES / "adult_privacyfrost2.yaml",  # partial domain: PrivacyFrost2's kernels
     "k5": EXAMPLES / "adult_k5.yaml",  # optimal full-domain search
     "local": EXAMPLES / "adult_local_recoding.yaml",  # (alpha,k) local recoding
+    "nonhomogeneous": EXAMPLES / "adult_nonhomogeneous.yaml",  # murakami_uno's phase 2 kernel
+    "personalized": EXAMPLES / "adult_personalized.yaml",
+    "local_suppression": EXAMPLES / "adult_local_suppression.yaml",
+    "microaggregation": EXAMPLES / "adult_microaggregation.yaml",  # the MDAV kernel
 }
 
 
