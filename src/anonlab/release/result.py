@@ -301,8 +301,10 @@ class AnonymizationResult:
     def to_arrow(self) -> Any:
         """The released table as a pyarrow Table.
 
-        The columns released as they are keep their type (numbers stay numbers); the
-        generalized ones are text (their labels, ``*`` where a suppressed row is masked).
+        The columns released as they are keep the type they were read with (numbers from a
+        pandas or polars frame or a Parquet file stay numbers; an EncodedTable built from
+        Python values holds text); the generalized ones are text (their labels, ``*`` where a
+        suppressed row is masked).
         Out of core (``engine="duckdb"`` or ``"spark"``) the rows are in the output file and
         this holds what :attr:`columns` holds: the released distinct combinations.
 
