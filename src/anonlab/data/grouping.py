@@ -30,6 +30,7 @@ __all__ = [
     "ordered_groups",
     "refine_steps",
     "sort_order",
+    "unique_rows",
 ]
 
 _KEY_SPACE = 1 << 62  # mixed-radix keys stay below this (non-negative int64)
@@ -523,6 +524,50 @@ def lex_groups(
     for step in refine_steps(ids, sizes, codes, cards, counting_limit=counting_limit):
         _, ids, sizes = step
     return ids.astype(np.int64, copy=False), sizes
+
+
+def unique_rows(
+    table: npt.NDArray[np.integer],
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.int64]]:
+    """The distinct rows of a non-negative integer matrix, in lexicographic order.
+
+    Equal to ``np.unique(table, axis=0, return_inverse=True, return_counts=True)`` (the
+    inverse flat), by :func:`lex_groups` on its columns instead of sorting row tuples.
+
+    Parameters
+    ----------
+    table : ndarray of int, shape (rows, columns)
+        Codes in ``0..`` (no negative value).
+
+    Returns
+    -------
+    rows : ndarray of int64, shape (distinct, columns)
+        The distinct rows, sorted.
+    inverse : ndarray of int64
+        Each row's position among them.
+    counts : ndarray of int64
+        How many rows each distinct row stands for.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rows, inverse, counts = unique_rows(np.array([[1, 0], [0, 2], [1, 0]]))
+    >>> rows.tolist(), inverse.tolist(), counts.tolist()
+    ([[0, 2], [1, 0]], [1, 0, 1], [1, 2])
+    """
+    a = np.asarray(table)
+    n, m = a.shape
+    if n == 0 or m == 0:
+        return (
+            a[:1].astype(np.int64),
+            np.zeros(n, dtype=np.int64),
+            np.array([n] if n else [], dtype=np.int64),
+        )
+    columns = [np.ascontiguousarray(a[:, j]) for j in range(m)]
+    inverse, counts = lex_groups(columns, [int(c.max()) + 1 for c in columns])
+    first = np.empty(counts.size, dtype=np.int64)
+    first[inverse[::-1]] = np.arange(n - 1, -1, -1, dtype=np.int64)
+    return a[first].astype(np.int64), inverse, counts
 
 
 def factorize_keys(key: npt.NDArray[np.uint64]) -> tuple[npt.NDArray[np.int64], int]:

@@ -42,6 +42,7 @@ import numpy.typing as npt
 
 from anonlab._resources import memory_budget
 from anonlab._typing import IntArray
+from anonlab.data.grouping import unique_rows
 from anonlab.data.table import EncodedColumn, EncodedTable, LabelColumns
 from anonlab.engines import get_engine
 from anonlab.exceptions import InputError, ParameterError, PrivacyCheckError
@@ -303,10 +304,8 @@ class AnonymityGraph:
             If the edges would not fit the memory budget.
         """
         start = time.perf_counter()
-        u_tuples, u_row, u_count = np.unique(
-            cells.original, axis=0, return_inverse=True, return_counts=True
-        )
-        v_labels, v_count = np.unique(cells.released, axis=0, return_counts=True)
+        u_tuples, u_row, u_count = unique_rows(cells.original)
+        v_labels, _, v_count = unique_rows(cells.released)
         exact = np.stack([p.exact[v_labels[:, j]] for j, p in enumerate(cells.parsed)], axis=1)
         wide = exact < 0
         patterns, group = np.unique(wide, axis=0, return_inverse=True)
@@ -451,7 +450,7 @@ def _joint_keys(a: IntArray, b: IntArray) -> tuple[IntArray, IntArray]:
         for j in range(both.shape[1]):
             key = key * radix[j] + both[:, j]
     else:
-        key = np.unique(both, axis=0, return_inverse=True)[1].reshape(-1).astype(np.int64)
+        key = unique_rows(both)[1]
     return key[: a.shape[0]], key[a.shape[0] :]
 
 

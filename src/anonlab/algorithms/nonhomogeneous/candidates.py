@@ -25,8 +25,9 @@ import numpy as np
 import numpy.typing as npt
 
 from anonlab._typing import IntArray
+from anonlab.data.grouping import unique_rows
 
-__all__ = ["candidate_edges", "lower_bound", "row_keys"]
+__all__ = ["candidate_edges", "distinct", "lower_bound", "row_keys"]
 
 
 def row_keys(codes: npt.NDArray[np.integer], columns: list[int]) -> IntArray:
@@ -42,12 +43,22 @@ def row_keys(codes: npt.NDArray[np.integer], columns: list[int]) -> IntArray:
         for j in range(sub.shape[1]):
             key = key * radix[j] + sub[:, j]
         return key
-    out: IntArray = np.unique(sub, axis=0, return_inverse=True)[1].reshape(-1).astype(np.int64)
+    out: IntArray = unique_rows(sub)[1]
     return out
 
 
-def _distinct(values: IntArray) -> IntArray:
-    """The distinct values, sorted (a sort: faster than hashing for these many int64)."""
+def distinct(values: IntArray) -> IntArray:
+    """The distinct values, sorted: a sort and a mask of each run's first value.
+
+    ``np.unique`` without ``return_*`` hashes int64 values before sorting them, which is
+    slower than sorting at the sizes of a chunk's edge keys (benchmarks/README.md).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> distinct(np.array([7, 3, 7, 1, 3])).tolist()
+    [1, 3, 7]
+    """
     out = np.sort(values, kind="stable")
     if out.size:
         out = out[np.concatenate([[True], out[1:] != out[:-1]])]
@@ -88,6 +99,7 @@ def candidate_edges(
     card = codes.max(axis=0).astype(np.int64) + 1 if n else np.ones(m, np.int64)
     sites = [int(s) for s in np.argsort(card, kind="stable")]
     found: list[IntArray] = []
+    columns = [np.ascontiguousarray(codes[:, s]) for s in range(m)]
     for d in range(1, min(max_distance, m) + 1):
         for diff in itertools.combinations(sites, d):
             outside = [s for s in sites if s not in diff]
@@ -101,8 +113,15 @@ def candidate_edges(
                     break
                 a = order[same + step]
                 b = order[same]
-                exact = (codes[a] != codes[b]).sum(axis=1) == d  # kept from its own D only
-                a, b = a[exact], b[exact]
+                # kept from its own D only: the pair agrees outside D, so differs on all of D
+                # (equal on D first: identical records, the most of a run)
+                other = inside[a] != inside[b]
+                a, b = a[other], b[other]
+                if d > 1:
+                    exact = columns[diff[0]][a] != columns[diff[0]][b]
+                    for s in diff[1:]:
+                        exact &= columns[s][a] != columns[s][b]
+                    a, b = a[exact], b[exact]
                 found.append(a * n + b)
                 found.append(b * n + a)
     rows = np.arange(n, dtype=np.int64)
@@ -118,7 +137,7 @@ def candidate_edges(
         a, b = order[same + step], order[same]
         found.append(a * n + b)
         found.append(b * n + a)
-    near = _distinct(np.concatenate(found)) if found else np.zeros(0, np.int64)
+    near = distinct(np.concatenate(found)) if found else np.zeros(0, np.int64)
     orig, rel = np.divmod(near, n)
     dist = (codes[orig] != codes[rel]).sum(axis=1)
     by = np.lexsort((orig, dist, rel))
@@ -126,7 +145,7 @@ def candidate_edges(
     start = np.searchsorted(rel, rows)
     rank = np.arange(rel.size) - start[rel]
     keep = rank < per_record
-    pairs = _distinct(np.concatenate([orig[keep] * n + rel[keep], *ring]))
+    pairs = distinct(np.concatenate([orig[keep] * n + rel[keep], *ring]))
     o, r = np.divmod(pairs, n)
     return o.astype(np.int64), r.astype(np.int64)
 
@@ -151,8 +170,7 @@ def lower_bound(codes: npt.NDArray[np.integer], k: int) -> IntArray:
         The bound of each record (its number of hidden sites).
     """
     n, m = codes.shape
-    tuples, weight = np.unique(codes, axis=0, return_counts=True)
-    inverse = np.unique(codes, axis=0, return_inverse=True)[1].reshape(-1)
+    tuples, inverse, weight = unique_rows(codes)
     best = np.full(tuples.shape[0], -1, dtype=np.int64)
     for h in range(m + 1):
         todo = best < 0

@@ -34,6 +34,7 @@ import numpy as np
 import numpy.typing as npt
 
 from anonlab._typing import FloatArray, IntArray
+from anonlab.data.grouping import unique_rows
 from anonlab.data.hierarchy import Hierarchy
 from anonlab.data.labels import factorize, natural_order
 from anonlab.data.table import EncodedColumn
@@ -375,18 +376,32 @@ class CoverModel:
         return CoverCosts(tuple(self.sites), self.codes)
 
     def labels(self, state: npt.NDArray[np.integer]) -> dict[str, EncodedColumn]:
-        """The released column of each quasi-identifier from the states of every row."""
+        """The released column of each quasi-identifier from the states of every row.
+
+        The labels are rendered once per distinct (codes, states) of an attribute's sites.
+        """
         out: dict[str, EncodedColumn] = {}
         pos = 0
-        per_attr: dict[int, list[npt.NDArray[np.object_]]] = {}
-        for s, (site, render, owner) in enumerate(
-            zip(self.sites, self._render, self.site_attribute)
-        ):
-            st = state[:, pos : pos + site.width]
-            pos += site.width
-            per_attr.setdefault(owner, []).append(_site_labels(site, render, st, self.codes[:, s]))
+        keys: dict[int, list[npt.NDArray[np.integer]]] = {}
+        spans: list[tuple[int, int]] = []
+        for s, owner in enumerate(self.site_attribute):
+            spans.append((pos, pos + self.sites[s].width))
+            keys.setdefault(owner, []).extend(
+                [self.codes[:, s], *state[:, spans[-1][0] : spans[-1][1]].T]
+            )
+            pos = spans[-1][1]
         for j, q in enumerate(self.attributes):
-            parts = per_attr[j]
+            # one representative row per distinct (codes, states) of the attribute's sites
+            _, group, _ = unique_rows(np.column_stack(keys[j]))
+            first = np.empty(int(group.max()) + 1 if group.size else 0, dtype=np.int64)
+            first[group[::-1]] = np.arange(group.size - 1, -1, -1, dtype=np.int64)
+            parts = [
+                _site_labels(
+                    self.sites[s], self._render[s], state[first, a:b], self.codes[first, s]
+                )
+                for s, (a, b) in enumerate(spans)
+                if self.site_attribute[s] == j
+            ]
             if q in self.pseudo:
                 joined = parts[0].astype(object)
                 for p in parts[1:]:
@@ -395,7 +410,7 @@ class CoverModel:
             else:
                 labels = parts[0]
             codes, cats = factorize(labels)
-            out[q] = EncodedColumn(q, codes, cats)
+            out[q] = EncodedColumn(q, codes[group], cats)
         return out
 
     def generalized(self, state: npt.NDArray[np.integer]) -> npt.NDArray[np.bool_]:

@@ -35,7 +35,7 @@ import numpy.typing as npt
 
 from anonlab._typing import FloatArray, IntArray
 from anonlab.algorithms.nonhomogeneous._kernels import cycle_kernel
-from anonlab.algorithms.nonhomogeneous.candidates import candidate_edges
+from anonlab.algorithms.nonhomogeneous.candidates import candidate_edges, distinct
 from anonlab.algorithms.nonhomogeneous.cover_model import CoverCosts
 
 __all__ = ["BlockResult", "cancel_cycles", "greedy_matchings", "ring_covers", "solve_chunk"]
@@ -223,6 +223,7 @@ def cancel_cycles(
         state = member.max(axis=1)
         cost = costs.cost(state, rows)
         without = _states_without(member)
+        width = member.shape[2]
         in_f = np.zeros(orig.size, dtype=bool)
         in_f[slot_edge] = True
         free = np.flatnonzero(~in_f)
@@ -238,10 +239,11 @@ def cancel_cycles(
         edge = np.repeat(free, k)
         rj = np.repeat(j, k)
         slot = np.tile(np.arange(k, dtype=np.int64), free.size)
-        new_state = np.maximum(without[rj, slot], contrib[edge])
+        # (the arcs of one edge are consecutive: its k slots in order)
+        new_state = np.maximum(without[j], contrib[free][:, None, :]).reshape(edge.size, width)
         weight = costs.cost(new_state, rj) - cost[rj]
         tail = orig[edge]
-        head = covers[rj, slot]
+        head = covers[j].reshape(-1)
         if banned.size:  # (sorted: np.union1d)
             key = edge * n + head
             at = np.minimum(np.searchsorted(banned, key), banned.size - 1)
@@ -399,7 +401,7 @@ def solve_chunk(
         covers = ring_covers(n, k) if found is None else found
     else:
         covers = covers.copy()
-        pairs = np.unique(
+        pairs = distinct(
             np.concatenate([orig * n + rel, covers.reshape(-1) * n + np.repeat(rows, k)])
         )
         orig, rel = np.divmod(pairs, n)
