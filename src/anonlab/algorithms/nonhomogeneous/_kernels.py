@@ -23,7 +23,8 @@ def _label_rounds(n, tail, heads, starts, weight, rounds, eps, found):
     arc the first arc of its group that reaches the new label. After each round the parent
     pointers are walked for cycles (each is negative); their vertices are frozen: their arcs
     weigh infinity from then on and their labels no longer change. Stops when no label
-    improves or after ``rounds`` rounds.
+    improves or after ``rounds`` rounds. A group is evaluated again only when one of its
+    arcs changed (its tail's label or its weight): the others keep their minimum.
 
     ``found`` (n, 3) receives per cycle vertex, in the order found (per round by vertex),
     the vertex, its cycle's id (its smallest vertex) and its parent arc; returns how many.
@@ -41,9 +42,30 @@ def _label_rounds(n, tail, heads, starts, weight, rounds, eps, found):
     parent = np.empty(n, dtype=np.int64)
     walk = np.empty(n, dtype=np.int64)  # the vertex whose walk passed here, -1: none yet
     cycle_id = np.full(n, -1, dtype=np.int64)
+    # each vertex's outgoing arcs (out_arc[out_start[v]:out_start[v + 1]]), each arc's
+    # group and each vertex's group (-1: it receives no arc)
+    out_start = np.zeros(n + 1, dtype=np.int64)
+    for a in range(arcs):
+        out_start[tail[a] + 1] += 1
+    for v in range(n):
+        out_start[v + 1] += out_start[v]
+    out_arc = np.empty(arcs, dtype=np.int64)
+    arc_group = np.empty(arcs, dtype=np.int64)
+    group_of = np.full(n, -1, dtype=np.int64)
+    fill = out_start[:-1].copy()
+    for g in range(groups):
+        group_of[heads[g]] = g
+        for a in range(starts[g], ends[g]):
+            out_arc[fill[tail[a]]] = a
+            fill[tail[a]] += 1
+            arc_group[a] = g
+    dirty = np.ones(groups, dtype=np.bool_)
     count = 0
     for _ in range(rounds):
         for g in range(groups):
+            if not dirty[g]:
+                continue
+            dirty[g] = False
             low = np.inf
             arg = -1
             for a in range(starts[g], ends[g]):
@@ -60,6 +82,8 @@ def _label_rounds(n, tail, heads, starts, weight, rounds, eps, found):
                 label[h] = best[g]
                 parent_arc[h] = first[g]
                 better = True
+                for b in range(out_start[h], out_start[h + 1]):
+                    dirty[arc_group[out_arc[b]]] = True
         if not better:
             break
         for v in range(n):
@@ -95,10 +119,14 @@ def _label_rounds(n, tail, heads, starts, weight, rounds, eps, found):
                 count += 1
                 frozen[v] = True
                 cycle_id[v] = -1
-        for g in range(groups):
-            for a in range(starts[g], ends[g]):
-                if frozen[tail[a]] or frozen[heads[g]]:
-                    weight[a] = np.inf
+                g = group_of[v]  # its arcs in and out weigh infinity
+                if g >= 0:
+                    dirty[g] = True
+                    for a in range(starts[g], ends[g]):
+                        weight[a] = np.inf
+                for b in range(out_start[v], out_start[v + 1]):
+                    weight[out_arc[b]] = np.inf
+                    dirty[arc_group[out_arc[b]]] = True
     return count
 
 

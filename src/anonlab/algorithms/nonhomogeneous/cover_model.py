@@ -165,7 +165,8 @@ class Site:
             out = s[:, 0].astype(np.float64)
         elif self.kind == "hierarchy":
             assert self.ncp is not None
-            out = self.ncp[s[:, 0], np.asarray(anchor, dtype=np.int64)]
+            width = np.int64(self.ncp.shape[1])  # (a flat take: no two-array indexing)
+            out = np.take(self.ncp.ravel(), s[:, 0] * width + np.asarray(anchor, dtype=np.int64))
         else:
             out = s.sum(axis=1, dtype=np.int64).astype(np.float64) * self.scale
         result: FloatArray = out * self.weight
