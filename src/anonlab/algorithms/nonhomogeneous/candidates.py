@@ -100,6 +100,12 @@ def candidate_edges(
     sites = [int(s) for s in np.argsort(card, kind="stable")]
     found: list[IntArray] = []
     columns = [np.ascontiguousarray(codes[:, s]) for s in range(m)]
+    span = m + 1  # a pair's key: (released * span + distance) * n + original
+
+    def pairs_at(a: IntArray, b: IntArray, d: int) -> None:
+        found.append((b * span + d) * n + a)
+        found.append((a * span + d) * n + b)
+
     for d in range(1, min(max_distance, m) + 1):
         for diff in itertools.combinations(sites, d):
             outside = [s for s in sites if s not in diff]
@@ -114,7 +120,7 @@ def candidate_edges(
                 a = order[same + step]
                 b = order[same]
                 # kept from its own D only: the pair agrees outside D, so differs on all of D
-                # (equal on D first: identical records, the most of a run)
+                # (its distance is d; equal on D first: identical records, the most of a run)
                 other = inside[a] != inside[b]
                 a, b = a[other], b[other]
                 if d > 1:
@@ -122,8 +128,7 @@ def candidate_edges(
                     for s in diff[1:]:
                         exact &= columns[s][a] != columns[s][b]
                     a, b = a[exact], b[exact]
-                found.append(a * n + b)
-                found.append(b * n + a)
+                pairs_at(a, b, d)
     rows = np.arange(n, dtype=np.int64)
     ring = [((rows + s) % n) * n + rows for s in range(k)]  # original j+s covered by j
     # identical records: runs of the full sort, joined like the others
@@ -134,14 +139,11 @@ def candidate_edges(
         same = np.flatnonzero(run[step:] == run[:-step])
         if same.size == 0:
             break
-        a, b = order[same + step], order[same]
-        found.append(a * n + b)
-        found.append(b * n + a)
+        pairs_at(order[same + step], order[same], 0)
+    # by released record, then distance, then original: one sort of the keys
     near = distinct(np.concatenate(found)) if found else np.zeros(0, np.int64)
-    orig, rel = np.divmod(near, n)
-    dist = (codes[orig] != codes[rel]).sum(axis=1)
-    by = np.lexsort((orig, dist, rel))
-    orig, rel = orig[by], rel[by]
+    rest, orig = np.divmod(near, n)
+    rel = rest // span
     start = np.searchsorted(rel, rows)
     rank = np.arange(rel.size) - start[rel]
     keep = rank < per_record
