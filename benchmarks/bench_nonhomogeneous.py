@@ -14,6 +14,10 @@ paper's own first phase, k - 1 minimum-weight perfect matchings) in the same pro
 * ``random``: 10 quasi-identifiers drawn from a normal distribution (sd 1.0 and 1.5, rounded
   to integers, numpy seed 2017), 100k rows (Tables 13-14) and 1 million rows (Tables 15-16).
   Tables 17-18 (10 million rows) are printed for reference only.
+* ``scaling`` (issue 56): ``murakami_uno`` alone on Random sd=1.0 at 250,000, 500,000 and
+  1,000,000 rows, k = 3 and 10 (``--scaling-ks``), each run in a child process: its time,
+  GCP, phases, and the peak RSS of the main process and of the largest worker process
+  (goal: 1 M rows under 30 s, memory linear in rows for a fixed k).
 * ``cup``: the paper's own first phase (``initial: matchings``) with hierarchy generalization
   on the first 2,000, 4,000 and 8,000 rows of ARX's cup (``arx/cup.csv``, its 8 columns and
   hierarchies, k = 5, one process), each run in a child process stopped after ``--timeout``
@@ -30,6 +34,8 @@ anonymity graph, identical records contracted, the largest k by max-flow) is tim
 
     /work/main/.venv/bin/python benchmarks/bench_nonhomogeneous.py [--only census,sal,random]
         [--ks 3,4,5,6,7,8,9,10] [--matchings]
+    /work/main/.venv/bin/python benchmarks/bench_nonhomogeneous.py --only scaling
+        [--scaling-ks 3,10]
     /work/main/.venv/bin/python benchmarks/bench_nonhomogeneous.py --only cup
         [--cup-rows 2000,4000,8000] [--timeout 300] [--baseline-src DIR]
 
@@ -444,6 +450,48 @@ def cup_suite(
     return out
 
 
+def scaling_child(rows: int, k: int) -> None:
+    """One ``murakami_uno`` run on Random sd=1.0 in this process; prints one JSON line."""
+    table = random_table(rows, 1.0)
+    columns = tuple(table.names)
+    start = time.perf_counter()
+    result = anonymize(table, job(columns, k, {"name": "murakami_uno"}))
+    seconds = time.perf_counter() - start
+    search = result.search
+    print(
+        json.dumps(
+            {
+                "rows": rows,
+                "k": k,
+                "seconds": seconds,
+                "gcp": result.loss,
+                **{x: getattr(search, x) for x in ("lower_bound_s", "phase1_s", "phase2_s")},
+                "cycles": search.cycles,
+                "main_peak_mib": common.peak_rss_mib("self"),
+                "worker_peak_mib": common.ru_maxrss_mib("children"),
+            }
+        )
+    )
+
+
+def scaling_suite(ks: tuple[int, ...]) -> list[dict[str, Any]]:
+    """``murakami_uno`` at 250 k, 500 k and 1 M random rows, a child process per run."""
+    out = []
+    for k in ks:
+        for rows in (250_000, 500_000, 1_000_000):
+            cmd = [sys.executable, __file__, "--scaling-child", str(rows), "--cup-k", str(k)]
+            doc = common.run_json_child(cmd)
+            out.append(doc)
+            print(
+                f"  murakami_uno k={k} {rows:>9,} rows: {doc['seconds']:6.1f} s (lower bound "
+                f"{doc['lower_bound_s']:.1f}, phase 2 {doc['phase2_s']:.1f}), GCP "
+                f"{doc['gcp']:.4f}, peak main {doc['main_peak_mib']:,.0f} MiB, worker "
+                f"{doc['worker_peak_mib']:,.0f} MiB",
+                flush=True,
+            )
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -457,10 +505,15 @@ def main() -> None:
     ap.add_argument("--cup-k", type=int, default=5, help="k of the cup part")
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds per cup run")
     ap.add_argument("--baseline-src", type=Path, default=None, help="another version's src")
+    ap.add_argument("--scaling-ks", default="3,10", help="values of k of the scaling part")
     ap.add_argument("--cup-child", type=int, default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--scaling-child", type=int, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.cup_child is not None:
         cup_child(args.cup_child, args.cup_k)
+        return
+    if args.scaling_child is not None:
+        scaling_child(args.scaling_child, args.cup_k)
         return
     parts = [p.strip() for p in args.only.split(",") if p.strip()]
     ks = tuple(int(k) for k in args.ks.split(","))
@@ -512,6 +565,8 @@ def main() -> None:
                 False,
                 False,
             )
+    if "scaling" in parts:
+        results["scaling"] = scaling_suite(tuple(int(k) for k in args.scaling_ks.split(",")))
     if "cup" in parts:
         sizes = tuple(int(r) for r in args.cup_rows.split(","))
         results["cup"] = cup_suite(sizes, args.cup_k, args.timeout, args.baseline_src)
