@@ -7,8 +7,9 @@ process loads it. For each job this script runs ``anonlab anonymize`` on the bun
 Adult (every job of ``examples/``) in a fresh process with an empty ``NUMBA_CACHE_DIR`` (the
 first run), then again with the same folder (the next run), and reports both wall times,
 their difference (the compilation) and the notes the command printed on stderr (the
-announcement, with its estimate). A last run changes the models only (the judge and PrivacyFrost2's round are
-compiled per set of models). The estimates in ``anonlab._compiled._FAMILIES`` come from here.
+announcement, with its estimate, and at the end how long each family's compilation took). A
+last run changes the models only (their judge is compiled per set of models). The estimates
+in ``anonlab._compiled._FAMILIES`` come from here.
 
     .venv/bin/python benchmarks/bench_compile.py [--jobs pf2,k5]
 
@@ -56,8 +57,13 @@ def _run(job: Path, cache: Path, out: Path) -> tuple[float, list[str]]:
     seconds = time.perf_counter() - t0
     if res.returncode != 0:
         common.die(f"{job.name}: {res.stderr.strip()}")
-    notes = [ln for ln in res.stderr.splitlines() if ln.startswith("note: compiling")]
+    notes = [ln for ln in res.stderr.splitlines() if ln.startswith("note: compil")]
     return seconds, notes
+
+
+def _said(notes: list[str]) -> float:
+    """The seconds of compilation the notes report (``note: compiled ... in 9.1 s``)."""
+    return sum(float(n.rsplit(" in ", 1)[1][:-2]) for n in notes if n.startswith("note: compiled"))
 
 
 def _other_models(job: Path, folder: Path) -> Path:
@@ -85,19 +91,22 @@ def main() -> None:
             first, notes = _run(JOBS[name], cache, folder / "out.csv")
             warm, again = _run(JOBS[name], cache, folder / "out.csv")
             entry = {"first_s": first, "next_s": warm, "notes": notes, "notes_next": again}
-            rows.append([name, f"{first:.1f}", f"{warm:.1f}", f"{first - warm:.1f}", len(notes)])
+            entry["compiled_s"] = _said(notes)
+            rows.append([name, f"{first:.1f}", f"{warm:.1f}", f"{first - warm:.1f}",
+                         f"{_said(notes):.1f}"])  # fmt: skip
             if name == "pf2":
                 other, more = _run(_other_models(JOBS[name], folder), cache, folder / "out.csv")
                 entry["other_models_s"] = other
                 entry["notes_other_models"] = more
                 rows.append(
-                    ["pf2, other models", f"{other:.1f}", "", f"{other - warm:.1f}", len(more)]
-                )
+                    ["pf2, other models", f"{other:.1f}", "", f"{other - warm:.1f}",
+                     f"{_said(more):.1f}"]
+                )  # fmt: skip
             results[name] = entry
             for note in notes:
                 print(f"  {name}: {note}")
     print_table(
-        ["job", "first run s", "next run s", "compiling s", "notes"],
+        ["job", "first run s", "next run s", "first - next s", "compiled s (notes)"],
         rows,
         "anonlab anonymize on UCI Adult, empty numba cache, then the same cache",
     )

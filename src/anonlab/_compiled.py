@@ -6,20 +6,24 @@ its first call, its machine code cached on disk by numba (in :func:`cache_folder
 later processes load it instead of compiling.
 
 A compilation is announced before it starts (:func:`anonlab._progress.note`): what is
-compiled and about how long it takes, once per family of kernels and process. A process that
-loads the machine code from the cache compiles nothing and says nothing.
+compiled and about how long it takes, once per family of kernels and process; when the
+command (or the web app's job) that listens ends, a second note says how long the family's
+compilation took. A process that loads the machine code from the cache compiles nothing and
+says nothing.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import tempfile
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from anonlab._progress import listener, note
+from anonlab._progress import at_end, listener, note
 
 __all__ = ["cache_folder", "jit", "numba"]
 
@@ -27,21 +31,18 @@ __all__ = ["cache_folder", "jit", "numba"]
 _PACKAGE = Path(__file__).resolve().parent
 
 #: Per family of kernels (the modules whose names start so): what the first compilation of
-#: its kernels, and of a new judge alone, is called and about how many seconds it takes
-#: (benchmarks/bench_compile.py measures them with an empty cache).
-_FAMILIES: tuple[tuple[str, tuple[str, int], tuple[str, int]], ...] = (
-    (
-        "anonlab.algorithms.privacyfrost2",
-        ("PrivacyFrost2's kernels", 60),
-        ("PrivacyFrost2's round for these models", 20),
-    ),
-    ("anonlab.", ("anonlab's search kernels", 15), ("the judge of these models", 10)),
+#: its kernels, and of a new judge alone (None: it has none), is called and about how many
+#: seconds it takes (benchmarks/bench_compile.py measures them with an empty cache).
+_FAMILIES: tuple[tuple[str, tuple[str, int], tuple[str, int] | None], ...] = (
+    ("anonlab.algorithms.privacyfrost2", ("PrivacyFrost2's kernels", 15), None),
+    ("anonlab.", ("anonlab's search kernels", 15), ("the judge of these models", 5)),
 )
-#: Qualified names of the kernels numba compiles per set of models (the judge, the round).
-_PER_MODELS = ("_judge_with.", "_chain.", "_round_with.")
+#: Qualified names of the kernels numba compiles per set of models (the judge).
+_PER_MODELS = ("_judge_with.", "_chain.")
 
-#: The numba module, the cache folder, and the families announced (to whom: the id of the
-#: listening callback).
+#: The numba module, the cache folder, the families announced (to whom: the id of the
+#: listening callback), the seconds each has compiled for so far, and the compilation under
+#: way (numba compiles one kernel at a time, those it calls within it).
 _STATE: dict[str, Any] = {}
 
 
@@ -127,13 +128,34 @@ def _announcer(event: Any) -> Any:
     class Announcer(event.Listener):  # type: ignore[misc]
         def on_start(self, ev: Any) -> None:
             fn = getattr(ev.data.get("dispatcher"), "py_func", None)
+            key = None if fn is None else _family(fn.__module__)
+            outer = _STATE.setdefault("under_way", [])
+            if not outer:  # its own compilation, not one within another's
+                outer.append((key, time.perf_counter()))
+            else:
+                outer.append((None, 0.0))
             if fn is not None:
                 announce(fn.__module__, fn.__qualname__)
 
         def on_end(self, ev: Any) -> None:
             del ev
+            outer = _STATE.get("under_way")
+            if not outer:
+                return
+            key, started = outer.pop()
+            if key is not None:
+                spent = _STATE.setdefault("spent", {})
+                spent[key] = spent.get(key, 0.0) + time.perf_counter() - started
 
     return Announcer()
+
+
+def _family(module: str) -> tuple[str, int] | None:
+    """The family of a kernel of ``module`` and who listens, or None (not anonlab's)."""
+    for prefix, _kernels, _per_models in _FAMILIES:
+        if module.startswith(prefix):
+            return prefix, id(listener())
+    return None
 
 
 def announce(module: str, qualname: str) -> str | None:
@@ -160,8 +182,8 @@ def announce(module: str, qualname: str) -> str | None:
         if key in announced:
             return None
         announced.add(key)
-        models = qualname.startswith(_PER_MODELS)
-        what, seconds = per_models if models else kernels
+        models = per_models is not None and qualname.startswith(_PER_MODELS)
+        what, seconds = per_models if per_models is not None and models else kernels
         if "folder" in _STATE and _STATE["folder"] is None:
             when = (
                 f"about {seconds} s; no writable folder keeps them for the next run: set "
@@ -171,11 +193,20 @@ def announce(module: str, qualname: str) -> str | None:
             when = f"first run{' with them' if models else ''} only, about {seconds} s"
         message = f"compiling {what} ({when})"
         note(message)
+        at_end(functools.partial(_took, key, what))
         return message
     return None
 
 
-def jit(f: Callable[..., Any], *, inline: bool = False, parallel: bool = False) -> Any:
+def _took(key: tuple[str, int], what: str) -> None:
+    """Say how long the compilation of a family announced as ``what`` took."""
+    seconds = _STATE.get("spent", {}).pop(key, 0.0)
+    note(f"compiled {what} in {seconds:.1f} s")
+
+
+def jit(
+    f: Callable[..., Any], *, inline: bool = False, parallel: bool = False, entry: bool = True
+) -> Any:
     """``f`` compiled in nopython mode on its first call, cached on disk, releasing the GIL.
 
     Parameters
@@ -186,8 +217,19 @@ def jit(f: Callable[..., Any], *, inline: bool = False, parallel: bool = False) 
         Inline it into the compiled functions that call it (small helpers).
     parallel : bool
         Compile its ``numba.prange`` loops to run on numba's threads.
+    entry : bool
+        Whether Python calls it. A kernel only other kernels call is compiled without the
+        code that converts Python's arguments and results (less to compile).
     """
     nb = numba()
     how: Any = "always" if inline else "never"
     cache = _STATE["folder"] is not None
-    return nb.njit(cache=cache, nogil=True, inline=how, parallel=parallel)(f)
+    bare = not entry
+    return nb.njit(
+        cache=cache,
+        nogil=True,
+        inline=how,
+        parallel=parallel,
+        no_cpython_wrapper=bare,
+        no_cfunc_wrapper=bare,
+    )(f)

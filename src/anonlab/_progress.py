@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
-__all__ = ["Progress", "listener", "listening", "note", "stage"]
+__all__ = ["Progress", "at_end", "listener", "listening", "note", "stage"]
 
 #: ``progress(advance, total)``: called as work advances; ``total`` may be None if unknown.
 #: A callback may also have a ``stage(message)`` method: it is told when a new step starts
@@ -17,6 +17,8 @@ Progress = Callable[[int, "int | None"], None]
 
 #: The callback :func:`note` tells when it is given none (set by :func:`listening`).
 _LISTENER: ContextVar[Progress | None] = ContextVar("anonlab_listener", default=None)
+#: What to do when the innermost :func:`listening` block ends (see :func:`at_end`).
+_AT_END: ContextVar[list[Callable[[], None]] | None] = ContextVar("anonlab_at_end", default=None)
 
 
 def stage(progress: Progress | None, message: str) -> None:
@@ -47,10 +49,36 @@ def listening(progress: Progress | None) -> Iterator[None]:
         yield
         return
     token = _LISTENER.set(progress)
+    closing: list[Callable[[], None]] = []
+    at_end_token = _AT_END.set(closing)
     try:
         yield
     finally:
-        _LISTENER.reset(token)
+        try:
+            for fn in closing:  # (still heard by ``progress``)
+                fn()
+        finally:
+            _AT_END.reset(at_end_token)
+            _LISTENER.reset(token)
+
+
+def at_end(fn: Callable[[], None]) -> None:
+    """Call ``fn`` when the innermost :func:`listening` block ends, before its callback stops
+    listening (a note then still reaches it); outside any block nobody listens, and ``fn``
+    is dropped.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> with listening(SimpleNamespace(note=print)):
+    ...     at_end(lambda: note("done in 1.0 s"))
+    ...     note("working")
+    working
+    done in 1.0 s
+    """
+    closing = _AT_END.get()
+    if closing is not None:
+        closing.append(fn)
 
 
 def listener() -> Progress | None:

@@ -27,7 +27,7 @@ from anonlab.algorithms.privacyfrost2 import (
     restrict_evaluator,
 )
 from anonlab.engines import get_engine
-from anonlab.exceptions import InputError, ParameterError, PrivacyCheckError
+from anonlab.exceptions import InputError, ParameterError
 from anonlab.metrics import build_metric
 from anonlab.metrics.base import MetricContext
 from anonlab.models import build_model
@@ -285,7 +285,6 @@ def test_partial_step_equals_the_reference(rows, models, score_fn, prio, start, 
     assert np.array_equal(fast.suppressed, ref.suppressed)
     if fast.splits:
         event("partial step split groups")
-    event("rounds in one compiled call" if state._fused else "batches driven from Python")
 
 
 @given(st.sampled_from(SCORES[:4]), st.data())
@@ -471,16 +470,12 @@ def run_watched(seed, models, orders, before=None, after=None):
             return found
 
         fast.k = SimpleNamespace(**{**vars(kern), "find": find})
-        fast._fused = False  # batches driven from Python, so that each find is watched
-        fused = partial_state(*args)  # and the same in one compiled call per round
-        assert fused._fused
-        for state in (fast, ref, fused):
+        for state in (fast, ref):
             state.run()
-        for state in (fast, fused):
-            assert np.array_equal(state.levels, ref.levels)
-            assert np.array_equal(state.table.ids, ref.table.ids)
-            assert (state.s, state.splits, state.checked) == (ref.s, ref.splits, ref.checked)
-            assert state.entangled == ref.entangled
+        assert np.array_equal(fast.levels, ref.levels)
+        assert np.array_equal(fast.table.ids, ref.table.ids)
+        assert (fast.s, fast.splits, fast.checked) == (ref.s, ref.splits, ref.checked)
+        assert fast.entangled == ref.entangled
 
 
 @pytest.mark.parametrize("seed", [1, 3, 7, 8, 9])
@@ -508,7 +503,7 @@ def test_groups_known_to_split_into_themselves_are_not_walked(seed):
     """A group whose members share their label one level down on an attribute (``gdl``)
     splits into itself there: the compiled step passes it without walking its members or
     asking the models (its records, and so its verdict, are unchanged), and still makes the
-    reference's every split, table checked and verdict, driven from Python or fused."""
+    reference's every split, table checked and verdict."""
     unwalked = []
 
     def after(a, found):
@@ -518,34 +513,6 @@ def test_groups_known_to_split_into_themselves_are_not_walked(seed):
     models = [("k_anonymity", {"k": 2}), ("distinct_l_diversity", {"attribute": "s", "l": 2})]
     run_watched(seed, models, ([0, 1, 2], [2, 1, 0], [1, 2, 0]), after=after)
     assert sum(unwalked) > 0  # the shortcut was taken
-
-
-# costly: each example runs PrivacyFrost2 or its reference
-@pytest.mark.slow
-@costly(60)
-@given(
-    st.lists(st.tuples(vals, vals, vals, st.sampled_from("pqr")), min_size=1, max_size=40),
-    st.sampled_from(MODELS),
-    st.integers(1, 5),
-)
-def test_compiled_partial_step_is_the_same_in_any_number_of_chunks(rows, models, chunks):
-    """The compiled step runs its groups in chunks in parallel (one scratch row each): one
-    chunk or several, it makes the reference's every split, table checked and verdict."""
-    ev, _ = setup(rows, models)
-    eb = np.array([ev.stats((0,), [j], with_keys=False).sizes.size for j in range(3)])
-    args = (ev, HEIGHTS, (0, 0, 0), [0, 1, 2], build_score("basic"), np.ones(3), eb, None)
-    try:
-        ref = ReferencePartial(*args)
-    except PrivacyCheckError:
-        ref = None  # the most general table fails: there is nothing to de-generalize
-    assume(ref is not None)
-    fast = partial_state(*args, chunks=chunks)
-    assert fast._gs.scratch.shape[0] == chunks
-    for state in (fast, ref):
-        state.run()
-    assert np.array_equal(fast.levels, ref.levels)
-    assert np.array_equal(fast.table.ids, ref.table.ids)
-    assert (fast.s, fast.splits, fast.checked) == (ref.s, ref.splits, ref.checked)
 
 
 def _rolled_up(ev, codes, cards):

@@ -174,7 +174,7 @@ def compiled() -> SimpleNamespace:
     if not _CACHE:
         g = globals()
         for name in ("_hash_groups", "_dense_groups"):  # (called by the other kernels)
-            g[name] = jit(g[name])
+            g[name] = jit(g[name], entry=False)
         _CACHE.append(
             SimpleNamespace(
                 split_classes=jit(_split_classes),

@@ -109,7 +109,7 @@ def mdav_kernel() -> Any:
         g["prange"] = numba().prange
         g["_distances"] = jit(_distances, inline=True)
         g["_farthest"] = jit(_farthest, inline=True)
-        g["_take"] = jit(_take)
-        g["_mdav_block"] = jit(_mdav_block)
+        g["_take"] = jit(_take, entry=False)  # (called by the kernels only)
+        g["_mdav_block"] = jit(_mdav_block, entry=False)
         _KERNELS.append(jit(_mdav_blocks, parallel=True))
     return _KERNELS[0]

@@ -1,8 +1,10 @@
 """Compiled kernels of PrivacyFrost2's partial-domain step (section 5.4, step 4).
 
 :func:`kernels` compiles the functions below on first use (:mod:`anonlab._compiled`, numba's
-machine code cached on disk) and :func:`round_of` a whole round on the models' compiled judge
-(:mod:`anonlab.algorithms._lattice.judge`). The functions
+machine code cached on disk); a batch is :func:`_find`, the models' verdicts and
+:func:`_settle`, driven from Python (``partial._CompiledPartial``). The kernels run on one
+thread: numba's parallel loops cost a third of the first run's compilation and bought
+nothing on the batches of a search (benchmarks/README.md, ``bench_compile.py``). The functions
 are plain Python for numba's nopython mode and take a few named records: :class:`Table`
 (what the partial step never changes) and :class:`Groups` (the released table as groups of
 base classes, which the step refines). ``docs/concepts/privacyfrost2.md`` describes that state: the
@@ -17,12 +19,9 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from anonlab._compiled import jit, numba
-from anonlab.algorithms._lattice.judge import Judge, named
+from anonlab._compiled import jit
 
-__all__ = ["Groups", "Table", "Terms", "kernels", "round_of"]
-
-prange = range  # numba.prange once the kernels are compiled
+__all__ = ["Groups", "Table", "Terms", "kernels"]
 
 _FIB = 0x9E3779B97F4A7C15  # 2^64 / golden ratio: multiplicative hashing
 _CACHE: dict[Any, Any] = {}
@@ -110,8 +109,8 @@ class Groups(NamedTuple):
         Per attribute and group, a level on which its members' codes share one label.
     lcount, delta : ndarray of int64, shape (n_labels,)
         Base classes per label; zeros between calls.
-    scratch : ndarray of int64, shape (n_chunks, n_labels)
-        One row per chunk of parallel work, all ``-1`` between calls.
+    scratch : ndarray of int64, shape (n_labels,)
+        Per label, all ``-1`` between calls.
     """
 
     lv: LevelArray
@@ -219,12 +218,6 @@ def _label(j, r, level, tab):
     return tab.dom[tab.dom_off[j] + level * tab.dom_w[j] + tab.codes[j, r]]
 
 
-def _zeros(shape, dtype):
-    """``np.zeros(shape, dtype)`` outside a parallel kernel (inside one, numba would make it
-    a parallel loop of its own: a fork and join of the threads for a few bytes)."""
-    return np.zeros(shape, dtype=dtype)
-
-
 def _same_family(a, b, j, glab):
     for x in range(glab.shape[0]):
         if x != j and glab[x, a] != glab[x, b]:
@@ -257,9 +250,9 @@ def _shared_level(rows, lo, hi, cj, dom, doff, dw, lo_j, top):
     return y
 
 
-def _split_groups(lo, hi, sc, j, judged, xoff, w, tab, gs):
-    """The split classes on ``j`` of judged groups ``lo:hi`` (one chunk of :func:`_find`,
-    with its own scratch row ``sc``), written to ``w`` (:class:`_Walk`): per member its row
+def _split_groups(j, judged, xoff, w, tab, gs):
+    """The split classes on ``j`` of the judged groups (for :func:`_find`), written to
+    ``w`` (:class:`_Walk`): per member its row
     and class within its group, per group its classes in slots ``xoff[a] + a + 0, 1, ...``
     (label, size, base classes), their number and whether one is below the minimal class
     size (then the members of too-small classes are doomed on ``j``). A group with no
@@ -268,7 +261,7 @@ def _split_groups(lo, hi, sc, j, judged, xoff, w, tab, gs):
     ``gdl``. The members of a group on one level of ``j`` (``guni``) take their label from
     ``codes`` (``down`` is not kept for them); such a group found to be one class gets its
     shared level ``gcl`` on ``j``."""
-    mcs, off = tab.mcs, tab.lab_off[j]
+    mcs, off, sc = tab.mcs, tab.lab_off[j], gs.scratch
     wj = j >> 6
     bj = np.uint64(1) << np.uint64(j & 63)
     dj, cj, dom, bsize = gs.down[j], tab.codes[j], tab.dom, tab.bsize
@@ -277,7 +270,7 @@ def _split_groups(lo, hi, sc, j, judged, xoff, w, tab, gs):
     doff, dw, lo_j = tab.dom_off[j], tab.dom_w[j], tab.lo[j]
     row_of, cls_of, s_label, s_size, s_nb = w.row_of, w.cls_of, w.label, w.size, w.nb
     ncls, failed = w.ncls, w.failed
-    for a in range(lo, hi):
+    for a in range(judged.size):
         G = judged[a]
         x0 = xoff[a] + a
         x = xoff[a]
@@ -327,13 +320,13 @@ def _split_groups(lo, hi, sc, j, judged, xoff, w, tab, gs):
                     doom[row_of[y], wj] |= bj
 
 
-def _hist_groups(lo, hi, f, tab):
-    """The sensitive histograms of the classes of judged groups ``lo:hi`` that the models
-    judge (one chunk of :func:`_find`): a group's classes are judged in a row."""
+def _hist_groups(f, tab):
+    """The sensitive histograms of the classes of the judged groups that the models judge
+    (for :func:`_find`): a group's classes are judged in a row."""
     judge_of, cstart, xoff, cls_of, row_of = f.judge_of, f.cstart, f.xoff, f.cls_of, f.row_of
     hist = f.hist
     indptr, val, cnt = tab.sp_indptr, tab.sp_val, tab.sp_cnt
-    for a in range(lo, hi):
+    for a in range(f.judged.size):
         k0 = judge_of[cstart[a]]
         if k0 < 0:  # failed on size, or one class: the group itself
             continue
@@ -344,11 +337,10 @@ def _hist_groups(lo, hi, f, tab):
                 hist[k, val[e]] += cnt[e]
 
 
-def _ext_scan(lo, hi, j, judged, fam, tab, gs, ext_rep, ext_grp):
-    """The groups ``lo:hi`` not judged that are in the family on ``j`` of a judged group
-    (one chunk of :func:`_entangled`'s scan, with the judged groups' families ``fam``):
-    written as (representative, group) in ``ext_rep``/``ext_grp`` from ``lo`` on; returns
-    how many."""
+def _ext_scan(g, j, judged, fam, tab, gs, ext_rep, ext_grp):
+    """The groups ``0..g-1`` not judged that are in the family on ``j`` of a judged group
+    (for :func:`_entangled`, with the judged groups' families ``fam``): written as
+    (representative, group) in ``ext_rep``/``ext_grp``; returns how many."""
     fib = np.uint64(_FIB)
     three = np.uint64(3)
     off = tab.lab_off[j]
@@ -356,8 +348,8 @@ def _ext_scan(lo, hi, j, judged, fam, tab, gs, ext_rep, ext_grp):
     bits, slots, hashes, shift, mask = fam.bits, fam.slots, fam.hashes, fam.shift, fam.mask
     nj = judged.size
     n = 0
-    p = np.searchsorted(judged, lo)
-    for H in range(lo, hi):
+    p = 0
+    for H in range(g):
         if p < nj and judged[p] == H:  # (judged is ascending) its family is known
             p += 1
             continue
@@ -369,8 +361,8 @@ def _ext_scan(lo, hi, j, judged, fam, tab, gs, ext_rep, ext_grp):
         while slots[s] != -1:
             b = slots[s]
             if hashes[b] == h and _same_family(judged[b], H, j, glab):
-                ext_rep[lo + n] = b
-                ext_grp[lo + n] = H
+                ext_rep[n] = b
+                ext_grp[n] = H
                 n += 1
                 break
             s = (s + 1) & mask
@@ -385,8 +377,7 @@ def _entangled(j, g, f, tab, gs):
     off = tab.lab_off[j]
     card = tab.lab_off[j + 1] - off
     judged, glab, ghash, fh = f.judged, gs.glab, gs.ghash, tab.fh
-    sc0 = gs.scratch[0]
-    n_chunks = gs.scratch.shape[0]
+    sc0 = gs.scratch
     nj = judged.size
     # --- families on j of the judged groups (hash table keyed on the tuple without j)
     bits = 4
@@ -397,12 +388,12 @@ def _entangled(j, g, f, tab, gs):
     table = np.full(size, -1, dtype=np.int64)
     famh = np.empty(nj, dtype=np.uint64)
     jrep = np.empty(nj, dtype=np.int64)  # a judged group's family: its first judged group
-    fam_cnt = _zeros(nj, np.int64)
+    fam_cnt = np.zeros(nj, dtype=np.int64)
     # a bit per slot of a table 8 times larger, set for the families of judged groups: most
     # groups are in none of them, and the bits (2 bytes per judged group) stay in cache
     fshift = np.uint64(64 - bits - 3)
     three = np.uint64(3)
-    filt = _zeros(((size << 3) >> 6) + 1, np.uint64)
+    filt = np.zeros(((size << 3) >> 6) + 1, dtype=np.uint64)
     for a in range(nj):
         G = judged[a]
         h = ghash[G] - fh[off + glab[j, G]]
@@ -420,22 +411,12 @@ def _entangled(j, g, f, tab, gs):
         jrep[a] = table[s]
         fam_cnt[jrep[a]] += 1
     fam = _Families(table, mask, famh, filt, fshift)
-    # the other groups in the family of a judged group: (representative, group), found in
-    # chunks of groups in parallel, each written from its chunk's start, then packed
+    # the other groups in the family of a judged group: (representative, group)
     ext_rep = np.empty(g, dtype=np.int64)
     ext_grp = np.empty(g, dtype=np.int64)
-    n_in = _zeros(n_chunks, np.int64)
-    for t in prange(n_chunks):
-        lo, hi = (g * t) // n_chunks, (g * (t + 1)) // n_chunks
-        n_in[t] = _ext_scan(lo, hi, j, judged, fam, tab, gs, ext_rep, ext_grp)
-    n_ext = 0
-    for t in range(n_chunks):
-        at = (g * t) // n_chunks
-        for e in range(at, at + n_in[t]):
-            ext_rep[n_ext] = ext_rep[e]
-            ext_grp[n_ext] = ext_grp[e]
-            fam_cnt[ext_rep[e]] += 1
-            n_ext += 1
+    n_ext = _ext_scan(g, j, judged, fam, tab, gs, ext_rep, ext_grp)
+    for e in range(n_ext):
+        fam_cnt[ext_rep[e]] += 1
     multi = 0
     for a in range(nj):
         if fam_cnt[a] > 1:
@@ -443,7 +424,7 @@ def _entangled(j, g, f, tab, gs):
     if not multi:
         return
     # families of two or more groups: do their label sets on j intersect?
-    pos = _zeros(nj + 1, np.int64)
+    pos = np.zeros(nj + 1, dtype=np.int64)
     for a in range(nj):
         pos[a + 1] = pos[a] + (fam_cnt[a] if fam_cnt[a] > 1 else 0)
     members = np.empty(pos[nj], dtype=np.int64)
@@ -460,7 +441,7 @@ def _entangled(j, g, f, tab, gs):
         members[fill[rep]] = ext_grp[e]
         mj[fill[rep]] = -1
         fill[rep] += 1
-    hit = _zeros(pos[nj], np.bool_)
+    hit = np.zeros(pos[nj], dtype=np.bool_)
     cstart, cls_label, ent, gcand, gdl = f.cstart, f.cls_label, f.ent, gs.gcand, gs.gdl
     gstart, gcount, mem, down = gs.gstart, gs.gcount, gs.mem, gs.down
     guni, gmax, dom, cj = gs.guni, gs.gmax, tab.dom, tab.codes[j]
@@ -526,8 +507,7 @@ def _entangled(j, g, f, tab, gs):
 def _find(j, g, tab, gs):
     """One batch on attribute ``j`` (5.4, step 4): the candidate groups, which are judged,
     their split classes, the classes the models must judge and their sensitive histograms
-    (a :class:`Found`). The split classes and histograms are computed in
-    ``gs.scratch.shape[0]`` chunks of judged groups in parallel."""
+    (a :class:`Found`)."""
     wj = j >> 6
     nj = np.int64(0)
     n_cand = np.int64(0)
@@ -550,15 +530,15 @@ def _find(j, g, tab, gs):
             judged[at] = G
             at += np.int64(((gcand[G, wj] & ~(gfail[G, wj] | gdoom[G, wj])) >> sh) & one)
     judged = judged[:nj]
-    ent = _zeros(nj, np.bool_)
-    failed = _zeros(nj, np.bool_)
+    ent = np.zeros(nj, dtype=np.bool_)
+    failed = np.zeros(nj, dtype=np.bool_)
     if nj == 0:
-        e64, z1, h1 = _zeros(0, np.int64), _zeros(1, np.int64), _zeros((1, nv), np.int64)
+        e64, z1 = np.zeros(0, dtype=np.int64), np.zeros(1, dtype=np.int64)
+        h1 = np.zeros((1, nv), dtype=np.int64)
         everyone = np.full(1, tab.total, dtype=np.int64)  # one class: every record
         return Found(n_cand, judged, ent, failed, e64, e64, everyone, h1, z1, e64, e64, z1, e64,
                      e64)  # fmt: skip
-    # --- split classes of the judged groups (their labels also decide entanglement), in
-    # contiguous chunks of groups of about equal members, one per scratch row (in parallel)
+    # --- split classes of the judged groups (their labels also decide entanglement):
     # group a's members are row_of[xoff[a]:xoff[a+1]]: none for a group whose members are
     # known to share their label one level down (it splits into itself, unwalked)
     xoff = np.empty(nj + 1, dtype=np.int64)
@@ -569,14 +549,11 @@ def _find(j, g, tab, gs):
         walk = gdl[j, G] < 0 or gsize[G] < mcs
         xoff[a + 1] = xoff[a] + (gcount[G] if walk else 0)
     n_rows = xoff[nj]
-    n_chunks = gs.scratch.shape[0]
-    bounds = _chunk_bounds(xoff, n_chunks)
     # (a group has at most as many classes as members, and one if not walked)
     w = _Walk(np.empty(n_rows, dtype=np.int64), np.empty(n_rows, dtype=np.int64),
               np.empty(n_rows + nj, dtype=np.int64), np.empty(n_rows + nj, dtype=np.int64),
               np.empty(n_rows + nj, dtype=np.int64), np.empty(nj, dtype=np.int64), failed)  # fmt: skip
-    for t in prange(n_chunks):
-        _split_groups(bounds[t], bounds[t + 1], gs.scratch[t], j, judged, xoff, w, tab, gs)
+    _split_groups(j, judged, xoff, w, tab, gs)
     # the classes numbered group after group
     cstart = np.empty(nj + 1, dtype=np.int64)
     cstart[0] = 0
@@ -613,36 +590,18 @@ def _find(j, g, tab, gs):
             judge_size[judge_of[c]] = cls_size[c]
             rest -= cls_size[c]
     judge_size[nk] = rest
-    hist = _zeros((nk + 1, nv), np.int64)
+    hist = np.zeros((nk + 1, nv), dtype=np.int64)
     f = Found(n_cand, judged, ent, failed, cls_group, judge_of, judge_size, hist, cstart,
               cls_label, cls_nb, xoff, w.row_of, w.cls_of)  # fmt: skip
     _entangled(j, g, f, tab, gs)
     if nv:
-        for t in prange(n_chunks):
-            _hist_groups(bounds[t], bounds[t + 1], f, tab)
+        _hist_groups(f, tab)
         for v in range(nv):
             hist[nk, v] = tab.total_hist[v]
         for k in range(nk):
             for v in range(nv):
                 hist[nk, v] -= hist[k, v]
     return f
-
-
-def _chunk_bounds(xoff, n_chunks):
-    """Split the items with running totals ``xoff`` (``xoff[a]`` before item ``a``, the
-    total last) into ``n_chunks`` contiguous chunks of about equal totals: chunk ``t`` is
-    items ``bounds[t]:bounds[t + 1]``."""
-    n = xoff.size - 1
-    bounds = np.empty(n_chunks + 1, dtype=np.int64)
-    bounds[0] = 0
-    a = 0
-    for t in range(1, n_chunks):
-        target = (xoff[n] * t) // n_chunks
-        while a < n and xoff[a] < target:
-            a += 1
-        bounds[t] = a
-    bounds[n_chunks] = n
-    return bounds
 
 
 def _e_after(j, which, e_j, f, tab, gs):
@@ -689,12 +648,12 @@ def _commit(j, which, f, g, tab, gs):
     a group (the first one keeps the group's id) whose members are a contiguous part of the
     split group's range of ``mem`` (in the same order). New groups are numbered in the
     order of ``which`` (table order: later steps read the groups of base classes in that
-    order), but split in chunks in parallel in the order of their ids (``judged`` is
-    ascending), so that the group state is read and written front to back, not at random.
+    order), but split in the order of their ids (``judged`` is ascending), so that the
+    group state is read and written front to back, not at random.
     Returns the new number of groups."""
     off = tab.lab_off[j]
     judged, cstart, cls_label, cls_nb, lcount = f.judged, f.cstart, f.cls_label, f.cls_nb, gs.lcount
-    glab, gstart, gcount = gs.glab, gs.gstart, gs.gcount
+    glab, gstart = gs.glab, gs.gstart
     n_cls = cstart[judged.size]
     ct = np.empty(n_cls, dtype=np.int64)  # per split class (of the groups split): its group
     cat = np.empty(n_cls, dtype=np.int64)  # and where its members start in mem
@@ -715,15 +674,8 @@ def _commit(j, which, f, g, tab, gs):
                 lcount[off + cls_label[c]] += cls_nb[c]
                 lcount[off + old] -= cls_nb[c]
     which = which[_order_of(which, judged.size)]  # in the order of their ids
-    wx = np.empty(which.size + 1, dtype=np.int64)  # running member totals, for the chunks
-    wx[0] = 0
-    for i in range(which.size):
-        wx[i + 1] = wx[i] + gcount[judged[which[i]]]
-    n_chunks = gs.scratch.shape[0]
-    bounds = _chunk_bounds(wx, n_chunks)
     cdl = np.empty(n_cls, dtype=np.int64)  # per split class: its members' next label
-    for t in prange(n_chunks):
-        _split_into(bounds[t], bounds[t + 1], j, which, f, ct, cat, cdl, tab, gs)
+    _split_into(j, which, f, ct, cat, cdl, tab, gs)
     return g
 
 
@@ -860,8 +812,8 @@ def _settle(j, g, s, ok, e, f, bad, tab, gs, terms, out):
     return s, g
 
 
-def _split_into(lo, hi, j, which, f, ct, cat, cdl, tab, gs):
-    """Split groups ``f.judged[which[lo:hi]]`` (one chunk of :func:`_commit`) into the
+def _split_into(j, which, f, ct, cat, cdl, tab, gs):
+    """Split groups ``f.judged[which]`` (for :func:`_commit`) into the
     groups ``ct`` of their split classes, whose members start at ``cat`` in ``mem``
     (``cdl``: per split class, scratch). Where a group's members share one level (``guni``)
     its split classes' deepest level is known unwalked: the same, or one less on ``j``. A
@@ -890,7 +842,7 @@ def _split_into(lo, hi, j, which, f, ct, cat, cdl, tab, gs):
     puni = np.empty(nw, dtype=np.uint64)
     keep = np.empty(nw, dtype=np.uint64)  # candidate bits the split classes inherit
     bj = np.uint64(1) << np.uint64(j & 63)
-    for i in range(lo, hi):
+    for i in range(which.size):
         a = which[i]
         G = judged[a]
         fam = ghash[G] - fh[off + glab[j, G]]
@@ -1156,21 +1108,16 @@ def kernels() -> SimpleNamespace:
     if "k" in _CACHE:
         return _CACHE["k"]  # type: ignore[no-any-return]
     g = globals()
-    g["prange"] = numba().prange
     g["_label"] = jit(_label, inline=True)  # the kernels call the compiled helpers
     g["_same_family"] = jit(_same_family, inline=True)
     g["_down_base"] = jit(_down_base, inline=True)
     g["_score"] = jit(_score, inline=True)
-    for name in ("_zeros", "_shared_level",
-                 "_split_groups", "_hist_groups", "_split_into", "_chunk_bounds", "_ext_scan",
-                 "_order_of", "_e_after",
-                 "_settle"):  # fmt: skip
+    for name in ("_shared_level", "_split_groups", "_hist_groups", "_entangled", "_ext_scan",
+                 "_e_after", "_split_into", "_commit"):  # fmt: skip
+        g[name] = jit(g[name], entry=False)  # (called by the kernels only)
+    for name in ("_order_of", "_find", "_settle"):
         g[name] = jit(g[name])
-    for name in ("_entangled", "_find", "_commit"):
-        g[name] = jit(g[name], parallel=True)
     ns = SimpleNamespace(
-        # chunks of work run in parallel: one per thread, up to 8 (a scratch row each)
-        chunks=max(1, min(8, int(numba().get_num_threads()))),
         find=_find,
         settle=_settle,
         build_groups=jit(_build_groups),
@@ -1181,60 +1128,3 @@ def kernels() -> SimpleNamespace:
     )
     _CACHE["k"] = ns
     return ns
-
-
-# ---------------------------------------------------------------------------- the round
-def _round_with(judge):
-    def round_(order, memo, version, g, s, ok, e, tab, gs, rules, terms, tot):
-        """One round of the partial-domain step (5.4, step 4) in one call: each attribute
-        of ``order`` de-generalized batch after batch (:func:`_find`, ``judge``,
-        :func:`_settle`) while a batch changes the table, as ``_Rounds.run`` does it from
-        Python. A batch that changed nothing is not repeated while the table stays the same
-        (its ``version``): per attribute, the version it was tried in vain at (``memo[0]``),
-        and its tables checked and groups left alone (``memo[1]``, ``memo[2]``), counted
-        again.
-
-        ``tot`` receives the tables checked, the groups left alone as entangled, the groups
-        split, the table's new version and whether it changed. Returns ``(score, number of
-        groups)``."""
-        out = np.zeros(4, dtype=np.int64)
-        for i in range(5):
-            tot[i] = 0
-        for i in range(order.size):
-            j = order[i]
-            while True:
-                if memo[0, j] == version:  # tried in vain on this table: the same outcome
-                    tot[0] += memo[1, j]
-                    tot[1] += memo[2, j]
-                    break
-                out[:] = 0
-                f = _find(j, g, tab, gs)
-                if f.n_cand:
-                    nk = f.judge_size.size - 1
-                    bad = np.empty(nk, dtype=np.bool_)
-                    judge(f.judge_size, f.hist, nk, tab.mcs, rules, bad)
-                    s, g = _settle(j, g, s, ok, e, f, bad, tab, gs, terms, out)
-                tot[0] += out[0]
-                tot[1] += out[1]
-                if out[3] == 0:
-                    memo[0, j] = version
-                    memo[1, j] = out[0]
-                    memo[2, j] = out[1]
-                    break
-                tot[2] += out[2]
-                version += out[3]
-                tot[4] = 1
-        tot[3] = version
-        return s, g
-
-    return round_
-
-
-def round_of(judge: Judge) -> Any:
-    """The partial step's round (:func:`_round_with`) on a compiled judge, compiled (once per
-    process and judge; numba caches it on disk under a name made of the judge's)."""
-    key = ("round", judge.name)
-    if key not in _CACHE:
-        kernels()  # (the round calls the compiled kernels)
-        _CACHE[key] = jit(named(_round_with(judge.function), judge.name))
-    return _CACHE[key]

@@ -19,7 +19,7 @@ import numpy.typing as npt
 from anonlab._progress import Progress
 from anonlab._typing import BoolArray, IntArray, U64Array
 from anonlab.algorithms._lattice.lattice import LatticeEvaluator
-from anonlab.algorithms.privacyfrost2._kernels import Groups, Table, Terms, kernels, round_of
+from anonlab.algorithms.privacyfrost2._kernels import Groups, Table, Terms, kernels
 from anonlab.data.stats import ClassStats, SensitiveHistogram
 from anonlab.exceptions import ParameterError, PrivacyCheckError
 from anonlab.metrics.scores import Score
@@ -216,10 +216,9 @@ class _Rounds:
 class _CompiledPartial(_Rounds):
     """State of the partial-domain search (PrivacyFrost2 5.4, step 4) on the compiled
     kernels of :mod:`._kernels`: the outcome of checking every table whole (the test-only
-    reference), at a cost per batch of the groups judged. When every model has a rule and
-    the score is tabulated (:meth:`Score.terms`) a round is one compiled call; otherwise the
-    batches are driven from Python (the models judging themselves, a score without terms
-    tabulated per batch), with the same outcome.
+    reference), at a cost per batch of the groups judged. The batches are driven from
+    Python: the models' compiled judge where every model has a rule (else the models judge
+    themselves), the score's terms (:meth:`Score.terms`, else tabulated per batch).
     """
 
     def __init__(
@@ -233,7 +232,6 @@ class _CompiledPartial(_Rounds):
         base_counts: IntArray,
         progress: Progress | None,
         classes: tuple[npt.NDArray[np.integer], int] | None = None,
-        chunks: int | None = None,
     ) -> None:
         super().__init__(evaluator, min_levels, order, score, priorities, base_counts, progress)
         self.k = kern = kernels()
@@ -284,14 +282,13 @@ class _CompiledPartial(_Rounds):
             mcs=int(evaluator.mcs),
         )
         # the models' compiled judge (None: they judge themselves) and the score's terms
-        # (None: tabulated per batch); with both, a whole round runs in one compiled call
+        # (None: tabulated per batch)
         self._judge_k = evaluator.compiled_judge()
         terms = score.terms(priorities, base_counts, index.cards) if m else None
         self._terms: Terms | None = None
         if terms is not None:
             off = np.cumsum([0, *(t.size for t in terms[1][:-1])], dtype=np.int64)
             self._terms = Terms(terms[0] == "max", np.concatenate(terms[1]), off)
-        self._fused = self._judge_k is not None and self._terms is not None
         # the group state (capacity n: groups partition the base classes); levels one byte
         # each (two for hierarchies over 100 levels)
         tall = max(evaluator.heights(), default=0) > 100
@@ -319,8 +316,7 @@ class _CompiledPartial(_Rounds):
             gdl=np.empty((m, n), dtype=np.int32),
             gcl=np.empty((m, n), dtype=ldt),
             lcount=np.empty(n_labels, dtype=np.int64),
-            # one scratch row per chunk of work that the kernels run in parallel
-            scratch=np.full((chunks or kern.chunks, n_labels), -1, dtype=np.int64),
+            scratch=np.full(n_labels, -1, dtype=np.int64),
             delta=np.zeros(n_labels, dtype=np.int64),
         )
         self._gs.lv[...] = np.asarray(levels, dtype=ldt)
@@ -371,37 +367,10 @@ class _CompiledPartial(_Rounds):
         self._g, self.s = g, s
 
     # ------------------------------------------------------------------ search
-    def run(self) -> None:
-        """The rounds of :class:`_Rounds`; each round in one compiled call when the models
-        have rules and the score is tabulated."""
-        if not self._fused:
-            super().run()
-            return
-        assert self._judge_k is not None
-        round_ = round_of(self._judge_k)
-        order = np.asarray(self.order, dtype=np.int64)
-        # per attribute: the table version it was last tried in vain at (-1: never), and
-        # that batch's tables checked and groups left alone
-        memo = np.zeros((3, self._m), dtype=np.int64)
-        memo[0] = -1
-        tot = np.zeros(5, dtype=np.int64)
-        changed = True
-        while changed:
-            self._sync()
-            s, g = round_(
-                order, memo, self._version, self._g, self.s, self._ok, self._e, self._tab,
-                self._gs, self._judge_k.rules, self._terms, tot,
-            )  # fmt: skip
-            self._tick(int(tot[0]))
-            self.entangled += int(tot[1])
-            changed = bool(tot[4])
-            if changed:
-                self._advance(float(s), int(g), int(tot[2]), int(tot[3]) - self._version)
-
     def _batch(self, j: int) -> bool:
-        """De-generalize attribute ``j`` in every group where that keeps the check, driven
-        from Python: the compiled batch's steps with the models judging themselves or a
-        score tabulated now."""
+        """De-generalize attribute ``j`` in every group where that keeps the check: the
+        compiled :func:`._kernels._find`, the models' verdicts, the compiled
+        :func:`._kernels._settle`."""
         self._sync()
         f = self.k.find(j, self._g, self._tab, self._gs)
         if not f.n_cand:
