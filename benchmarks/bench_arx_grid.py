@@ -32,6 +32,21 @@ the same data (0.32-0.73), nor that of ARX, which does the same work whatever th
 factor and the ratio scaled by it are reported too (``job_factor``, ``job_scaled_ratio``).
 The baseline also shows whether the optimum (levels, loss, suppressed rows) is unchanged.
 ``--from-results FILE`` prints the tables of an earlier run without running the jobs.
+
+**ARX in the same run.** ``--arx auto`` (``$ARX_CP``, else the build of
+``../shared/tools/arx/build.sh`` in /tmp/arx), or ``--arx DIR`` (a build directory) or a class
+path, times ARX 3.9.2 itself on this machine: for every job, anonlab as above and then ARX's
+harness ``ArxBench`` (one JVM per job: ``--arx-warmups`` unmeasured runs, then ``--repeat``
+measured ones, the data re-loaded untimed before each; the median wall time of
+``ARXAnonymizer.anonymize()`` as ArxBench measures it in process, JVM start excluded), the two
+tools taking turns at going first from one job to the next. Reported per job: both median
+times, their ratio, the nodes anonlab evaluated and the transformations ARX checked, and
+whether the optimum is the same: the same levels, or a tie (other levels with the same loss,
+where ARX's score reads as the same number; ARX prints some metrics' scores in other units). Writes
+``benchmarks/results/arx_grid_same_run.json``; where ARX is not built the script says so and
+exits without running anything.
+
+    .venv/bin/python benchmarks/bench_arx_grid.py --arx auto [--repeat 3] [--goal 0.5]
 """
 
 from __future__ import annotations
@@ -39,6 +54,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -107,12 +123,188 @@ def run(table: Any, job: dict[str, Any], repeat: int) -> dict[str, Any]:
         cpus.append(time.process_time() - c0)
     return {
         "wall_ms": statistics.median(walls) * 1000,
+        "runs_ms": [w * 1000 for w in walls],
         "cpu_ms": statistics.median(cpus) * 1000,
         "nodes": res.evaluated_nodes,
         "levels": res.transformation,
         "loss": res.loss,
         "suppressed_rows": res.suppressed_rows,
     }
+
+
+ARX_METRICS = {
+    "Loss": "loss",
+    "Entropy": "entropy",
+    "Discernability": "discernability",
+    "AECS": "aecs",
+    "Precision": "precision",
+    "Height": "height",
+}
+
+
+def run_arx(
+    classpath: str, dataset: str, k: int, suppression: float, metric: str, warmups: int, runs: int
+) -> dict[str, Any]:
+    """ArxBench's JSON for one job (ARX 3.9.2 in a fresh JVM), with ``process_wall_s``."""
+    arx_dir = common.shared_dir() / "datasets" / "arx"
+    cmd = [
+        "java", "-Xmx8g", "-cp", classpath, "ArxBench",
+        "--data", str(arx_dir / f"{dataset}.csv"), "--hierdir", str(arx_dir), "--name", dataset,
+        "--qis", ",".join(QIS[dataset]), "--k", str(k), "--supp", repr(suppression),
+        "--metric", ARX_METRICS[metric], "--warmups", str(warmups), "--runs", str(runs),
+        "--label", f"{dataset} k={k} supp={suppression:g} {metric}",
+    ]  # fmt: skip
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        common.die(f"ArxBench failed ({p.returncode}): {' '.join(cmd)}\n{p.stderr[-2000:]}")
+    doc: dict[str, Any] = json.loads([x for x in p.stdout.splitlines() if x.startswith("{")][-1])
+    doc["process_wall_s"] = time.perf_counter() - t0
+    return doc
+
+
+def _as_float(x: Any) -> float | None:
+    try:
+        return float(x)
+    except (TypeError, ValueError):
+        return None
+
+
+def _same_loss(loss: float | None, arx: dict[str, Any]) -> bool:
+    """Whether ARX's optimum has the same loss (a tie: another node as good), its score
+    read as a number (ARX prints some metrics' scores in other units: then False)."""
+    theirs = _as_float(arx.get("loss_highest"))
+    if loss is None or theirs is None:
+        return False
+    return abs(loss - theirs) <= 1e-9 * max(1.0, abs(theirs))
+
+
+def same_run_row(ref: dict[str, Any], ours: dict[str, Any], arx: dict[str, Any]) -> dict[str, Any]:
+    """One job measured beside ARX: times, ratio, nodes, whether the optimum is the same."""
+    arx_levels = arx.get("transformation")
+    return {
+        "dataset": ref["dataset"], "k": ref["k"], "suppression": ref["suppression"],
+        "metric": ref["metric"],
+        "anonlab_ms": ours["wall_ms"], "anonlab_cpu_ms": ours["cpu_ms"],
+        "arx_ms": arx["median_ms"], "arx_process_cpu_ms": arx["process_cpu_ms_median"],
+        "ratio": ours["wall_ms"] / arx["median_ms"],
+        "anonlab_nodes": ours["nodes"], "arx_nodes_checked": arx["transformations_checked"],
+        "anonlab_levels": ours["levels"], "arx_levels": arx_levels,
+        "anonlab_suppressed": ours["suppressed_rows"],
+        "arx_suppressed": arx.get("suppressed_records"),
+        "anonlab_loss": ours["loss"], "arx_loss": _as_float(arx.get("loss_highest")),
+        "same_levels": arx_levels == ours["levels"],
+        "same_optimum": arx_levels == ours["levels"] or _same_loss(ours["loss"], arx),
+        "anonlab_runs_ms": ours["runs_ms"], "arx_runs_ms": arx["runs_ms"],
+        "arx_process_wall_s": arx["process_wall_s"],
+    }  # fmt: skip
+
+
+def same_run(args: argparse.Namespace, classpath: str) -> None:
+    """Every job of the grid, anonlab and ARX taking turns; print and write the results."""
+    reference = json.loads(REFERENCE.read_text(encoding="utf-8"))
+    wanted_m, wanted_d = args.metrics.split(","), args.datasets.split(",")
+    repeat = 1 if args.quick else args.repeat
+    tables: dict[str, Any] = {}
+    out: list[dict[str, Any]] = []
+    t_start = time.perf_counter()
+    for ref in reference["rows"]:
+        ds, metric = ref["dataset"], ref["metric"]
+        if metric not in wanted_m or ds not in wanted_d:
+            continue
+        if ds not in tables:
+            path = common.shared_dir() / "datasets" / "arx" / f"{ds}.csv"
+            tables[ds] = read_table(path, csv_options=CsvOptions(separator=";"))
+        job = job_for(ds, ref["k"], ref["suppression"], metric)
+
+        def arx_now(ref: dict[str, Any] = ref) -> dict[str, Any]:
+            return run_arx(classpath, ref["dataset"], ref["k"], ref["suppression"],
+                           ref["metric"], args.arx_warmups, repeat)  # fmt: skip
+
+        if len(out) % 2 == 0:
+            ours = run(tables[ds], job, repeat)
+            arx = arx_now()
+        else:
+            arx = arx_now()
+            ours = run(tables[ds], job, repeat)
+        row = same_run_row(ref, ours, arx)
+        out.append(row)
+        print(f"{ds} k={ref['k']} supp={ref['suppression']:g} {metric}: "
+              f"{row['anonlab_ms']:.1f} ms vs ARX {row['arx_ms']:.1f} ms, ratio "
+              f"{row['ratio']:.2f}, nodes {row['anonlab_nodes']} vs {row['arx_nodes_checked']}"
+              f"{'' if row['same_levels'] else ', a tie' if row['same_optimum'] else ', OPTIMUM DIFFERS'}", flush=True)  # fmt: skip
+    elapsed = time.perf_counter() - t_start
+    summary = summarize_same_run(out, args.goal)
+    report_same_run(out, summary, args.goal)
+    print(f"\ngrid run in {elapsed / 60:.1f} min")
+    path = common.write_results(
+        "arx_grid_same_run_quick" if args.quick else "arx_grid_same_run",
+        {"repeat": repeat, "arx_warmups": args.arx_warmups, "goal_ratio": args.goal,
+         "arx_classpath": classpath, "elapsed_s": elapsed, "jobs": out, "summary": summary},
+    )  # fmt: skip
+    print(f"wrote {path}")
+
+
+def summarize_same_run(out: list[dict[str, Any]], goal: float) -> dict[str, Any]:
+    """Per metric and over all jobs: median and worst ratio, jobs above ``goal``, nodes over
+    ARX's, optima that differ; the worst five jobs."""
+    summary: dict[str, Any] = {"per_metric": {}}
+    groups = {
+        m: [r for r in out if r["metric"] == m] for m in dict.fromkeys(r["metric"] for r in out)
+    }
+    for name, recs in {**groups, "all": out}.items():
+        ratios = [r["ratio"] for r in recs]
+        summary["per_metric"][name] = {
+            "jobs": len(recs),
+            "median_ratio": statistics.median(ratios),
+            "worst_ratio": max(ratios),
+            "over_goal": sum(x > goal for x in ratios),
+            "nodes_over_arx": sum(r["anonlab_nodes"] > r["arx_nodes_checked"] for r in recs),
+            "optimum_differs": sum(not r["same_optimum"] for r in recs),
+        }
+    worst = sorted(out, key=lambda r: r["ratio"], reverse=True)
+    summary["worst"] = [
+        {key: r[key] for key in ("dataset", "k", "suppression", "metric", "ratio", "anonlab_ms",
+                                 "arx_ms", "anonlab_nodes", "arx_nodes_checked")}
+        for r in worst[:5]
+    ]  # fmt: skip
+    summary["over_goal"] = [
+        {key: r[key] for key in ("dataset", "k", "suppression", "metric", "ratio",
+                                 "anonlab_nodes", "arx_nodes_checked")}
+        for r in worst if r["ratio"] > goal
+    ]  # fmt: skip
+    return summary
+
+
+def report_same_run(out: list[dict[str, Any]], summary: dict[str, Any], goal: float) -> None:
+    """Print the job table and the per-metric table of a same-run grid."""
+    rows = [
+        [
+            r["dataset"], r["k"], f"{r['suppression']:g}", r["metric"],
+            f"{r['anonlab_ms']:.1f}", f"{r['arx_ms']:.1f}", f"{r['ratio']:.2f}",
+            r["anonlab_nodes"], r["arx_nodes_checked"],
+            "yes" if r["same_levels"] else "tie" if r["same_optimum"] else "NO",
+            r["anonlab_loss"], r["arx_loss"],
+        ]
+        for r in out
+    ]  # fmt: skip
+    print_table(
+        ["data", "k", "supp", "metric", "anonlab ms", "ARX ms", "ratio", "nodes", "ARX nodes",
+         "same optimum", "loss", "ARX loss"],
+        rows,
+        title="anonlab vs ARX 3.9.2, the same run (median wall ms of the search call)",
+    )  # fmt: skip
+    table = [
+        [m, v["jobs"], f"{v['median_ratio']:.2f}", f"{v['worst_ratio']:.2f}", v["over_goal"],
+         v["nodes_over_arx"], v["optimum_differs"]]
+        for m, v in summary["per_metric"].items()
+    ]  # fmt: skip
+    print_table(
+        ["metric", "jobs", "median ratio", "worst", f"> {goal:g}", "more nodes than ARX",
+         "optimum differs"],
+        table,
+        title="per metric: anonlab / ARX wall time, the same run",
+    )  # fmt: skip
 
 
 def summarize(out: list[dict[str, Any]], baseline: dict[Any, Any] | None) -> dict[str, Any]:
@@ -176,7 +368,7 @@ def with_baseline(out: list[dict[str, Any]], baseline: dict[Any, Any]) -> None:
 
 def report(out: list[dict[str, Any]], summary: dict[str, Any]) -> None:
     """Print the job table and the per-metric table."""
-    scaled = "scaled_ratio" in out[0]
+    scaled = "machine_factor_median" in next(iter(summary.values()))  # (a baseline given)
     rows = [
         [
             r["dataset"], r["k"], f"{r['suppression']:g}", r["metric"],
@@ -222,7 +414,26 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="one run per job")
     ap.add_argument("--baseline", type=Path, help="this script's JSON, run at a864f67 here")
     ap.add_argument("--from-results", type=Path, help="report an earlier run's JSON")
+    ap.add_argument(
+        "--arx",
+        metavar="PATH_OR_AUTO",
+        help="run ARX 3.9.2's ArxBench beside every job in this run ('auto', a build "
+        "directory or a class path)",
+    )
+    ap.add_argument("--arx-warmups", type=int, default=2, help="ARX's unmeasured runs per job")
+    ap.add_argument("--goal", type=float, default=0.5, help="ratio to ARX to report jobs above")
     args = ap.parse_args()
+    if args.arx is not None:
+        classpath = common.arx_classpath(args.arx)
+        if classpath is None:
+            print(
+                f"ARX is not built where --arx {args.arx} looks (or java is missing): build it "
+                f"with {common.shared_dir() / 'tools' / 'arx' / 'build.sh'} (see its README); "
+                "nothing was run."
+            )
+            return
+        same_run(args, classpath)
+        return
     repeat = 1 if args.quick else args.repeat
     wanted_m = args.metrics.split(",")
     wanted_d = args.datasets.split(",")

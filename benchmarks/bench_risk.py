@@ -25,8 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
-import shutil
 import subprocess
 import sys
 import time
@@ -54,18 +52,6 @@ BIG_FRACTION = 0.01
 BIG_PATH = common.CACHE / "risk_10M_seed0.parquet"
 BIG_TAG = f"adult-8qi resample n={BIG_ROWS} seed=0 weights~1/{BIG_FRACTION} v1"
 GOAL_S, GOAL_MIB = 10.0, 1024.0
-
-
-def arx_classpath() -> str | None:
-    """ARX's class path, or None where it is not built."""
-    if os.environ.get("ARX_CP"):
-        return os.environ["ARX_CP"]
-    build = common.shared_dir() / "tools" / "arx" / "build.sh"
-    if not (Path("/tmp/arx/harness/ArxRisk.class").exists() and shutil.which("java")):
-        return None
-    printed = subprocess.run(["bash", str(build), "--print-cp"], capture_output=True, text=True)
-    found = re.search(r"ARX_CP=['\"]?([^'\"\n]+)", printed.stdout)
-    return found.group(1) if found else None
 
 
 def run_arx(cp: str, data: Path, sep: str, qis: list[str], fraction: float) -> dict[str, Any]:
@@ -173,7 +159,7 @@ def main() -> None:
     if args.child:
         big_child()
         return
-    cp = None if args.no_arx else arx_classpath()
+    cp = None if args.no_arx else common.arx_classpath()
     rows, records = [], []
     for name, parts, sep, qis, fraction in SETTINGS:
         data = common.shared_file("datasets", *parts)

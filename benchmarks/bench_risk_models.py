@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -281,23 +280,6 @@ def anonlab_optimum(table: Any, setting: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def arx_classpath() -> str | None:
-    """ARX's class path (``$ARX_CP`` or the build's), or None where ARX is not built."""
-    cp = os.environ.get("ARX_CP")
-    if not cp:
-        build = common.shared_dir() / "tools" / "arx" / "build.sh"
-        if not build.exists() or not Path("/tmp/arx/harness").exists():
-            return None
-        out = subprocess.run(["bash", str(build), "--print-cp"], capture_output=True, text=True)
-        line = out.stdout.strip()
-        if out.returncode or "=" not in line:
-            return None
-        cp = line.split("=", 1)[1].strip().strip("'")
-    if shutil.which("javac") is None or shutil.which("java") is None:
-        return None
-    return cp
-
-
 def compile_harness(classpath: str, into: Path) -> str:
     """Compile ArxBench.java into ``into``; the class path with it first."""
     source = HERE / "peers" / "arx" / "ArxBench.java"
@@ -347,7 +329,7 @@ def main() -> None:
     ap.add_argument("--no-arx", action="store_true", help="anonlab only")
     args = ap.parse_args()
     table = read_table(data_dir() / "adult.csv", csv_options=CsvOptions(separator=";"))
-    classpath = None if args.no_arx else arx_classpath()
+    classpath = None if args.no_arx or shutil.which("javac") is None else common.arx_classpath()
     out: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
         cp = compile_harness(classpath, Path(tmp)) if classpath else None

@@ -17,7 +17,9 @@ import gc
 import json
 import os
 import platform
+import re
 import resource
+import shutil
 import subprocess
 import sys
 import time
@@ -101,6 +103,41 @@ def write_table_csv(table: Any, path: Path, columns: Sequence[str] | None = None
         w.writerow(cols)
         w.writerows(zip(*values))
     return path
+
+
+# ----------------------------------------------------------------------------- ARX
+#: Where ../shared/tools/arx/build.sh builds ARX 3.9.2 and its harnesses by default.
+ARX_BUILD = Path("/tmp/arx")
+
+
+def arx_classpath(where: str | Path = "auto") -> str | None:
+    """ARX 3.9.2's class path (its classes, jars and harnesses), or None where it is not built.
+
+    ``where`` is ``"auto"`` (``$ARX_CP``, else the build in :data:`ARX_BUILD`), a build
+    directory (build.sh's ``WORK``: it holds ``harness/`` and ``arx-classes/``) or a class
+    path. None too when ``java`` is not on the PATH.
+    """
+    if shutil.which("java") is None:
+        return None
+    where = str(where)
+    if where == "auto":
+        if os.environ.get("ARX_CP"):
+            return os.environ["ARX_CP"]
+        where = str(ARX_BUILD)
+    build = Path(where)
+    if not build.is_dir():
+        return where if ":" in where else None  # a class path as given
+    if not (build / "harness").is_dir() or not (build / "arx-classes").is_dir():
+        return None
+    script = shared_dir() / "tools" / "arx" / "build.sh"
+    printed = subprocess.run(
+        ["bash", str(script), "--print-cp"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "WORK": str(build)},
+    )
+    found = re.search(r"ARX_CP=['\"]?([^'\"\n]+)", printed.stdout)
+    return found.group(1) if printed.returncode == 0 and found else None
 
 
 # ----------------------------------------------------------------------------- timing

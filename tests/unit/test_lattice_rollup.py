@@ -153,6 +153,24 @@ def test_merge_keys_equals_unique(need_ids, n, space, wmax):
 
 
 @pytest.mark.parametrize(
+    ("n", "space", "wmax"), [(1, 2**30, 1), (3, 2**20, 3), (1000, 2**40, 7), (500, 2**61, 2**20)]
+)
+def test_merge_keys_by_hashing_equals_unique(n, space, wmax):
+    rng = np.random.default_rng(n)
+    pool = rng.integers(0, space, max(n // 3, 1))
+    key = pool[rng.integers(0, pool.size, n)].astype(np.int64)
+    weights = rng.integers(1, wmax + 1, n).astype(np.int64)
+    table = np.full((2, 1 << max(4, (2 * n - 1).bit_length())), -1, dtype=np.int64)
+    _, sums, ukeys = merge_keys(key, space, weights, need_ids=False, table=table)
+    want, inv = np.unique(key, return_inverse=True)
+    want_sums = np.bincount(inv.reshape(-1), weights=weights, minlength=want.size)
+    assert sorted(zip(ukeys.tolist(), sums.tolist())) == list(
+        zip(want.tolist(), want_sums.astype(int).tolist())
+    )
+    assert (table[0] == -1).all()
+
+
+@pytest.mark.parametrize(
     "cards",
     [[1], [5], [100000, 10000, 6, 7, 53, 5676, 238, 451], [2, 1, 1, 3], [4096, 1, 2], [3] * 20],
 )

@@ -2,8 +2,10 @@
 the base classes (:func:`_group_classes`) or split from the classes of a table one level
 coarser on one attribute (:func:`_split_classes`), and the records of each base domain code
 (:func:`_domain_sizes`). :class:`~anonlab.algorithms._lattice.LatticeEvaluator` calls them
-(``classes``, ``refine``, ``attribute_sizes``); plain Python for numba's nopython mode, compiled
-on first use by :func:`compiled` (:mod:`anonlab._compiled`).
+(``classes``, ``refine``, ``attribute_sizes``), and
+:func:`~anonlab.algorithms._lattice.rollup.merge_keys` groups rolled-up keys with
+:func:`_hash_groups`; plain Python for numba's nopython mode, compiled on first use by
+:func:`compiled` (:mod:`anonlab._compiled`).
 """
 
 from __future__ import annotations
@@ -180,6 +182,7 @@ def compiled() -> SimpleNamespace:
                 split_classes=jit(_split_classes),
                 group_classes=jit(_group_classes),
                 domain_sizes=jit(_domain_sizes),
+                hash_groups=g["_hash_groups"],
             )
         )
     return _CACHE[0]

@@ -24,7 +24,8 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from anonlab.data.grouping import group_rows
+from anonlab.algorithms._lattice._kernels import Grouping, compiled
+from anonlab.data.grouping import class_members, group_rows
 from anonlab.data.stats import SensitiveHistogram
 
 __all__ = ["GROUP_CODES", "Classes", "Layout", "RollUp", "Snapshots", "layout_of", "merge_keys"]
@@ -33,6 +34,8 @@ Node = tuple[int, ...]
 Codes = npt.NDArray[np.signedinteger[Any]]
 
 _NONE = np.iinfo(np.int64).max
+_NO_KEYS = np.zeros((0, 0), dtype=np.int64)  # (fields of a Grouping that merge_keys leaves unread)
+_NO_MAPS = np.zeros(0, dtype=np.int64)
 
 #: At most this many codes per group of attributes (the length of a group's tables), unless
 #: one attribute has more.
@@ -45,14 +48,17 @@ def merge_keys(
     weights: npt.NDArray[np.int64],
     *,
     need_ids: bool,
+    table: npt.NDArray[np.int64] | None = None,
 ) -> tuple[npt.NDArray[np.int64] | None, npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """Sum the weights of equal keys: the distinct keys in ascending order and their sums.
 
-    A counting pass (``np.bincount``) when the key space is small, otherwise one sort of the
-    keys packed with their weights: in 32 bits (twice as fast to sort) when the keys leave
-    at least 4 bits for the weights, the larger weights capped there and their rest added
-    to their keys' sums after the sort, else in 64 bits. With ids, the keys are packed with
-    their positions instead (``np.unique`` when even that does not fit 62 bits).
+    A counting pass (``np.bincount``) when the key space is small; otherwise, given a hash
+    ``table`` and no ids, one compiled pass over it (the distinct keys then come in the order
+    first met, not ascending), else one sort of the keys packed with their weights: in 32
+    bits (twice as fast to sort) when the keys leave at least 4 bits for the weights, the
+    larger weights capped there and their rest added to their keys' sums after the sort,
+    else in 64 bits. With ids, the keys are packed with their positions instead
+    (``np.unique`` when even that does not fit 62 bits).
 
     Parameters
     ----------
@@ -64,6 +70,10 @@ def merge_keys(
         The weight of each key (positive).
     need_ids : bool
         Whether to return, for each key, the index of its distinct key.
+    table : ndarray of int64, optional
+        A scratch hash table of shape ``(2, s)``, ``s`` a power of two, at least 16 and
+        ``2 * key.size``, its first row all ``-1`` (left so): the slots of the compiled
+        grouping's table (its ``tkeys`` and ``tvals``).
 
     Returns
     -------
@@ -71,7 +81,21 @@ def merge_keys(
     sums : ndarray of int64
         The summed weights of each distinct key.
     ukeys : ndarray of int64
-        The distinct keys, ascending.
+        The distinct keys, ascending (with a ``table`` and a key space larger than
+        ``4 * key.size``: in the order first met).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> key = np.array([7, 3, 7, 1000], dtype=np.int64)
+    >>> _, sums, ukeys = merge_keys(key, 1 << 20, np.array([1, 2, 3, 4]), need_ids=False)
+    >>> ukeys.tolist(), sums.tolist()
+    ([3, 7, 1000], [2, 4, 4])
+    >>> table = np.full((2, 16), -1, dtype=np.int64)  # (at least two slots per key)
+    >>> _, sums, ukeys = merge_keys(key, 1 << 20, np.array([1, 2, 3, 4]), need_ids=False,
+    ...                             table=table)
+    >>> ukeys.tolist(), sums.tolist(), bool((table[0] == -1).all())
+    ([7, 3, 1000], [4, 2, 4], True)
     """
     n = int(key.size)
     ids: npt.NDArray[np.int64] | None = None
@@ -88,6 +112,11 @@ def merge_keys(
             dense[ukeys] = np.arange(ukeys.size)
             ids = dense[key]
         return ids, sums, ukeys
+    if table is not None and not need_ids:
+        out = np.empty(n, dtype=np.int64)
+        scratch = Grouping(_NO_KEYS, _NO_MAPS, weights, table[0], table[1], out)
+        g, sums = compiled().hash_groups(key.reshape(n, 1), scratch)
+        return None, sums, key[class_members(out, g)].astype(np.int64)
     key_bits = (space - 1).bit_length()
     bits = max(int(weights.max()).bit_length(), 1)
     if not need_ids and (key_bits <= 27 or key_bits + bits <= 62):
@@ -188,7 +217,7 @@ class Classes:
     sizes : ndarray of int64
     layout : Layout
     ukeys : ndarray of int64 or None
-        Each class's key (ascending).
+        Each class's key (ascending, or in the order met when merged by hashing).
     codes : list of ndarray or None
         Per group, each class's code.
     hists : dict or None
@@ -390,6 +419,7 @@ class RollUp:
         self._decoders: dict[tuple[Node, int, int], npt.NDArray[np.int64]] = {}
         self._base_parts: dict[tuple[int, Node, type], npt.NDArray[np.signedinteger[Any]]] = {}
         self._table_bytes = 0
+        self._hash_table: npt.NDArray[np.int64] | None = None  # (made on first use)
         #: Memory the cached tables (and codes of the base classes) may use.
         self.table_cache_bytes = 128 * 2**20
 
@@ -448,8 +478,18 @@ class RollUp:
             key = code if key is None else key + code  # out of place: base parts are kept
         if key is None:
             key = np.zeros(src.sizes.size, dtype=dtype)
-        ids, sizes, ukeys = merge_keys(key, 1 << out.bits, src.sizes, need_ids=need_ids)
+        ids, sizes, ukeys = merge_keys(
+            key, 1 << out.bits, src.sizes, need_ids=need_ids, table=self._merge_table()
+        )
         return Classes(target, sizes, out, ukeys=ukeys), ids
+
+    def _merge_table(self) -> npt.NDArray[np.int64]:
+        """The scratch hash table :meth:`roll` merges classes in (:func:`merge_keys`), made
+        on first use for as many classes as the base ones (no node has more)."""
+        if self._hash_table is None:
+            slots = 1 << max(4, (2 * int(self._base_sizes.size) - 1).bit_length())
+            self._hash_table = np.full((2, slots), -1, dtype=np.int64)
+        return self._hash_table
 
     def _part(
         self, src: Classes, g: int, high: Node, dtype: type[np.signedinteger[Any]]

@@ -42,7 +42,7 @@ class LatticeSearchStats(SearchStats):
     ...        "models": [{"k_anonymity": {"k": 4}}], "metric": "height"}
     >>> search = anonlab.anonymize(t, job).search
     >>> type(search).__name__, search.lattice_size, search.evaluated
-    ('LatticeSearchStats', 10, 6)
+    ('LatticeSearchStats', 10, 4)
     """
 
     lattice_size: int = stat("lattice size")
@@ -117,7 +117,7 @@ class OptimalSearch(_LatticeSearch):
     ...        "models": [{"k_anonymity": {"k": 4}}], "metric": "height", "algorithm": "optimal"}
     >>> result = anonlab.anonymize(t, job)
     >>> result.algorithm, result.transformation, result.loss, result.search.evaluated
-    ('optimal', {'zip': 1, 'sex': 1}, 2.0, 6)
+    ('optimal', {'zip': 1, 'sex': 1}, 2.0, 4)
     """
 
     name: ClassVar[str] = "optimal"

@@ -11,6 +11,10 @@ optimal k-anonymity*, 2012, the search of ARX) over the generalization lattice, 
    non-anonymous. Checks only need class sizes (and sensitive histograms), never keys.
    For non-monotonic models only the minimal-class-size part (k, ceil(l), ...) is monotonic;
    it is used the same way to rule nodes out, and the remaining nodes are checked in phase 2.
+   Before any check, each attribute on its own rules out the nodes with it at the levels
+   where its classes smaller than the minimal class size hold more records than the
+   suppression limit (a node's classes split its attributes'), a box of the lattice at a
+   time (Incognito's a-priori property, one attribute at a time).
 2. **Least loss.** Candidates are visited in ascending order of the metric's lower bound
    (computed per attribute and level, without classes) and the search stops when the bound
    reaches the best loss found. A monotonic metric needs only the minimal anonymous nodes.
@@ -127,6 +131,31 @@ class Tagger:
     def below(self, v: Sequence[int]) -> tuple[slice, ...]:
         """The box of the nodes at most as general as ``v`` in every attribute."""
         return tuple([slice(0, x - a + 1) for x, a in zip(v, self._mins)])
+
+    def rule_out(self, attribute: int, level: int) -> None:
+        """Tag every node whose ``attribute`` is at most ``level`` as not satisfying the
+        predicate (a box of the grid; the nodes are not checked).
+
+        Parameters
+        ----------
+        attribute : int
+            The index of the attribute (a column of :attr:`nodes`).
+        level : int
+            Its highest level ruled out.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from anonlab.algorithms._lattice import grid_nodes
+        >>> nodes = grid_nodes((0, 0), (2, 1))
+        >>> tagger = Tagger(nodes, np.array([2, 1]), lambda v: True, grid_order=True)
+        >>> tagger.rule_out(0, 1)
+        >>> [(tuple(v), int(s)) for v, s in zip(nodes.tolist(), tagger.status) if s == NOT_ANON]
+        [((0, 0), -1), ((0, 1), -1), ((1, 0), -1), ((1, 1), -1)]
+        """
+        box = [slice(None)] * len(self.shape)
+        box[attribute] = slice(0, level - self._mins[attribute] + 1)
+        self._grid[tuple(box)] = NOT_ANON
 
     def _tag(self, i: int, ok: bool) -> None:
         v = self.nodes[i].tolist()
@@ -284,6 +313,7 @@ def _search(
     check = full_check if monotonic else ev.mcs_ok
     coarse = _raises_bounds(ev.metric)
     tagger = Tagger(nodes, maxs, check, progress, grid_order=True, step_by_bound=coarse)
+    _rule_out_by_attribute(ev, tagger, lattice)
     heights = grid_heights(lattice.min_levels, lattice.max_levels)
     by_height = height_order(heights)  # as Lattice.nodes orders them
     bounds = ev.metric.lower_bounds(nodes, ev.context)
@@ -353,6 +383,24 @@ def _search(
         algorithm="optimal",
         checked=checked,
     )
+
+
+def _rule_out_by_attribute(ev: LatticeEvaluator, tagger: Tagger, lattice: Lattice) -> None:
+    """Tag the nodes that an attribute on its own rules out: when the records in classes
+    smaller than the minimal class size of one attribute at some level exceed the suppression
+    limit, so do those of every node with that attribute at or below that level (its
+    classes split the attribute's), and none of them is anonymous. The class sizes of one
+    attribute come from its base domain's records, without grouping the base classes
+    (:meth:`~anonlab.algorithms._lattice.LatticeEvaluator.attribute_sizes`)."""
+    for j, (low, high) in enumerate(zip(lattice.min_levels, lattice.max_levels)):
+        ruled_out = -1
+        for level in range(low, high + 1):  # small classes only merge as the level rises
+            sizes = ev.attribute_sizes(j, level)
+            if int(np.dot(sizes, sizes < ev.mcs)) <= ev.max_suppressed:
+                break
+            ruled_out = level
+        if ruled_out >= low:
+            tagger.rule_out(j, ruled_out)
 
 
 def _by_bound(
