@@ -314,15 +314,21 @@ class AnonymityGraph:
         sources: list[IntArray] = []
         targets: list[IntArray] = []
         total = 0
+        # one mixed radix for every pattern's visible columns (exact codes of u and v)
+        radix = np.maximum(u_tuples.max(axis=0, initial=0), exact.max(axis=0, initial=0)) + 1
+        by_group = np.argsort(group, kind="stable")  # each pattern's released tuples, in order
+        group_end = np.cumsum(np.bincount(group, minlength=patterns.shape[0]))
         for g, pattern in enumerate(patterns):
-            vs = np.flatnonzero(group == g)
+            vs = by_group[(group_end[g - 1] if g else 0) : group_end[g]]
             vis = np.flatnonzero(~pattern)
-            ukey, vkey = _joint_keys(u_tuples[:, vis], exact[vs][:, vis])
-            order = np.argsort(ukey, kind="stable")
-            sorted_keys = ukey[order]
-            lo = np.searchsorted(sorted_keys, vkey, side="left")
-            hi = np.searchsorted(sorted_keys, vkey, side="right")
-            sizes = hi - lo
+            ukey, vkey = _joint_keys(u_tuples, exact[vs], vis, radix)
+            # the pattern's released tuples (fewer) sorted, every original tuple looked up
+            order = np.argsort(vkey, kind="stable")
+            sorted_keys = vkey[order]
+            lo = np.searchsorted(sorted_keys, ukey, side="left")
+            hi = np.searchsorted(sorted_keys, ukey, side="right")
+            hit = np.flatnonzero(hi > lo)
+            sizes = (hi - lo)[hit]
             total += int(sizes.sum())
             if total > budget:
                 raise InputError(
@@ -331,10 +337,9 @@ class AnonymityGraph:
                     "ANONLAB_MEMORY_BUDGET higher). A release that hides this much is better "
                     "checked on a sample."
                 )
-            rep = np.repeat(np.arange(vs.size), sizes)
-            off = np.arange(rep.size) - np.repeat(np.cumsum(sizes) - sizes, sizes)
-            us = order[lo[rep] + off]
-            vv = vs[rep]
+            us = np.repeat(hit, sizes)
+            off = np.arange(us.size) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+            vv = vs[order[lo[us] + off]]
             for j in np.flatnonzero(pattern):
                 p = cells.parsed[j]
                 lab = v_labels[vv, j]
@@ -439,19 +444,23 @@ class AnonymityGraph:
         return lo
 
 
-def _joint_keys(a: IntArray, b: IntArray) -> tuple[IntArray, IntArray]:
-    """One int64 key per row of ``a`` and of ``b`` (same columns), equal iff the rows are."""
-    if a.shape[1] == 0:
-        return np.zeros(a.shape[0], np.int64), np.zeros(b.shape[0], np.int64)
-    both = np.concatenate([a, b], axis=0).astype(np.int64)
-    radix = both.max(axis=0) + 1
-    if float(np.prod(radix.astype(np.float64))) < 2.0**62:
-        key = np.zeros(both.shape[0], dtype=np.int64)
-        for j in range(both.shape[1]):
-            key = key * radix[j] + both[:, j]
-    else:
+def _joint_keys(
+    u: IntArray, v: IntArray, columns: IntArray, radix: IntArray
+) -> tuple[IntArray, IntArray]:
+    """One int64 key per row of ``u`` and of ``v`` on ``columns``, equal iff the rows are
+    (mixed radix ``radix``, or the rows made dense when it would overflow)."""
+    if columns.size == 0:
+        return np.zeros(u.shape[0], np.int64), np.zeros(v.shape[0], np.int64)
+    if float(np.prod(radix[columns].astype(np.float64))) >= 2.0**62:
+        both = np.concatenate([u[:, columns], v[:, columns]], axis=0)
         key = unique_rows(both)[1]
-    return key[: a.shape[0]], key[a.shape[0] :]
+        return key[: u.shape[0]], key[u.shape[0] :]
+    ukey = np.zeros(u.shape[0], dtype=np.int64)
+    vkey = np.zeros(v.shape[0], dtype=np.int64)
+    for j in columns.tolist():
+        ukey = ukey * radix[j] + u[:, j]
+        vkey = vkey * radix[j] + v[:, j]
+    return ukey, vkey
 
 
 def certified(cells: ReleaseCells, covers: npt.NDArray[np.integer], k: int) -> bool:

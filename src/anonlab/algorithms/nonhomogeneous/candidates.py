@@ -174,13 +174,21 @@ def lower_bound(codes: npt.NDArray[np.integer], k: int) -> IntArray:
     n, m = codes.shape
     tuples, inverse, weight = unique_rows(codes)
     best = np.full(tuples.shape[0], -1, dtype=np.int64)
+    radix = tuples.max(axis=0, initial=0) + 1
+    place = np.ones(m, dtype=np.int64)  # each site's positional weight in one mixed radix
+    for s in range(m - 2, -1, -1):
+        place[s] = place[s + 1] * radix[s + 1]
+    fits = float(np.prod(radix.astype(np.float64))) < 2.0**62
+    full = tuples @ place if fits else None  # (then the hidden sites' digits are taken out)
     for h in range(m + 1):
         todo = best < 0
         if not todo.any():
             break
         for hidden in itertools.combinations(range(m), h):
-            outside = [s for s in range(m) if s not in hidden]
-            key = row_keys(tuples, outside)
+            if full is not None:
+                key = full - tuples[:, list(hidden)] @ place[list(hidden)]
+            else:
+                key = row_keys(tuples, [s for s in range(m) if s not in hidden])
             _, inv, _ = np.unique(key, return_inverse=True, return_counts=True)
             group = np.bincount(inv.reshape(-1), weights=weight).astype(np.int64)
             ok = todo & (group[inv.reshape(-1)] >= k)
