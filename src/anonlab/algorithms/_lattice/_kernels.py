@@ -171,6 +171,11 @@ def _domain_sizes(keys, weights, off, out):
             out[o + keys[r, x]] += weights[r]
 
 
+def _merge_keys(packed, gr):
+    """:func:`_hash_groups` called from Python (it is compiled for other kernels only)."""
+    return _hash_groups(packed, gr)
+
+
 def compiled() -> SimpleNamespace:
     """The compiled kernels (once per process; numba caches the machine code on disk)."""
     if not _CACHE:
@@ -182,7 +187,7 @@ def compiled() -> SimpleNamespace:
                 split_classes=jit(_split_classes),
                 group_classes=jit(_group_classes),
                 domain_sizes=jit(_domain_sizes),
-                hash_groups=g["_hash_groups"],
+                hash_groups=jit(_merge_keys),
             )
         )
     return _CACHE[0]
