@@ -57,6 +57,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -200,21 +201,29 @@ def same_run_row(ref: dict[str, Any], ours: dict[str, Any], arx: dict[str, Any])
     }  # fmt: skip
 
 
-def same_run(args: argparse.Namespace, classpath: str) -> None:
-    """Every job of the grid, anonlab and ARX taking turns; print and write the results."""
+def wanted_jobs(args: argparse.Namespace, tables: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """The reference file's jobs of ``--metrics`` and ``--datasets``, in its order; each
+    job's data set read into ``tables`` (once) before it is yielded."""
     reference = json.loads(REFERENCE.read_text(encoding="utf-8"))
     wanted_m, wanted_d = args.metrics.split(","), args.datasets.split(",")
-    repeat = 1 if args.quick else args.repeat
-    tables: dict[str, Any] = {}
-    out: list[dict[str, Any]] = []
-    t_start = time.perf_counter()
     for ref in reference["rows"]:
-        ds, metric = ref["dataset"], ref["metric"]
-        if metric not in wanted_m or ds not in wanted_d:
+        ds = ref["dataset"]
+        if ref["metric"] not in wanted_m or ds not in wanted_d:
             continue
         if ds not in tables:
             path = common.shared_dir() / "datasets" / "arx" / f"{ds}.csv"
             tables[ds] = read_table(path, csv_options=CsvOptions(separator=";"))
+        yield ref
+
+
+def same_run(args: argparse.Namespace, classpath: str) -> None:
+    """Every job of the grid, anonlab and ARX taking turns; print and write the results."""
+    repeat = 1 if args.quick else args.repeat
+    tables: dict[str, Any] = {}
+    out: list[dict[str, Any]] = []
+    t_start = time.perf_counter()
+    for ref in wanted_jobs(args, tables):
+        ds, metric = ref["dataset"], ref["metric"]
         job = job_for(ds, ref["k"], ref["suppression"], metric)
 
         def arx_now(ref: dict[str, Any] = ref) -> dict[str, Any]:
@@ -447,15 +456,9 @@ def main() -> None:
         repeat = earlier["repeat"]
     else:
         out = []
-        reference = json.loads(REFERENCE.read_text(encoding="utf-8"))
         tables: dict[str, Any] = {}
-        for ref in reference["rows"]:
+        for ref in wanted_jobs(args, tables):
             ds, metric = ref["dataset"], ref["metric"]
-            if metric not in wanted_m or ds not in wanted_d:
-                continue
-            if ds not in tables:
-                path = common.shared_dir() / "datasets" / "arx" / f"{ds}.csv"
-                tables[ds] = read_table(path, csv_options=CsvOptions(separator=";"))
             got = run(tables[ds], job_for(ds, ref["k"], ref["suppression"], metric), repeat)
             out.append({**ref, "now": got})
             print(ds, ref["k"], ref["suppression"], metric, f"{got['wall_ms']:.1f} ms", flush=True)
