@@ -42,7 +42,7 @@ import numpy.typing as npt
 
 from anonlab._resources import memory_budget
 from anonlab._typing import IntArray
-from anonlab.data.grouping import unique_rows
+from anonlab.data.grouping import find_keys, unique_rows
 from anonlab.data.table import EncodedColumn, EncodedTable, LabelColumns
 from anonlab.engines import get_engine
 from anonlab.exceptions import InputError, ParameterError, PrivacyCheckError
@@ -316,19 +316,20 @@ class AnonymityGraph:
         total = 0
         # one mixed radix for every pattern's visible columns (exact codes of u and v)
         radix = np.maximum(u_tuples.max(axis=0, initial=0), exact.max(axis=0, initial=0)) + 1
+        keys = _PatternKeys(u_tuples, exact, radix)
         by_group = np.argsort(group, kind="stable")  # each pattern's released tuples, in order
         group_end = np.cumsum(np.bincount(group, minlength=patterns.shape[0]))
         for g, pattern in enumerate(patterns):
             vs = by_group[(group_end[g - 1] if g else 0) : group_end[g]]
-            vis = np.flatnonzero(~pattern)
-            ukey, vkey = _joint_keys(u_tuples, exact[vs], vis, radix)
+            ukey, vkey = keys.of(vs, pattern)
             # the pattern's released tuples (fewer) sorted, every original tuple looked up
             order = np.argsort(vkey, kind="stable")
             sorted_keys = vkey[order]
-            lo = np.searchsorted(sorted_keys, ukey, side="left")
-            hi = np.searchsorted(sorted_keys, ukey, side="right")
-            hit = np.flatnonzero(hi > lo)
-            sizes = (hi - lo)[hit]
+            starts = np.flatnonzero(np.concatenate([[True], sorted_keys[1:] != sorted_keys[:-1]]))
+            counts = np.diff(np.append(starts, sorted_keys.size))
+            at = find_keys(ukey, sorted_keys[starts])
+            hit = np.flatnonzero(at >= 0)
+            sizes = counts[at[hit]]
             total += int(sizes.sum())
             if total > budget:
                 raise InputError(
@@ -339,7 +340,7 @@ class AnonymityGraph:
                 )
             us = np.repeat(hit, sizes)
             off = np.arange(us.size) - np.repeat(np.cumsum(sizes) - sizes, sizes)
-            vv = vs[order[lo[us] + off]]
+            vv = vs[order[np.repeat(starts[at[hit]], sizes) + off]]
             for j in np.flatnonzero(pattern):
                 p = cells.parsed[j]
                 lab = v_labels[vv, j]
@@ -444,23 +445,50 @@ class AnonymityGraph:
         return lo
 
 
-def _joint_keys(
-    u: IntArray, v: IntArray, columns: IntArray, radix: IntArray
-) -> tuple[IntArray, IntArray]:
-    """One int64 key per row of ``u`` and of ``v`` on ``columns``, equal iff the rows are
-    (mixed radix ``radix``, or the rows made dense when it would overflow)."""
-    if columns.size == 0:
-        return np.zeros(u.shape[0], np.int64), np.zeros(v.shape[0], np.int64)
-    if float(np.prod(radix[columns].astype(np.float64))) >= 2.0**62:
-        both = np.concatenate([u[:, columns], v[:, columns]], axis=0)
-        key = unique_rows(both)[1]
-        return key[: u.shape[0]], key[u.shape[0] :]
-    ukey = np.zeros(u.shape[0], dtype=np.int64)
-    vkey = np.zeros(v.shape[0], dtype=np.int64)
-    for j in columns.tolist():
-        ukey = ukey * radix[j] + u[:, j]
-        vkey = vkey * radix[j] + v[:, j]
-    return ukey, vkey
+class _PatternKeys:
+    """One int64 key per original tuple and per released tuple on the visible (exact)
+    columns of a pattern, equal iff the tuples agree there.
+
+    In one mixed radix over every column, an original tuple's key on a pattern is its full
+    key less the digits of the pattern's hidden columns, and a released tuple's is its exact
+    codes' key (hidden columns count 0); when that radix would overflow, each pattern's
+    visible columns get their own radix, or are made dense.
+    """
+
+    def __init__(self, u: IntArray, exact: IntArray, radix: IntArray) -> None:
+        self.u, self.exact, self.radix = u, exact, radix
+        self.fits = float(np.prod(radix.astype(np.float64))) < 2.0**62
+        if self.fits:
+            m = radix.size
+            self.place = np.ones(m, dtype=np.int64)
+            for j in range(m - 2, -1, -1):
+                self.place[j] = self.place[j + 1] * radix[j + 1]
+            self.ufull = u @ self.place
+            self.vfull = np.maximum(exact, 0) @ self.place
+            self.columns = [np.ascontiguousarray(u[:, j]) for j in range(m)]
+
+    def of(self, vs: IntArray, pattern: npt.NDArray[np.bool_]) -> tuple[IntArray, IntArray]:
+        """The keys of every original tuple and of the released tuples ``vs`` (all with the
+        hidden columns ``pattern``)."""
+        if self.fits:
+            ukey = self.ufull.copy()
+            for j in np.flatnonzero(pattern).tolist():
+                ukey -= self.columns[j] * self.place[j]
+            return ukey, self.vfull[vs]
+        columns = np.flatnonzero(~pattern)
+        u, v = self.u, self.exact[vs]
+        if columns.size == 0:
+            return np.zeros(u.shape[0], np.int64), np.zeros(v.shape[0], np.int64)
+        if float(np.prod(self.radix[columns].astype(np.float64))) >= 2.0**62:
+            both = np.concatenate([u[:, columns], v[:, columns]], axis=0)
+            key = unique_rows(both)[1]
+            return key[: u.shape[0]], key[u.shape[0] :]
+        ukey = np.zeros(u.shape[0], dtype=np.int64)
+        vkey = np.zeros(v.shape[0], dtype=np.int64)
+        for j in columns.tolist():
+            ukey = ukey * self.radix[j] + u[:, j]
+            vkey = vkey * self.radix[j] + v[:, j]
+        return ukey, vkey
 
 
 def certified(cells: ReleaseCells, covers: npt.NDArray[np.integer], k: int) -> bool:

@@ -20,12 +20,13 @@ References
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
 
 from anonlab._typing import IntArray
-from anonlab.data.grouping import unique_rows
+from anonlab.data.grouping import factorize_keys, sort_order, unique_rows
 
 __all__ = ["candidate_edges", "distinct", "lower_bound", "row_keys"]
 
@@ -111,7 +112,9 @@ def candidate_edges(
             outside = [s for s in sites if s not in diff]
             key = row_keys(codes, outside)
             inside = row_keys(codes, list(diff))
-            order = np.lexsort((inside, key))
+            # by the sites outside D, then D (one key of both: either is in the sites' order)
+            both = row_keys(codes, outside + list(diff))
+            order = sort_order(both, int(both.max(initial=0)) + 1)
             run = key[order]
             for step in range(1, window + 1):
                 same = np.flatnonzero(run[step:] == run[:-step])
@@ -161,6 +164,13 @@ def lower_bound(codes: npt.NDArray[np.integer], k: int) -> IntArray:
     increasing size, as in section 4; the sum over the records bounds every k-anonymous
     concealing release from below.
 
+    The groups of a hidden set are those of the set without its last site, merged: each
+    group is keyed by its first record on the visible sites and the equal keys are joined
+    by one hash pass (:func:`~anonlab.data.grouping.factorize_keys`), so a set costs its
+    parent's number of groups, not the table's. Only the records still without a bound are
+    followed from set to set. The groups of one size are kept for the next while they hold
+    at most ``_KEPT`` entries; past that a set is grouped from the distinct records.
+
     Parameters
     ----------
     codes : ndarray of int, shape (rows, sites)
@@ -170,31 +180,78 @@ def lower_bound(codes: npt.NDArray[np.integer], k: int) -> IntArray:
     -------
     ndarray of int64
         The bound of each record (its number of hidden sites).
+
+    Examples
+    --------
+    Three records agree on the first site; the third differs from both on the second:
+
+    >>> import numpy as np
+    >>> lower_bound(np.array([[0, 1], [0, 1], [0, 2], [1, 2]]), 2).tolist()
+    [0, 0, 1, 1]
     """
     n, m = codes.shape
     tuples, inverse, weight = unique_rows(codes)
-    best = np.full(tuples.shape[0], -1, dtype=np.int64)
+    best = np.where(weight >= k, 0, -1).astype(np.int64)
+    todo = np.flatnonzero(best < 0)  # the distinct records still without a bound
     radix = tuples.max(axis=0, initial=0) + 1
-    place = np.ones(m, dtype=np.int64)  # each site's positional weight in one mixed radix
-    for s in range(m - 2, -1, -1):
-        place[s] = place[s + 1] * radix[s + 1]
+    # a group's key: its first record's digits on the visible sites (or, when the mixed
+    # radix would overflow, its visible sites factorized set by set)
     fits = float(np.prod(radix.astype(np.float64))) < 2.0**62
-    full = tuples @ place if fits else None  # (then the hidden sites' digits are taken out)
-    for h in range(m + 1):
-        todo = best < 0
-        if not todo.any():
+    place = np.ones(m, dtype=np.int64)  # each site's positional weight in one mixed radix
+    for s in range(m - 2, -1, -1) if fits else ():
+        place[s] = place[s + 1] * radix[s + 1]
+    root = _Groups(np.arange(tuples.shape[0]), weight, todo, tuples @ place if fits else None)
+    site = [np.ascontiguousarray(tuples[:, s]) for s in range(m)]
+    previous: dict[tuple[int, ...], _Groups] = {(): root}
+    for h in range(1, m + 1):
+        if not todo.size:
             break
+        current: dict[tuple[int, ...], _Groups] = {}
+        kept = 0
+        done = np.zeros(todo.size, dtype=bool)
         for hidden in itertools.combinations(range(m), h):
-            if full is not None:
-                key = full - tuples[:, list(hidden)] @ place[list(hidden)]
+            parent = previous.get(hidden[:-1], root)
+            if parent.key is not None:  # the parent's keys less the new hidden site's digit
+                key = parent.key.copy()
+                for s in hidden if parent is root else hidden[-1:]:
+                    key -= site[s][parent.first] * place[s]
             else:
-                key = row_keys(tuples, [s for s in range(m) if s not in hidden])
-            _, inv, _ = np.unique(key, return_inverse=True, return_counts=True)
-            group = np.bincount(inv.reshape(-1), weights=weight).astype(np.int64)
-            ok = todo & (group[inv.reshape(-1)] >= k)
-            best[ok] = h
-            todo &= ~ok
-            if not todo.any():
+                key = row_keys(tuples[parent.first], [s for s in range(m) if s not in hidden])
+            ids, count = factorize_keys(key.view(np.uint64))
+            at = np.empty(count, dtype=np.int64)  # each group's first position in the parent's
+            at[ids[::-1]] = np.arange(ids.size - 1, -1, -1)
+            size = np.bincount(ids, weights=parent.size, minlength=count).astype(np.int64)
+            group = ids[parent.todo]
+            done |= size[group] >= k
+            if kept + 3 * count + group.size <= _KEPT:
+                keys = None if parent.key is None else key[at]
+                current[hidden] = _Groups(parent.first[at], size, group, keys)
+                kept += 3 * count + group.size
+            if done.all():
                 break
+        best[todo[done]] = h
+        todo = todo[~done]
+        previous = {s: g.following(~done) for s, g in current.items()}
+        root = root.following(~done)
     out: IntArray = best[inverse]
     return out
+
+
+_KEPT = 1 << 25
+"""Entries (int64) of the groups of one size of hidden sets kept for the next size (256 MiB)."""
+
+
+@dataclass(frozen=True)
+class _Groups:
+    """The groups of the distinct records under one hidden set: each group's first record,
+    its size (rows), the group of each record still without a bound, and each group's key
+    (its first record's digits on the visible sites; None when they would overflow)."""
+
+    first: IntArray
+    size: IntArray
+    todo: IntArray
+    key: IntArray | None
+
+    def following(self, still: npt.NDArray[np.bool_]) -> _Groups:
+        """The same groups, following only the records of ``todo`` where ``still``."""
+        return _Groups(self.first, self.size, self.todo[still], self.key)

@@ -158,13 +158,14 @@ class Site:
         flags[np.arange(a.size), rx] = rx != ra
         return flags
 
-    def cost(self, state: npt.NDArray[np.integer], anchor: npt.ArrayLike) -> FloatArray:
-        """The weighted NCP of released cells with these states and anchors."""
+    def cost(self, state: npt.NDArray[np.integer], anchor: npt.ArrayLike | None) -> FloatArray:
+        """The weighted NCP of released cells with these states and anchors (the value codes
+        of the released records; read by the hierarchy kind only, None for the others)."""
         s = np.asarray(state)
         if self.kind == "concealing":
             out = s[:, 0].astype(np.float64)
         elif self.kind == "hierarchy":
-            assert self.ncp is not None
+            assert self.ncp is not None and anchor is not None
             width = np.int64(self.ncp.shape[1])  # (a flat take: no two-array indexing)
             out = np.take(self.ncp.ravel(), s[:, 0] * width + np.asarray(anchor, dtype=np.int64))
         else:
@@ -581,7 +582,8 @@ class CoverCosts:
         total = np.zeros(np.asarray(anchors).size, dtype=np.float64)
         pos = 0
         for s, site in enumerate(self.sites):
-            total += site.cost(state[:, pos : pos + site.width], self.codes[anchors, s])
+            anchor = self.codes[anchors, s] if site.kind == "hierarchy" else None
+            total += site.cost(state[:, pos : pos + site.width], anchor)
             pos += site.width
         return total
 
