@@ -197,6 +197,33 @@ def _by_record(record: IntArray, value: FloatArray, n: int) -> IntArray:
     return out
 
 
+@dataclass
+class _Arcs:
+    """The arcs of the exchange graph, by released record: arc ``e`` runs from original
+    ``tail[e]`` to ``head[e]`` through released record ``record[e]``, adding candidate edge
+    ``edge[e]`` in ``slot[e]``, at ``weight[e]``."""
+
+    edge: IntArray
+    record: IntArray
+    slot: IntArray
+    tail: IntArray
+    head: IntArray
+    weight: FloatArray
+
+    def take(self, at: IntArray | npt.NDArray[np.bool_]) -> _Arcs:
+        """The arcs at ``at``."""
+        return _Arcs(*(a[at] for a in vars(self).values()))
+
+    @staticmethod
+    def join(kept: _Arcs, fresh: _Arcs, n: int) -> _Arcs:
+        """Both sets of arcs (of different records), by record (each record's in order)."""
+        both = _Arcs(
+            *(np.concatenate([a, b]) for a, b in zip(vars(kept).values(), vars(fresh).values()))
+        )
+        small = both.record.astype(np.uint16 if n <= 1 << 16 else np.int64)
+        return both.take(np.argsort(small, kind="stable"))
+
+
 def cancel_cycles(
     costs: CoverCosts,
     orig: IntArray,
@@ -209,6 +236,9 @@ def cancel_cycles(
     label_rounds: int = 64,
 ) -> tuple[IntArray, int]:
     """Phase 2: reverse negative cycles of the exchange graph until none is found.
+
+    A round changes the covers of the released records its cycles pass; the next round
+    rebuilds the arcs through those records only (every other record's arcs are the same).
 
     Parameters
     ----------
@@ -231,58 +261,112 @@ def cancel_cycles(
         Cycles reversed.
     """
     n, k = covers.shape
-    rows = np.arange(n, dtype=np.int64)
     canceled = 0
     banned = np.zeros(0, dtype=np.int64)
+    exchange = _Exchange(costs, orig, rel, contrib, covers, additions)
+    arcs: _Arcs | None = None
+    changed = np.arange(n, dtype=np.int64)
     for _ in range(max_rounds):
-        slot_edge = _edge_index(orig, rel, n, covers.reshape(-1), np.repeat(rows, k))
-        member = contrib[slot_edge].reshape(n, k, -1)
+        fresh = exchange.arcs_through(changed)
+        if arcs is None:
+            arcs = fresh
+        else:
+            is_changed = np.zeros(n, dtype=bool)
+            is_changed[changed] = True
+            arcs = _Arcs.join(arcs.take(~is_changed[arcs.record]), fresh, n)
+        weight = arcs.weight
+        if banned.size:  # (sorted: np.union1d)
+            key = arcs.edge * n + arcs.head
+            at = np.minimum(np.searchsorted(banned, key), banned.size - 1)
+            weight = np.where(banned[at] == key, np.inf, weight)
+        found = _find_cycles(n, arcs.tail, arcs.head, weight, label_rounds)
+        if found is None:
+            break
+        nodes, cycle_id, arc = found
+        # the arcs of the cycles: into each cycle node through its parent arc
+        a_edge, a_j, a_slot = arcs.edge[arc], arcs.record[arc], arcs.slot[arc]
+        accepted, rejected = _true_gains(
+            costs, contrib, covers, exchange.member, exchange.cost, cycle_id, a_edge, a_j, a_slot
+        )
+        if accepted.size == 0 and rejected.size == 0:
+            break
+        # a cycle whose estimate was wrong is not searched again
+        bad = np.isin(cycle_id, rejected)
+        banned = np.union1d(banned, a_edge[bad] * n + arcs.head[arc[bad]])
+        take = np.isin(cycle_id, accepted)
+        covers[a_j[take], a_slot[take]] = orig[a_edge[take]]
+        changed = distinct(a_j[take])
+        canceled += int(accepted.size)
+    return covers, canceled
+
+
+class _Exchange:
+    """Phase 2's figures per released record, kept from round to round: the states of its
+    covered rows (``member``) and of all but each slot (``without``), its cost, and which
+    candidate edges are in ``F``; ``covers`` is the solution being improved (shared)."""
+
+    def __init__(
+        self,
+        costs: CoverCosts,
+        orig: IntArray,
+        rel: IntArray,
+        contrib: npt.NDArray[np.int32],
+        covers: IntArray,
+        additions: int,
+    ) -> None:
+        n, k = covers.shape
+        width = contrib.shape[1]
+        self.costs, self.orig, self.rel, self.contrib = costs, orig, rel, contrib
+        self.covers, self.additions = covers, additions
+        self.by_rel = np.argsort(rel, kind="stable")  # each released record's candidate edges
+        self.rel_start = np.searchsorted(rel[self.by_rel], np.arange(n + 1))
+        self.member = np.zeros((n, k, width), dtype=contrib.dtype)
+        self.without = np.zeros((n, k, width), dtype=contrib.dtype)
+        self.cost = np.zeros(n, dtype=np.float64)
+        self.in_f = np.zeros(orig.size, dtype=bool)
+
+    def arcs_through(self, records: IntArray) -> _Arcs:
+        """The arcs through released records ``records`` (sorted), their figures brought up
+        to date from ``covers`` first."""
+        costs, orig, rel, contrib, covers = (
+            self.costs,
+            self.orig,
+            self.rel,
+            self.contrib,
+            self.covers,
+        )
+        n, k = covers.shape
+        width = contrib.shape[1]
+        slot_edge = _edge_index(orig, rel, n, covers[records].reshape(-1), np.repeat(records, k))
+        member = contrib[slot_edge].reshape(records.size, k, width)
+        self.member[records] = member
         state = member.max(axis=1)
-        cost = costs.cost(state, rows)
-        without = _states_without(member)
-        width = member.shape[2]
-        in_f = np.zeros(orig.size, dtype=bool)
-        in_f[slot_edge] = True
-        free = np.flatnonzero(~in_f)
+        self.cost[records] = costs.cost(state, records)
+        self.without[records] = _states_without(member)
+        # the records' candidate edges (ascending), those outside F free
+        size = self.rel_start[records + 1] - self.rel_start[records]
+        offset = np.repeat(self.rel_start[records] - (np.cumsum(size) - size), size)
+        edges = self.by_rel[np.arange(int(size.sum())) + offset]
+        self.in_f[edges] = False
+        self.in_f[slot_edge] = True
+        free = edges[~self.in_f[edges]]
         j = rel[free]
-        add = costs.cost(np.maximum(state[j], contrib[free]), j) - cost[j]
+        place = np.searchsorted(records, j)  # each free edge's record among ``records``
+        add = costs.cost(np.maximum(state[place], contrib[free]), j) - self.cost[j]
         by = _by_record(j, add, n)
         free, j = free[by], j[by]
-        start = np.searchsorted(j, rows)
-        rank = np.arange(j.size) - start[j]
-        keep = rank < additions
+        first = np.flatnonzero(np.concatenate([[True], j[1:] != j[:-1]]))  # each record's
+        rank = np.arange(j.size) - np.repeat(first, np.diff(np.append(first, j.size)))
+        keep = rank < self.additions  # its cheapest
         free, j = free[keep], j[keep]
         # arcs: tail orig[free] -> head covers[j, t] through j, for every slot t
         edge = np.repeat(free, k)
         rj = np.repeat(j, k)
         slot = np.tile(np.arange(k, dtype=np.int64), free.size)
         # (the arcs of one edge are consecutive: its k slots in order)
-        new_state = np.maximum(without[j], contrib[free][:, None, :]).reshape(edge.size, width)
-        weight = costs.cost(new_state, rj) - cost[rj]
-        tail = orig[edge]
-        head = covers[j].reshape(-1)
-        if banned.size:  # (sorted: np.union1d)
-            key = edge * n + head
-            at = np.minimum(np.searchsorted(banned, key), banned.size - 1)
-            weight[banned[at] == key] = np.inf
-        found = _find_cycles(n, tail, head, weight, label_rounds)
-        if found is None:
-            break
-        nodes, cycle_id, arc = found
-        # the arcs of the cycles: into each cycle node through its parent arc
-        a_edge, a_j, a_slot = edge[arc], rj[arc], slot[arc]
-        accepted, rejected = _true_gains(
-            costs, contrib, covers, member, cost, cycle_id, a_edge, a_j, a_slot
-        )
-        if accepted.size == 0 and rejected.size == 0:
-            break
-        # a cycle whose estimate was wrong is not searched again
-        bad = np.isin(cycle_id, rejected)
-        banned = np.union1d(banned, a_edge[bad] * n + head[arc[bad]])
-        take = np.isin(cycle_id, accepted)
-        covers[a_j[take], a_slot[take]] = orig[a_edge[take]]
-        canceled += int(accepted.size)
-    return covers, canceled
+        new_state = np.maximum(self.without[j], contrib[free][:, None, :]).reshape(edge.size, width)
+        weight = costs.cost(new_state, rj) - self.cost[rj]
+        return _Arcs(edge, rj, slot, orig[edge], covers[j].reshape(-1), weight)
 
 
 def _find_cycles(
