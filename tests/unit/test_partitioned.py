@@ -208,6 +208,23 @@ def test_one_block_is_the_in_memory_release(adult, tmp_path, algorithm):
     assert rb.suppressed_rows == ra.suppressed_rows
 
 
+@pytest.mark.parametrize("block_rows", [1000, 2000])
+def test_personalized_blocks_are_runs_of_the_in_memory_scan(adult, tmp_path, block_rows):
+    # The clustering scans the table in the order the blocks are cut (Problem.sort_order):
+    # a block's groups are the whole table's but at its ends. (Scanned in the job's column
+    # order, each block was a slab of another order: most labels and the loss differed.)
+    job = _job("personalized")
+    a, b = tmp_path / "numpy.parquet", tmp_path / "duckdb.parquet"
+    ra = anonlab.anonymize(str(adult), job, output=a, engine="numpy")
+    rb = anonlab.anonymize(str(adult), job, output=b, engine="duckdb", block_rows=block_rows)
+    mem, blocks = _columns(a), _columns(b)
+    moved = np.zeros(ROWS, dtype=bool)
+    for q in QIS:
+        moved |= mem[q] != blocks[q]
+    assert int(moved.sum()) <= 20 * (rb.search.blocks - 1)
+    assert rb.loss == pytest.approx(ra.loss, rel=0.01)
+
+
 def test_blocks_write_csv_and_remove_suppressed_rows(adult, tmp_path):
     job = _job("progressive", output={"suppressed": "remove"}, suppression=0.05)
     job["models"] = [{"k_anonymity": {"k": 10}}]

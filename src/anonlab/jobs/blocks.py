@@ -133,7 +133,6 @@ class Blocks:
         per-record model, until the classes spanning blocks are judged merged)."""
         task, engine, whole, rows = self.task, self.engine, problem, self.rows
         table = whole.table
-        order = sorted(whole.quasi_identifiers, key=lambda q: table.column(q).cardinality)
         columns = list(table.names)
         total = max(math.ceil(whole.n_records / rows), 1)
         stage(task.progress, f"sorting {whole.n_records:,} rows into blocks of {rows:,}")
@@ -142,7 +141,7 @@ class Blocks:
         stream = engine.partitions(
             columns,
             categories={c: table.column(c).categories for c in columns},
-            order_by={q: whole.hierarchies[q] for q in order},
+            order_by={q: whole.hierarchies[q] for q in whole.sort_order},
             block_rows=rows,
         )
         per_record = any(isinstance(m, RecordModel) for m in whole.models)

@@ -92,10 +92,11 @@ class _Target:
 class Personalized(Anonymizer):
     """Personalized privacy: every record's leakage within its owner's limit.
 
-    Song et al.'s Anonymity_Generalization: sort the table on the quasi-identifiers, cluster
-    it adaptively (a tuple joins the current group or starts the next, whichever keeps more
-    information, line 6), generalize each group's quasi-identifiers to their lowest common
-    labels, and raise sensitive values with SA_Generalization until every record's Pleak
+    Song et al.'s Anonymity_Generalization: sort the table on the quasi-identifiers
+    (ascending cardinality, as the out-of-core blocks are cut), cluster it adaptively (a
+    tuple joins the current group or starts the next, whichever keeps more information,
+    line 6), generalize each group's quasi-identifiers to their lowest common labels, and
+    raise sensitive values with SA_Generalization until every record's Pleak
     (Definition 8) is within its own limit. The limits come from the job's
     ``personalized:`` key and the ``personalized_leakage`` model, which gives the tree of
     the sensitive attribute; without them every limit is 1 and the release is k-anonymous.

@@ -2,6 +2,16 @@
 lines 3-13): sort on the quasi-identifiers, then let each tuple join the current group or
 start the next one, whichever leaves it more information.
 
+The paper does not say in which order of the quasi-identifiers the table is sorted. anonlab
+sorts as the out-of-core blocks are cut (:attr:`~anonlab.release.problem.Problem.sort_order`:
+ascending cardinality, each column's values in its hierarchy's leaf order, Murakami & Uno's
+section 3.2.3): each block is then a run of the order the whole table is scanned in, and
+its groups are those of the whole table but at its ends. (Scanned in the job's column
+order, a block cut from the other order is a slab whose groups differ from the whole
+table's: on 1,000,000 Adult rows the blocks of 100,000 lost 7.9 % more. The order matters
+for the loss too: with a column of many values first, as age, the groups of each of its
+values mix every other column.)
+
 The groups are runs of the sorted table. A group's label on a quasi-identifier is the lowest
 level of its hierarchy at which all its members agree (the lowest common ancestor), within
 the problem's level bounds. Equal tuples form a *block* and stay together: a tuple equal to
@@ -138,8 +148,10 @@ class QuasiIdentifierIndex:
 
     @classmethod
     def of(cls, problem: Problem) -> QuasiIdentifierIndex:
-        """Sort ``problem``'s table on its quasi-identifiers (hierarchy leaf order; a null
-        last) and find its blocks and the agreement levels of neighbouring blocks."""
+        """Sort ``problem``'s table on its quasi-identifiers (in
+        :attr:`~anonlab.release.problem.Problem.sort_order`, each in its hierarchy's leaf
+        order, a null last) and find its blocks and the agreement levels of neighbouring
+        blocks."""
         table = problem.table
         keys: list[IntArray] = []
         codes: list[IntArray] = []
@@ -157,7 +169,9 @@ class QuasiIdentifierIndex:
             ancestors.append(mappings.astype(np.int64))
             info.append(info_left_by_level(h, col.categories))
         n = table.n_rows
-        order = np.lexsort([np.arange(n), *reversed(keys)]).astype(np.int64)
+        at = {q: j for j, q in enumerate(problem.quasi_identifiers)}
+        significant = [keys[at[q]] for q in problem.sort_order]  # most significant first
+        order = np.lexsort([np.arange(n), *reversed(significant)]).astype(np.int64)
         sorted_codes = np.stack([c[order] for c in codes]) if codes else np.zeros((0, n))
         change = np.zeros(n, dtype=bool)
         change[0] = True
