@@ -47,6 +47,12 @@ where ARX's score reads as the same number; ARX prints some metrics' scores in o
 exits without running anything.
 
     .venv/bin/python benchmarks/bench_arx_grid.py --arx auto [--repeat 3] [--goal 0.5]
+
+``--over FILE`` runs only the jobs whose ratio was above ``--goal`` in an earlier same-run
+file (to measure those again on an idle machine), ``--name`` names the results file:
+
+    .venv/bin/python benchmarks/bench_arx_grid.py --arx auto --repeat 5
+        --over benchmarks/results/arx_grid_same_run.json --name arx_grid_over_goal
 """
 
 from __future__ import annotations
@@ -206,9 +212,15 @@ def wanted_jobs(args: argparse.Namespace, tables: dict[str, Any]) -> Iterator[di
     job's data set read into ``tables`` (once) before it is yielded."""
     reference = json.loads(REFERENCE.read_text(encoding="utf-8"))
     wanted_m, wanted_d = args.metrics.split(","), args.datasets.split(",")
+    over = None  # with --over: the jobs above the goal in that same-run file
+    if getattr(args, "over", None) is not None:
+        earlier = json.loads(args.over.read_text(encoding="utf-8"))["jobs"]
+        over = {_key(r) for r in earlier if r["ratio"] > args.goal}
     for ref in reference["rows"]:
         ds = ref["dataset"]
         if ref["metric"] not in wanted_m or ds not in wanted_d:
+            continue
+        if over is not None and _key(ref) not in over:
             continue
         if ds not in tables:
             path = common.shared_dir() / "datasets" / "arx" / f"{ds}.csv"
@@ -246,8 +258,9 @@ def same_run(args: argparse.Namespace, classpath: str) -> None:
     summary = summarize_same_run(out, args.goal)
     report_same_run(out, summary, args.goal)
     print(f"\ngrid run in {elapsed / 60:.1f} min")
+    name = args.name or ("arx_grid_same_run_quick" if args.quick else "arx_grid_same_run")
     path = common.write_results(
-        "arx_grid_same_run_quick" if args.quick else "arx_grid_same_run",
+        name,
         {"repeat": repeat, "arx_warmups": args.arx_warmups, "goal_ratio": args.goal,
          "arx_classpath": classpath, "elapsed_s": elapsed, "jobs": out, "summary": summary},
     )  # fmt: skip
@@ -431,6 +444,12 @@ def main() -> None:
     )
     ap.add_argument("--arx-warmups", type=int, default=2, help="ARX's unmeasured runs per job")
     ap.add_argument("--goal", type=float, default=0.5, help="ratio to ARX to report jobs above")
+    ap.add_argument(
+        "--over",
+        type=Path,
+        help="with --arx: only the jobs whose ratio was above --goal in this earlier same-run JSON",
+    )
+    ap.add_argument("--name", help="with --arx: the results file's name (default arx_grid_same_run)")
     args = ap.parse_args()
     if args.arx is not None:
         classpath = common.arx_classpath(args.arx)
