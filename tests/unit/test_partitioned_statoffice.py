@@ -6,7 +6,8 @@ and verified by the release layer, the union written in the source's order and r
 (the written classes judged again; a release with blanks recounted under wildcard matching).
 Each release read back must pass ``anonlab check --release`` (an audit independent of the
 write path), keep the input's rows in their order, and its loss -- measured exactly on the
-union of the blocks -- must equal the loss measured in memory on the written release.
+union of the blocks -- must equal the loss measured in memory on the written release. The
+Spark engine runs the same blocks and writes the same release.
 """
 
 from __future__ import annotations
@@ -155,9 +156,12 @@ def test_mondrian_ncp_of_blocks_adds_up(adult, tmp_path):
     assert res.loss == pytest.approx(_loss_in_memory(adult, job, out), rel=1e-9)
 
 
-def test_centroid_classes_spanning_blocks_are_measured_merged(tmp_path):
+@pytest.mark.parametrize("engine", ["duckdb", "spark"])
+def test_centroid_classes_spanning_blocks_are_measured_merged(request, tmp_path, engine):
     """Identical centroids from different blocks are one class: its range is the merged
     rows' (here wider than either part's), measured exactly, and its mean still the mean."""
+    if engine == "spark":
+        request.getfixturevalue("spark")
     rng = np.random.default_rng(3)
     x = rng.integers(0, 4, 900)
     y = rng.integers(0, 3, 900)
@@ -170,13 +174,27 @@ def test_centroid_classes_spanning_blocks_are_measured_merged(tmp_path):
         "algorithm": {"name": "microaggregation", "block_size": 50},
     }
     out = tmp_path / "out.csv"
-    res = anonlab.anonymize(str(data), job, output=out, engine="duckdb", block_rows=100)
+    res = anonlab.anonymize(str(data), job, output=out, engine=engine, block_rows=100)
     assert res.search.spanning_classes > 0
     _audited(data, job, out, 4)
     assert res.loss == pytest.approx(_loss_in_memory(data, job, out), rel=1e-9, abs=1e-12)
     per = res.search.per_block
     mean = sum(b["loss"] * b["rows"] for b in per) / 900
     assert res.loss != pytest.approx(mean, rel=1e-6)  # merged classes and whole-table ranges
+
+
+@pytest.mark.parametrize("algorithm", FAMILIES)
+def test_spark_writes_the_duckdb_release_block_by_block(spark, adult, tmp_path, algorithm):
+    """The Spark engine runs the same blocks, writes the same release, measures the same
+    loss (the centroid classes that span blocks read back from Spark)."""
+    job = _job(algorithm)
+    a, b = tmp_path / "duckdb.parquet", tmp_path / "spark.parquet"
+    ra = anonlab.anonymize(str(adult), job, output=a, engine="duckdb", block_rows=1500)
+    rb = anonlab.anonymize(str(adult), job, output=b, engine="spark", block_rows=1500)
+    assert rb.search.blocks == ra.search.blocks >= 3
+    assert rb.search.spanning_classes == ra.search.spanning_classes
+    assert _text(b) == _text(a)
+    assert rb.loss == pytest.approx(ra.loss, rel=1e-12)
 
 
 # ------------------------------------------------------------------ refusals, re-checks
