@@ -592,7 +592,7 @@ def help_lists() -> dict[str, str]:
     Examples
     --------
     >>> help_lists()["partition_algorithms"]
-    'progressive, top_down, wong_nh, murakami_uno, personalized'
+    'progressive, top_down, local_suppression, microaggregation, mondrian, wong_nh, murakami_uno, personalized'
     """
     return {
         "algorithms": algorithm_families(),

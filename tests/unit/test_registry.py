@@ -125,8 +125,8 @@ def test_capability_lists_are_made_from_the_registry(plugin_family):
         "partial_domain and presampling)"
     )
     assert base.PARTITION_ALGORITHMS == (
-        "The row-placing algorithms (progressive, top_down, wong_nh, murakami_uno, "
-        "personalized, mondrian_plugin)"
+        "The row-placing algorithms (progressive, top_down, local_suppression, "
+        "microaggregation, mondrian, wong_nh, murakami_uno, personalized, mondrian_plugin)"
     )
     assert base.algorithm_families().endswith("; mondrian_plugin (multidimensional partitioning)")
 

@@ -75,6 +75,10 @@ class Anonymizer(ABC):
     verifier: ClassVar[str] = "classes"
     #: The family in words, as help texts list the algorithms (:func:`algorithm_families`).
     family: ClassVar[str] = ""
+    #: Out of core, the rows per block when the job does not say (``block_rows``), for an
+    #: algorithm that :meth:`accepts_partitions`; None: Murakami & Uno's
+    #: :data:`~anonlab.release.partitioned.DEFAULT_BLOCK_ROWS`.
+    block_rows: ClassVar[int | None] = None
     #: The parameters with which the algorithm runs on a frequency set, in words, when not
     #: all do (:func:`frequency_set_algorithms`).
     frequency_set_condition: ClassVar[str] = ""
@@ -200,7 +204,8 @@ class Anonymizer(ABC):
         and verified on its own (Murakami & Uno, section 3.2.3; see
         :mod:`anonlab.release.partitioned` for why the union of verified blocks satisfies
         the models). The row-placing families (local recoding, non-homogeneous
-        generalization, personalized privacy) accept it; the default does not.
+        generalization, personalized privacy, Mondrian, microaggregation, local
+        suppression) accept it; the default does not.
 
         Returns
         -------
@@ -319,7 +324,7 @@ def partition_algorithms() -> str:
     --------
     >>> import anonlab.algorithms
     >>> partition_algorithms()
-    'The row-placing algorithms (progressive, top_down, wong_nh, murakami_uno, personalized)'
+    'The row-placing algorithms (progressive, top_down, local_suppression, microaggregation, mondrian, wong_nh, murakami_uno, personalized)'
     """
     return f"The row-placing algorithms ({', '.join(partition_algorithm_names())})"
 

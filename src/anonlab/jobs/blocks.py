@@ -91,7 +91,7 @@ class Blocks:
     def __init__(self, task: Task, engine: Engine) -> None:
         self.task = task
         self.engine = engine
-        self.rows = DEFAULT_BLOCK_ROWS if task.block_rows is None else task.block_rows
+        self.rows = _block_rows(task)
         self._blocks: list[BlockRelease] = []
         self._merged = 0
         self._held: HeldBlocks | None = None
@@ -110,7 +110,7 @@ class Blocks:
         models = job_models(task.spec)
         check_union(models, task.algorithm.name)
         k = max([m.min_class_size for m in models] + [2])
-        rows = DEFAULT_BLOCK_ROWS if task.block_rows is None else task.block_rows
+        rows = _block_rows(task)
         if rows < k:
             raise ParameterError(
                 f"The 'block_rows' option (--block-rows) must be at least the models' k = {k}: "
@@ -217,6 +217,16 @@ class Blocks:
             merge_summaries(summaries, b.summary)
         kind = self._blocks[0].kind
         return BlockSummary(self.task.algorithm.name, kind, len(self._blocks), self.rows, summaries)
+
+
+def _block_rows(task: Task) -> int:
+    """The rows per block: the job's, else the algorithm's own
+    (:attr:`~anonlab.algorithms.base.Anonymizer.block_rows`), else
+    :data:`~anonlab.release.partitioned.DEFAULT_BLOCK_ROWS`."""
+    if task.block_rows is not None:
+        return int(task.block_rows)
+    own = type(task.algorithm).block_rows
+    return DEFAULT_BLOCK_ROWS if own is None else int(own)
 
 
 def _solve_block(

@@ -97,7 +97,8 @@ def anonymize(
     block_rows : int, optional
         Out of core, the rows per block of the algorithms that place individual rows
         (local recoding, non-homogeneous generalization, personalized privacy), which run
-        block by block on the table sorted on its quasi-identifiers (default
+        block by block on the table sorted on its quasi-identifiers (default: the
+        algorithm's own :attr:`~anonlab.algorithms.base.Anonymizer.block_rows`, else
         :data:`~anonlab.release.partitioned.DEFAULT_BLOCK_ROWS`, 100,000; at least the
         models' k). Unused by the other algorithms and in memory.
 

@@ -1,9 +1,12 @@
 """The union of a block run's verified blocks: written in the source's order, re-checked.
 
-A class-forming release is grouped again from the written file and every class model judges
-the union's classes (:func:`~anonlab.release.recheck_written`); a per-record model judges
-again the records of the classes that span blocks; a cell cover was verified block by block
-on its anonymity graph, and the written file must hold every block's staged labels.
+A class-forming release (hierarchy labels, Mondrian's regions, centroids) is grouped again
+from the written file and every class model judges the union's classes
+(:func:`~anonlab.release.recheck_written`); a per-record model judges again the records of
+the classes that span blocks; a release with blanks has every written record's compatible
+records counted again from the file (:func:`~anonlab.release.blanks.recheck_blanks`, a
+blank matching any value); a cell cover was verified block by block on its anonymity graph,
+and the written file must hold every block's staged labels.
 """
 
 from __future__ import annotations
@@ -28,8 +31,10 @@ from anonlab.jobs.limits import read_limits
 from anonlab.models.base import PrivacyModel
 from anonlab.models.per_record import RecordModel
 from anonlab.release import Problem, recheck_written
+from anonlab.release.blanks import BLANKS_K, recheck_blanks
 from anonlab.release.partitioned import (
     BlockRelease,
+    centroid_union_loss,
     combine_verifications,
     spanning_verdict,
     union_loss,
@@ -50,8 +55,9 @@ def write_union(
     (:meth:`~anonlab.engines.base.Engine.staged_mismatches`); a class-forming release is
     grouped again and every class model judges the union's classes
     (:func:`~anonlab.release.recheck_written`), a per-record model judges again the records
-    of classes that span blocks; a cell cover was verified block by block on its anonymity
-    graph. A failure raises :class:`~anonlab.exceptions.PrivacyCheckError` and nothing is
+    of classes that span blocks; a release with blanks is counted again under wildcard
+    matching (:func:`~anonlab.release.blanks.recheck_blanks`); a cell cover was verified
+    block by block on its anonymity graph. A failure raises :class:`~anonlab.exceptions.PrivacyCheckError` and nothing is
     written.
 
     Parameters
@@ -103,7 +109,7 @@ def write_union(
     else:
         columns = tuple(c for c in engine.columns if c not in hidden)
     plan = RowsPlan(columns, replaced, qis, mask)
-    forms_classes = blocks[0].cells is not None
+    forms_classes = blocks[0].verifier not in ("graph", "blanks")
     fmt = "parquet" if output is None else output_format(output)
     separator = spec.csv.separator
     stage(progress, "writing" if output is None else f"writing {Path(output).name}")
@@ -161,8 +167,27 @@ def _check_union(
             f"of {whole.max_suppressed}. Nothing was released."
         )
     spanning = 0
-    if forms_classes:
-        verification, loss = _union_of_classes(whole, task.mask, blocks, written, suppressed)
+    kind = blocks[0].verifier
+    metric = whole.metric.name
+    if kind == "blanks":
+        verification, loss = _union_of_blanks(whole, blocks, written)
+        spanning = _check_spanning(engine, whole, task.spec, plan)
+    elif kind == "centroids":
+        verification, _ = _union_of_classes(whole, task.mask, blocks, written, suppressed)
+        stage(task.progress, "measuring the classes that span blocks, merged")
+        qis = list(whole.quasi_identifiers)
+        categories = {q: whole.table.column(q).categories for q in qis}
+        spanning, row_class, original, labels = engine.staged_spanning(plan, qis, categories)
+        parts = [b.centroids for b in blocks if b.centroids is not None]
+        loss, metric = centroid_union_loss(whole, parts, row_class, original, labels), "gcp"
+    elif forms_classes:
+        verification, classes = _union_of_classes(whole, task.mask, blocks, written, suppressed)
+        if kind == "regions":  # a cell's NCP is read from its label alone: blocks add up
+            loss = _additive_loss(whole, blocks)
+        else:
+            supp = np.concatenate([b.suppressed_sizes for b in blocks])
+            cells = [b.cells for b in blocks if b.cells is not None]
+            loss = union_loss(whole, cells, classes, supp)
         stage(task.progress, "judging the classes that span blocks")
         spanning = _check_spanning(engine, whole, task.spec, plan)
     else:
@@ -171,21 +196,47 @@ def _check_union(
             "k-regular covers is k-regular, and the written file holds every block's labels"
         )
         verification = combine_verifications(whole, blocks, written.n_classes, method)
-        n = whole.n_records
-        if whole.metric.name == "ncp":
-            loss = sum(b.loss for b in blocks)
-        else:  # gcp: each block's is a mean over its rows
-            loss = sum(b.loss * b.n_rows for b in blocks) / n if n else 0.0
+        loss = _additive_loss(whole, blocks)
     columns = LabelColumns([], None)
-    return union_release(columns, verification, loss, whole.metric.name, written), spanning
+    return union_release(columns, verification, loss, metric, written), spanning
+
+
+def _additive_loss(whole: Problem, blocks: list[BlockRelease]) -> float:
+    """The union's NCP or GCP when each cell's NCP depends on its label and the whole
+    table's domain alone (a cell cover, regions): the blocks' NCP summed, or their GCP
+    weighted by their rows."""
+    n = whole.n_records
+    if whole.metric.name == "ncp":
+        return float(sum(b.loss for b in blocks))
+    return sum(b.loss * b.n_rows for b in blocks) / n if n else 0.0  # gcp: a mean over rows
+
+
+def _union_of_blanks(
+    whole: Problem, blocks: list[BlockRelease], written: ClassStats
+) -> tuple[Verification, float]:
+    """A union of releases with blanks: every written record's compatible records counted
+    again from the written file's distinct tuples (:func:`~anonlab.release.blanks
+    .recheck_blanks`, a blank matching any value); its verification and its loss, the
+    blocks' cells counted against the whole table, the classes those of the written
+    labels."""
+    k_after = recheck_blanks(whole, written)
+    method = (
+        f"each of {len(blocks)} blocks: {blocks[0].verification.method}; the union: "
+        "wildcard frequencies recounted from the written release's distinct tuples"
+    )
+    verification = combine_verifications(whole, blocks, written.n_classes, method)
+    verification.k_after, verification.k_meaning = k_after, BLANKS_K
+    sizes = np.asarray(written.sizes, dtype=np.int64)
+    cells = [b.cells for b in blocks if b.cells is not None]
+    return verification, union_loss(whole, cells, sizes, np.zeros(0, dtype=np.int64))
 
 
 def _union_of_classes(
     whole: Problem, mask: bool, blocks: list[BlockRelease], written: ClassStats, suppressed: int
-) -> tuple[Verification, float]:
+) -> tuple[Verification, npt.NDArray[np.int64]]:
     """A class-forming union: the written release grouped again, every class model judging
-    its classes (:func:`~anonlab.release.recheck_written`); its verification and its loss
-    measured against the whole table."""
+    its classes (:func:`~anonlab.release.recheck_written`); its verification and the sizes
+    of its released classes."""
     classes = _released_classes(written, suppressed, mask)
     method = (
         f"each of {len(blocks)} blocks: {blocks[0].verification.method}; the union: the "
@@ -197,9 +248,7 @@ def _union_of_classes(
     )
     verification.classes = int(classes.size)
     verification.k_after = int(classes.min()) if classes.size else 0
-    supp = np.concatenate([b.suppressed_sizes for b in blocks])
-    loss = union_loss(whole, [b.cells for b in blocks if b.cells is not None], classes, supp)
-    return verification, loss
+    return verification, classes
 
 
 def _class_models(problem: Problem) -> list[PrivacyModel]:

@@ -44,6 +44,7 @@ import numpy.typing as npt
 from anonlab._typing import IntArray
 from anonlab.data.grouping import group_rows
 from anonlab.data.labels import natural_order
+from anonlab.data.stats import ClassStats
 from anonlab.data.table import EncodedColumn, EncodedTable, LabelColumns
 from anonlab.engines import get_engine
 from anonlab.exceptions import ParameterError, PrivacyCheckError
@@ -58,8 +59,10 @@ __all__ = [
     "BLANKS_K",
     "Blanks",
     "blank_problem",
+    "blank_cells",
     "compatible_counts",
     "read_blanks",
+    "recheck_blanks",
     "wildcard_frequencies",
 ]
 
@@ -389,30 +392,43 @@ class Blanks(Recoding):
 
 
 # --------------------------------------------------------------------------- verification
-def _cells(
-    problem: Problem,
-    recoding: Blanks,
-    blank: npt.NDArray[np.bool_],
-    classes: npt.NDArray[np.int64],
-    context: MetricContext,
-) -> ReleaseCells:
-    """The release's cells as the metrics count them, per quasi-identifier and original
-    value: at the attribute's level where released as a label, at the top of its hierarchy
-    where blank (a blank says as little as the root ``*``: 1 in NCP/GCP, as ARX counts a
-    suppressed cell)."""
-    base = context.base
-    assert base.domains is not None
-    counted = []
+def blank_cells(
+    problem: Problem, recoding: Blanks, blank: npt.NDArray[np.bool_]
+) -> list[tuple[IntArray, IntArray, npt.NDArray[np.str_], IntArray]]:
+    """The release's cells counted per quasi-identifier and original value: at the
+    attribute's level where released as a label, at the top of its hierarchy where blank.
+
+    Parameters
+    ----------
+    problem : Problem
+    recoding : Blanks
+    blank : ndarray of bool, shape (rows, quasi-identifiers)
+        The blank cells (read back from the released labels).
+
+    Returns
+    -------
+    list of tuple
+        Per quasi-identifier ``(value, level, label, count)``: the original value's code in
+        the column, the level, the released label's text and the cells counted.
+
+    Examples
+    --------
+    >>> from anonlab.data.builders import flat_hierarchy
+    >>> from anonlab.metrics import build_metric
+    >>> from anonlab.models import build_model
+    >>> t = EncodedTable.from_columns({"sex": ["F", "M", "F", "F"]})
+    >>> p = Problem(t, ("sex",), {"sex": flat_hierarchy(["F", "M"])},
+    ...             (build_model("k_anonymity", {"k": 2}),), build_metric("gcp"))
+    >>> blank = np.array([[False], [True], [False], [False]])
+    >>> value, level, label, count = blank_cells(p, Blanks({"sex": 0}, blank), blank)[0]
+    >>> value.tolist(), level.tolist(), label.tolist(), count.tolist()
+    ([0, 1], [0, 1], ['F', '*'], [3, 1])
+    """
+    out = []
     for j, q in enumerate(problem.quasi_identifiers):
         col = problem.table[q]
         hierarchy = problem.hierarchies[q]
         level, top = recoding.levels[q], hierarchy.height
-        domain = base.domains[base.columns.index(q)]
-        if domain is col.categories or np.array_equal(domain, col.categories):
-            recode = np.arange(col.cardinality, dtype=np.int64)
-        else:  # the context's base domain orders the values otherwise: map by text
-            where = {v: i for i, v in enumerate(domain.tolist())}
-            recode = np.array([where[v] for v in col.categories.tolist()], dtype=np.int64)
         parts = []  # (category, level, label text, count)
         shown = np.bincount(col.codes[~blank[:, j]], minlength=col.cardinality)
         hidden = np.bincount(col.codes[blank[:, j]], minlength=col.cardinality)
@@ -423,10 +439,39 @@ def _cells(
             cats = np.flatnonzero(count)
             text = np.asarray(labels, dtype=object)[np.asarray(mapping)[cats]]
             parts.append((cats, np.full(cats.size, lv, dtype=np.int64), text, count[cats]))
-        cats = np.concatenate([p[0] for p in parts])
-        lvs = np.concatenate([p[1] for p in parts])
-        texts = np.concatenate([p[2] for p in parts]).astype(str)
-        counts = np.concatenate([p[3] for p in parts]).astype(np.int64)
+        out.append(
+            (
+                np.concatenate([p[0] for p in parts]).astype(np.int64),
+                np.concatenate([p[1] for p in parts]),
+                np.concatenate([p[2] for p in parts]).astype(str),
+                np.concatenate([p[3] for p in parts]).astype(np.int64),
+            )
+        )
+    return out
+
+
+def _cells(
+    problem: Problem,
+    recoding: Blanks,
+    blank: npt.NDArray[np.bool_],
+    classes: npt.NDArray[np.int64],
+    context: MetricContext,
+) -> ReleaseCells:
+    """The release's cells as the metrics count them (:func:`blank_cells`; a blank says as
+    little as the root ``*``: 1 in NCP/GCP, as ARX counts a suppressed cell)."""
+    base = context.base
+    assert base.domains is not None
+    counted = []
+    for q, (cats, lvs, texts, counts) in zip(
+        problem.quasi_identifiers, blank_cells(problem, recoding, blank)
+    ):
+        col = problem.table[q]
+        domain = base.domains[base.columns.index(q)]
+        if domain is col.categories or np.array_equal(domain, col.categories):
+            recode = np.arange(col.cardinality, dtype=np.int64)
+        else:  # the context's base domain orders the values otherwise: map by text
+            where = {v: i for i, v in enumerate(domain.tolist())}
+            recode = np.array([where[v] for v in col.categories.tolist()], dtype=np.int64)
         label = np.unique(texts, return_inverse=True)[1].reshape(-1).astype(np.int64)
         value = recode[cats]
         order = np.lexsort((value, lvs, label))
@@ -445,6 +490,73 @@ def _cells(
         classes,
         np.zeros(classes.size, dtype=bool),
     )
+
+
+def recheck_blanks(problem: Problem, written: ClassStats) -> int:
+    """Recount the wildcard frequencies of a written release from its distinct tuples.
+
+    The second, independent check of a release with blanks written out of core: the
+    written file grouped again on its quasi-identifiers (its distinct released tuples with
+    their counts, :meth:`~anonlab.engines.base.Engine.release_stats`), a cell blank iff
+    its label is ``*``, every tuple's compatible records counted
+    (:func:`compatible_counts`).
+
+    Parameters
+    ----------
+    problem : Problem
+        Its quasi-identifiers, models (k-anonymity) and records.
+    written : ClassStats
+        The classes of the written file, with their keys, columns in the problem's order of
+        quasi-identifiers.
+
+    Returns
+    -------
+    int
+        The fewest compatible records of a written record (the release's k).
+
+    Raises
+    ------
+    PrivacyCheckError
+        A written record compatible with fewer than k records, or a file that does not
+        hold every record: the caller must not release it.
+
+    Examples
+    --------
+    >>> from anonlab.data.builders import flat_hierarchy
+    >>> from anonlab.metrics import build_metric
+    >>> from anonlab.models import build_model
+    >>> t = EncodedTable.from_columns({"sex": ["F", "M", "F", "M"], "zip": ["1", "2", "1", "3"]})
+    >>> flat = {q: flat_hierarchy(t[q].categories) for q in ("sex", "zip")}
+    >>> p = Problem(t, ("sex", "zip"), flat, (build_model("k_anonymity", {"k": 2}),),
+    ...             build_metric("gcp"))
+    >>> out = EncodedTable.from_columns({"sex": ["F", "M", "F", "M"], "zip": ["1", "*", "1", "*"]})
+    >>> recheck_blanks(p, get_engine("numpy", out).class_stats(["sex", "zip"], with_keys=True))
+    2
+    """
+    k = blank_problem(problem, "The re-check of a release with blanks")
+    rows = int(np.asarray(written.sizes).sum())
+    if rows != problem.n_records:
+        raise PrivacyCheckError(
+            f"Re-check of the written release failed: it holds {rows} rows, not the "
+            f"{problem.n_records} released. Nothing was released."
+        )
+    if written.keys is None or written.domains is None:  # pragma: no cover - engines' contract
+        raise PrivacyCheckError("The written release was grouped without its labels.")
+    codes = np.asarray(written.keys, dtype=np.int64)
+    blank = np.zeros(codes.shape, dtype=bool)
+    for j, domain in enumerate(written.domains):
+        star = np.asarray(np.asarray(domain, dtype=object) == BLANK, dtype=bool).reshape(-1)
+        blank[:, j] = star[codes[:, j]] if star.size else False
+    sizes = np.asarray(written.sizes, dtype=np.int64)
+    freq = compatible_counts(codes, blank, sizes, codes, blank)
+    short = freq < k
+    if short.any():
+        raise PrivacyCheckError(
+            f"Re-check of the written release failed: {int(sizes[short].sum()):,} records "
+            f"are compatible with fewer than {k} released records (a blank matching any "
+            "value). Nothing was released."
+        )
+    return int(freq.min()) if freq.size else 0
 
 
 def _verify_blanks(

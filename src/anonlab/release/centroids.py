@@ -54,6 +54,7 @@ __all__ = [
     "Centroids",
     "centroid_gcp",
     "check_centroids",
+    "class_ncp",
     "il1s",
     "numeric_values",
     "released_numbers",
@@ -383,11 +384,55 @@ def centroid_gcp(
     >>> centroid_gcp(t, ["x"], np.array([0, 0, 1, 1]), np.zeros(2, bool), {"x": np.zeros(2, bool)})
     0.2
     """
-    n_classes = int(row_class.max()) + 1 if row_class.size else 0
     n = row_class.size
     if not n or not columns:
         return 0.0
-    total = 0.0
+    per_class = class_ncp(original, columns, row_class, suppressed, hidden)
+    return float(per_class[row_class].sum()) / (n * len(columns))
+
+
+def class_ncp(
+    original: EncodedTable,
+    columns: list[str],
+    row_class: IntArray,
+    suppressed: npt.NDArray[np.bool_],
+    hidden: dict[str, npt.NDArray[np.bool_]],
+    *,
+    whole_domain: bool = False,
+) -> FloatArray:
+    """Per released class, the NCP of one of its rows summed over the quasi-identifiers
+    (:func:`centroid_gcp` counts it once per row).
+
+    Parameters
+    ----------
+    original : EncodedTable
+    columns : list of str
+    row_class : ndarray of int64
+    suppressed : ndarray of bool
+    hidden : dict of str to ndarray of bool
+        As for :func:`centroid_gcp`.
+    whole_domain : bool
+        Take a numeric attribute's range from its categories (the whole table's, when the
+        rows are a block encoded with the whole table's labels) instead of from the rows.
+
+    Returns
+    -------
+    ndarray of float64, shape (classes,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from anonlab import EncodedTable
+    >>> t = EncodedTable.from_columns({"x": ["0", "2", "8", "10"]})
+    >>> half = EncodedTable((EncodedColumn("x", t["x"].codes[:2], t["x"].categories),))
+    >>> no = {"x": np.zeros(1, bool)}
+    >>> class_ncp(half, ["x"], np.array([0, 0]), np.zeros(1, bool), no).tolist()
+    [1.0]
+    >>> class_ncp(half, ["x"], np.array([0, 0]), np.zeros(1, bool), no, whole_domain=True).tolist()
+    [0.2]
+    """
+    n_classes = int(row_class.max()) + 1 if row_class.size else 0
+    total = np.zeros(n_classes, dtype=np.float64)
     for q in columns:
         col = original[q]
         numbers = numeric_values(col)
@@ -398,7 +443,8 @@ def centroid_gcp(
             hi = np.full(n_classes, -np.inf)
             np.minimum.at(lo, row_class[ok], x[ok])
             np.maximum.at(hi, row_class[ok], x[ok])
-            span = np.nanmax(x) - np.nanmin(x) if ok.any() else 0.0
+            known = numbers if whole_domain else x
+            span = np.nanmax(known) - np.nanmin(known) if (~np.isnan(known)).any() else 0.0
             ncp = np.where(np.isfinite(lo), (hi - lo) / span if span > 0 else 0.0, 0.0)
         else:
             values = col.codes.astype(np.int64)
@@ -409,9 +455,8 @@ def centroid_gcp(
             ncp = (
                 (np.maximum(distinct, 1) - 1) / (domain - 1) if domain > 1 else np.zeros(n_classes)
             )
-        ncp = np.where(hidden[q] | suppressed, 1.0, ncp)
-        total += float(ncp[row_class].sum())
-    return total / (n * len(columns))
+        total += np.where(hidden[q] | suppressed, 1.0, ncp)
+    return total
 
 
 # --------------------------------------------------------------------------- verification

@@ -1,7 +1,8 @@
 """Releases made partition by partition: blocks verified on their own, the union argued.
 
 The algorithms that place individual rows (local recoding, non-homogeneous generalization,
-personalized privacy) need the rows in memory. Out of core they follow Murakami & Uno's
+personalized privacy, and the statistics-office families: Mondrian's regions,
+microaggregation, local suppression) need the rows in memory. Out of core they follow Murakami & Uno's
 approach for large tables (paper 003, section 3.2.3): the table is sorted on its
 quasi-identifiers (ascending cardinality, then each value's place in its hierarchy), cut
 into blocks of a bounded number of rows, and each block is anonymized on its own. Every
@@ -35,6 +36,56 @@ cell cover (k_anonymity)    each block's cover is k-regular on its own rows; the
                             edge-disjoint perfect matchings of the blocks together are k
                             such matchings of the table (Murakami & Uno, Theorem 1).
 ==========================  =========================================================
+
+The statistics-office families release other things than hierarchy labels; the same
+argument holds for each, with what its verifier checks:
+
+==========================  =========================================================
+regions (``mondrian``)      a row's released cell is an interval ``[lo,hi]``, a
+                            hierarchy label, a set ``{a;b}`` or ``*``, read back by the
+                            ``regions`` verifier as covering the row's own value; that
+                            holds row by row, so in the union too. Rows of any blocks
+                            whose summaries read the same are one released class: a
+                            disjoint union of verified classes, judged as above (k: the
+                            sizes add). A cell's NCP is read from its label against the
+                            whole column's range or leaves (every block is encoded
+                            with the whole table's values), so the union's GCP is the
+                            blocks' weighted by their rows, its NCP their sum.
+centroids                   classes of different blocks whose released centroids read
+(``microaggregation``)      the same are one class (sizes add; models as above), and
+                            the merged cells are still the class's centroids: a mean
+                            ``v`` of each part is the mean of their union (a weighted
+                            mean of equal means); at most half of each part below (above)
+                            a median ``v`` leaves at most half of the union; a value
+                            at least as frequent as any other in each part is so in
+                            their union; a null of parts all missing stays one, ``*``
+                            is allowed anywhere. A class's NCP is its rows' range
+                            (distinct values), which grows when classes merge: the
+                            union's GCP adds every block's classes measured against
+                            the whole table's ranges, less the classes whose labels
+                            span blocks, plus those classes measured merged, from their
+                            rows (:func:`centroid_union_loss`).
+blanks                      k-anonymity only (a blank, ``*``, matches any value, so a
+(``local_suppression``)     record belongs to no single class; every other model is
+                            refused, :func:`~anonlab.release.blanks.blank_problem`).
+                            Its verifier counts a record's *compatible* records (on
+                            every attribute the same label, or either one blank), as
+                            sdcMicro's ``freqCalc`` does: every record compatible with
+                            ``r`` in its block is so in the union, so ``r``'s frequency
+                            only grows (``f_union(r) >= f_block(r) >= k``), whatever
+                            the levels or blanks of the other blocks (a label of
+                            another level is simply not equal). Blank-as-its-own-value
+                            counting would give the same conclusion (classes of equal
+                            tuples, sizes add), but is not what the verifier judges.
+                            Each block may choose its own levels (``generalize:
+                            optimal`` searches each block); the cells are counted per
+                            (label, level, value) and merged as for local recoding.
+==========================  =========================================================
+
+Each of these written releases is judged again from the file before it is kept
+(:func:`anonlab.jobs.union.write_union`): regions and centroids grouped on their written
+labels and every class model judging the classes; blanks by their wildcard frequencies
+recounted from the file's distinct tuples (:func:`~anonlab.release.blanks.recheck_blanks`).
 
 Refused (:func:`check_union`): the refined simple (alpha,k)-anonymity (Definition 5's
 ``ceil`` is subadditive: two classes of two rows with one sensitive row each pass at
@@ -92,6 +143,8 @@ from anonlab.exceptions import ParameterError, PrivacyCheckError
 from anonlab.metrics.base import CellCounts, MetricContext, ReleaseCells
 from anonlab.models.base import PrivacyModel
 from anonlab.models.per_record import RecordModel, RecordVerdict
+from anonlab.release.blanks import Blanks, blank_cells, read_blanks
+from anonlab.release.centroids import HIDDEN, Centroids, class_ncp
 from anonlab.release.clusters import Clusters
 from anonlab.release.measure import metric_context, release_cells
 from anonlab.release.problem import Problem
@@ -101,11 +154,14 @@ from anonlab.release.verify import Release, Verification, verify
 
 __all__ = [
     "BlockRelease",
+    "CentroidClasses",
     "DEFAULT_BLOCK_ROWS",
     "HeldBlocks",
     "PartitionStats",
     "RejoinsClasses",
     "block_ready",
+    "centroid_classes",
+    "centroid_union_loss",
     "check_union",
     "release_block",
     "spanning_verdict",
@@ -206,6 +262,12 @@ class BlockRelease:
         The columns the release changes (set from ``labels``).
     n_rows : int
         Rows of the block (kept after :meth:`forget_rows`).
+    verifier : str
+        How the recoding's release is verified (``Recoding.verifier``: ``classes``,
+        ``graph``, ``regions``, ``centroids``, ``blanks``): how the union is re-checked
+        and measured.
+    centroids : CentroidClasses, optional
+        A microaggregated block: its released classes' keys, sizes and NCP.
     """
 
     rows: IntArray
@@ -222,6 +284,8 @@ class BlockRelease:
 
     replaced: tuple[str, ...] = ()
     n_rows: int = 0
+    verifier: str = "classes"
+    centroids: CentroidClasses | None = None
 
     def __post_init__(self) -> None:
         self.replaced = tuple(self.labels)
@@ -277,13 +341,27 @@ def release_block(
         )
     labels = {c: released[c] for c in changed}
     keep = np.ones(problem.n_rows, dtype=bool)
-    cells = None
+    cells: list[tuple[Any, ...]] | None = None
     supp_sizes = np.zeros(0, dtype=np.int64)
-    if isinstance(recoding, LevelRecoding):  # a release that forms classes
-        stats = release.classes
-        assert stats.row_class is not None
+    stats = release.classes
+    if recoding.forms_classes and stats.row_class is not None:  # suppressed classes
         keep = ~release.suppressed[stats.row_class]
         supp_sizes = np.asarray(stats.sizes[release.suppressed], dtype=np.int64)
+    centroids = None
+    if isinstance(recoding, Centroids):
+        assert stats.row_class is not None
+        row_class = np.asarray(stats.row_class, dtype=np.int64)
+        centroids = centroid_classes(problem, labels, row_class, release.suppressed)
+    elif isinstance(recoding, Blanks):  # cells at the level, or blank (the top)
+        blank = read_blanks(problem, released)[1]
+        cells = [
+            (label, level, problem.table[q].categories[value], count, np.zeros_like(count))
+            for q, (value, level, label, count) in zip(
+                problem.quasi_identifiers, blank_cells(problem, recoding, blank)
+            )
+        ]
+    elif isinstance(recoding, LevelRecoding):  # a release that forms classes
+        assert stats.row_class is not None
         ctx = metric_context(problem) if context is None else context
         counted = release_cells(problem, recoding, stats, release.suppressed, ctx)
         base = ctx.base
@@ -304,7 +382,177 @@ def release_block(
         search,
         recoding.summary(problem),
         type(recoding).__name__,
+        verifier=recoding.verifier,
+        centroids=centroids,
     )
+
+
+@dataclass(frozen=True)
+class CentroidClasses:
+    """A microaggregated block's released classes, as its union is measured.
+
+    Attributes
+    ----------
+    keys : ndarray of int64
+        Per released (kept) class, a 64-bit hash of its labels (:func:`label_keys`).
+    sizes : ndarray of int64
+        Its rows.
+    ncp : ndarray of float64
+        One of its rows' NCP summed over the quasi-identifiers, against the whole table's
+        ranges and domains (:func:`~anonlab.release.centroids.class_ncp`).
+    suppressed_rows : int
+        The block's suppressed rows (every cell counts 1).
+    """
+
+    keys: IntArray
+    sizes: IntArray
+    ncp: FloatArray
+    suppressed_rows: int
+
+
+def label_keys(
+    labels: Mapping[str, EncodedColumn], columns: Sequence[str], rows: IntArray
+) -> IntArray:
+    """A 64-bit hash of the labels of ``rows`` in ``columns`` (a null as None): equal
+    labels, equal keys, in one process.
+
+    Examples
+    --------
+    >>> a = EncodedColumn.from_values("x", ["1", "2", "1"])
+    >>> keys = label_keys({"x": a}, ["x"], np.array([0, 1, 2]))
+    >>> bool(keys[0] == keys[2]), bool(keys[0] == keys[1])
+    (True, False)
+    """
+    texts = [labels[c].categories[labels[c].codes[rows]].tolist() for c in columns]
+    return np.array([hash(t) for t in zip(*texts)], dtype=np.int64).reshape(-1)
+
+
+def _first_rows(
+    labels: Mapping[str, EncodedColumn], qis: list[str], row_class: IntArray, n_classes: int
+) -> tuple[IntArray, dict[str, npt.NDArray[np.bool_]]]:
+    """Each class's first row, and per quasi-identifier whether its cell is ``*``."""
+    first = np.full(n_classes, row_class.size, dtype=np.int64)
+    np.minimum.at(first, row_class, np.arange(row_class.size, dtype=np.int64))
+    hidden = {
+        q: np.asarray(labels[q].categories[labels[q].codes[first]] == HIDDEN, dtype=bool)
+        for q in qis
+    }
+    return first, hidden
+
+
+def centroid_classes(
+    problem: Problem,
+    labels: Mapping[str, EncodedColumn],
+    row_class: IntArray,
+    suppressed: npt.NDArray[np.bool_],
+) -> CentroidClasses:
+    """A verified microaggregated block's classes, to measure the union's GCP exactly.
+
+    Parameters
+    ----------
+    problem : Problem
+        The block's problem (its table encoded with the whole table's labels).
+    labels : Mapping[str, EncodedColumn]
+        The released quasi-identifiers, row-aligned with the block.
+    row_class : ndarray of int64
+        The released class of each row (the verification's grouping).
+    suppressed : ndarray of bool
+        Per class, whether it is suppressed.
+
+    Examples
+    --------
+    >>> from anonlab.data.builders import flat_hierarchy
+    >>> from anonlab.metrics import build_metric
+    >>> from anonlab.models import KAnonymity
+    >>> t = EncodedTable.from_columns({"x": ["0", "2", "1", "1"]})
+    >>> p = Problem(t, ("x",), {"x": flat_hierarchy(t["x"].categories)}, (KAnonymity(2),),
+    ...             build_metric("gcp"))
+    >>> labels = {"x": EncodedColumn.from_values("x", ["1", "1", "1", "1"])}
+    >>> c = centroid_classes(p, labels, np.array([0, 0, 1, 1]), np.zeros(2, dtype=bool))
+    >>> c.sizes.tolist(), c.ncp.tolist(), bool(c.keys[0] == c.keys[1])
+    ([2, 2], [1.0, 0.0], True)
+    """
+    qis = list(problem.quasi_identifiers)
+    n_classes = int(suppressed.size)
+    first, hidden = _first_rows(labels, qis, row_class, n_classes)
+    ncp = class_ncp(problem.table, qis, row_class, suppressed, hidden, whole_domain=True)
+    sizes = np.bincount(row_class, minlength=n_classes).astype(np.int64)
+    kept = ~suppressed
+    return CentroidClasses(
+        label_keys(labels, qis, first[kept]),
+        sizes[kept],
+        ncp[kept],
+        int(sizes[suppressed].sum()),
+    )
+
+
+def centroid_union_loss(
+    problem: Problem,
+    blocks: Sequence[CentroidClasses],
+    row_class: IntArray,
+    original: EncodedTable,
+    released: EncodedTable,
+) -> float:
+    """The GCP of the union of microaggregated blocks (exact).
+
+    A class's NCP depends on its rows' range (numbers) or distinct values (categories), so
+    the union's classes whose labels occur in several blocks are measured again, merged:
+    every block's classes are summed, less those whose labels span blocks, plus the merged
+    classes measured on their rows (:meth:`~anonlab.engines.base.Engine.staged_spanning`).
+    Ranges and domains are the whole table's. A block's class is found among those that
+    span blocks by a 64-bit hash of its labels (:func:`label_keys`): the privacy re-check
+    never uses it, and only a collision (odds about ``classes^2 / 2^64``) would misstate
+    the loss.
+
+    Parameters
+    ----------
+    problem : Problem
+        The whole table's problem.
+    blocks : sequence of CentroidClasses
+        Every block's classes.
+    row_class : ndarray of int64
+        The merged class of each row of the classes spanning blocks.
+    original, released : EncodedTable
+        Those rows' quasi-identifiers in the source (the whole table's labels) and as
+        released.
+
+    Examples
+    --------
+    Two blocks release the centroid 1, one of ``[0, 2]`` (NCP 1), one of ``[1, 1]`` (0):
+    merged, the class spans ``[0, 2]`` and every one of its rows counts 1.
+
+    >>> from anonlab.data.builders import flat_hierarchy
+    >>> from anonlab.metrics import build_metric
+    >>> from anonlab.models import KAnonymity
+    >>> t = EncodedTable.from_columns({"x": ["0", "2", "1", "1"]})
+    >>> p = Problem(t, ("x",), {"x": flat_hierarchy(t["x"].categories)}, (KAnonymity(2),),
+    ...             build_metric("gcp"))
+    >>> released = EncodedTable.from_columns({"x": ["1", "1", "1", "1"]})
+    >>> key = label_keys({"x": released["x"]}, ["x"], np.array([0]))
+    >>> a = CentroidClasses(key, np.array([2]), np.array([1.0]), 0)
+    >>> b = CentroidClasses(key, np.array([2]), np.array([0.0]), 0)
+    >>> centroid_union_loss(p, [a, b], np.zeros(4, dtype=np.int64), t, released)
+    1.0
+    >>> centroid_union_loss(p, [a], np.zeros(0, dtype=np.int64), t, released)  # no merge
+    0.5
+    """
+    qis = list(problem.quasi_identifiers)
+    n = problem.n_records
+    if not n or not qis:
+        return 0.0
+    total = sum(float((b.ncp * b.sizes).sum()) + b.suppressed_rows * len(qis) for b in blocks)
+    if row_class.size:
+        n_classes = int(row_class.max()) + 1
+        labels = {q: released[q] for q in qis}
+        first, hidden = _first_rows(labels, qis, row_class, n_classes)
+        spanning = label_keys(labels, qis, first)
+        for b in blocks:
+            part = np.isin(b.keys, spanning)
+            total -= float((b.ncp[part] * b.sizes[part]).sum())
+        none = np.zeros(n_classes, dtype=bool)
+        merged = class_ncp(original, qis, row_class, none, hidden, whole_domain=True)
+        total += float((merged * np.bincount(row_class, minlength=n_classes)).sum())
+    return total / (n * len(qis))
 
 
 # --------------------------------------------------------------------------- the union

@@ -153,6 +153,15 @@ class LocalSuppression(Anonymizer):
         self.search_k = search_k
 
     # ------------------------------------------------------------------ checks
+    def accepts_partitions(self) -> bool:
+        """Whether it runs out of core block by block: without ``limits`` (a most number of
+        blank cells per attribute counts the whole table's cells, which blocks anonymized
+        one by one cannot share). Each block is blanked on its own, its levels chosen on it
+        (``generalize: optimal``: the search on the block, under its share of the
+        suppression limit); a blank matches any value, so a record's compatible records
+        only grow in the union (:mod:`anonlab.release.partitioned`)."""
+        return self.limits is None
+
     def suppresses_rows(self) -> bool:
         """Whether the job's suppression limit means something: only with
         ``generalize: optimal``, whose search chooses its levels under it (the rows it would

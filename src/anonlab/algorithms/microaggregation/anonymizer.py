@@ -159,6 +159,12 @@ class Microaggregation(Anonymizer):
         self.block_size = block_size
 
     # ------------------------------------------------------------------ checks
+    def accepts_partitions(self) -> bool:
+        """True: out of core, each block of the sorted table is microaggregated on its own
+        (groups of different blocks whose centroids read the same are one released class;
+        :mod:`anonlab.release.partitioned`)."""
+        return True
+
     def _k(self, problem: Problem) -> int:
         if self.k is not None:
             return int(self.k)

@@ -106,6 +106,9 @@ class Mondrian(Anonymizer):
     family: ClassVar[str] = "Mondrian multidimensional partitioning"
     verifier: ClassVar[str] = "regions"
     conformance_job: ClassVar[dict[str, Any]] = {"metric": {"name": "gcp"}}
+    #: Out of core, blocks of 250,000 rows: a region of a block draws on fewer rows than in
+    #: memory, and smaller blocks cost more loss (benchmarks/README.md, bench_partitioned).
+    block_rows: ClassVar[int | None] = 250_000
     _parameter_constraints: ClassVar[dict[str, Param]] = {
         "partitioning": Param(str, choices=("strict", "relaxed")),
         "intervals": Param(list, none=True),
@@ -122,6 +125,12 @@ class Mondrian(Anonymizer):
         self.partitioning = partitioning
         self.intervals = intervals
         self.categorical = categorical
+
+    def accepts_partitions(self) -> bool:
+        """True: out of core, each block of the sorted table is cut into regions on its own
+        (regions of different blocks whose summaries read the same are one released class;
+        :mod:`anonlab.release.partitioned`)."""
+        return True
 
     def _check_problem(self, problem: Problem) -> None:
         """Refuse other metrics than ``gcp`` / ``ncp``, models that do not judge classes on
