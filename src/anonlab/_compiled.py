@@ -34,7 +34,7 @@ _PACKAGE = Path(__file__).resolve().parent
 #: its kernels, and of a new judge alone (None: it has none), is called and about how many
 #: seconds it takes (benchmarks/bench_compile.py measures them with an empty cache).
 _FAMILIES: tuple[tuple[str, tuple[str, int], tuple[str, int] | None], ...] = (
-    ("anonlab.algorithms.privacyfrost2", ("PrivacyFrost2's kernels", 15), None),
+    ("anonlab.algorithms.privacyfrost2", ("PrivacyFrost2's kernels", 11), None),
     ("anonlab.", ("anonlab's search kernels", 15), ("the judge of these models", 5)),
 )
 #: Qualified names of the kernels numba compiles per set of models (the judge).
