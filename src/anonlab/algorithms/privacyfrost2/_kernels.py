@@ -1,8 +1,9 @@
 """Compiled kernels of PrivacyFrost2's partial-domain step (section 5.4, step 4).
 
 :func:`kernels` compiles the functions below on first use (:mod:`anonlab._compiled`, numba's
-machine code cached on disk), but :func:`levels_of` and :func:`counting_order`, numpy (called
-once a search, they are not worth their compilation); a batch is :func:`_find`, the models' verdicts and
+machine code cached on disk), but :func:`build_groups`, :func:`levels_of` and
+:func:`counting_order`, numpy (called once a search, they are not worth their compilation);
+a batch is :func:`_find`, the models' verdicts and
 :func:`_settle`, driven from Python (``partial._CompiledPartial``). The kernels run on one
 thread: numba's parallel loops cost a third of the first run's compilation and bought
 nothing on the batches of a search (benchmarks/README.md, ``bench_compile.py``). The functions
@@ -22,7 +23,7 @@ import numpy.typing as npt
 
 from anonlab._compiled import jit
 
-__all__ = ["Groups", "Table", "Terms", "counting_order", "kernels", "levels_of"]
+__all__ = ["Groups", "Table", "Terms", "build_groups", "counting_order", "kernels", "levels_of"]
 
 _FIB = 0x9E3779B97F4A7C15  # 2^64 / golden ratio: multiplicative hashing
 _CACHE: dict[Any, Any] = {}
@@ -213,10 +214,6 @@ class Terms(NamedTuple):
     is_max: bool
     values: npt.NDArray[np.float64]
     off: I64
-
-
-def _label(j, r, level, tab):
-    return tab.dom[tab.dom_off[j] + level * tab.dom_w[j] + tab.codes[j, r]]
 
 
 def _same_family(a, b, j, glab):
@@ -740,8 +737,8 @@ def _commit(j, which, f, g, tab, gs):
             else:
                 dl = np.int64(-2)
                 top = np.int64(-1)
-                # (this lowering repeats the loop below on purpose, rather than two inlined
-                # helpers shared with it and _build_groups: benchmarks/README.md)
+                # (this lowering repeats the loop below on purpose, rather than an inlined
+                # helper shared with it: benchmarks/README.md)
                 for q in range(gstart[G], gstart[G] + gcount[G]):
                     r = mem[q]
                     if lv[r, j] > lo_j:
@@ -973,86 +970,56 @@ def _settle(j, g, s, ok, e, f, bad, tab, gs, terms, out):
     return s, g
 
 
-def _build_groups(g, tab, gs):
+def build_groups(g: int, tab: Table, gs: Groups) -> None:
     """The group state (:class:`Groups`) of a table given as the group of each position
-    (``gs.gid``, ``g`` groups; ``gs.gviol``: which are suppressed) and its levels ``gs.lv``:
-    a group's labels are those of its first member; no split has failed yet."""
-    lv, gid, glab, gmax, gcount, gdl = gs.lv, gs.gid, gs.glab, gs.gmax, gs.gcount, gs.gdl
-    gsize, gfirst, gdoom, doom, down, gcl = gs.gsize, gs.gfirst, gs.gdoom, gs.doom, gs.down, gs.gcl
-    guni, gstart, mem, lcount, ghash = gs.guni, gs.gstart, gs.mem, gs.lcount, gs.ghash
-    bsize, orig, fh, lab_off, lo_lv = tab.bsize, tab.orig, tab.fh, tab.lab_off, tab.lo
-    gviol, gcand, gfail = gs.gviol, gs.gcand, gs.gfail
+    (``gs.gid``, ``g`` groups, each with a member; ``gs.gviol``: which are suppressed) and
+    its levels ``gs.lv``: a group's labels are those of its first member; no split has
+    failed yet. (numpy, an attribute at a time: called once a search, it is not worth its
+    compilation.)"""
+    lv, gid, n_labels = gs.lv, gs.gid, gs.lcount.size
     m = lv.shape[1]
-    nw = doom.shape[1]
-    n = gid.size
-    gmin = np.empty((g, m), dtype=np.int64)
-    for G in range(g):
-        gcount[G] = 0
-        gsize[G] = 0
-        gfirst[G] = n
-        for x in range(m):
-            gdl[x, G] = -2  # none seen yet
-        for x in range(m):
-            gmax[G, x] = -1
-            gmin[G, x] = 1 << 30
-        for w in range(nw):
-            gdoom[G, w] = 0
-    for r in range(n):
-        G = gid[r]
-        if gcount[G] == 0:
-            for x in range(m):
-                glab[x, G] = _label(x, r, lv[r, x], tab)
-        gcount[G] += 1
-        gsize[G] += bsize[r]
-        if orig[r] < gfirst[G]:
-            gfirst[G] = orig[r]
-        for x in range(m):
-            gmax[G, x] = max(gmax[G, x], lv[r, x])
-            gmin[G, x] = min(gmin[G, x], lv[r, x])
-        for w in range(nw):
-            gdoom[G, w] |= doom[r, w]
-    for x in range(m):  # attribute by attribute: each row of down is written in order
-        lo_x = lo_lv[x]
-        for r in range(n):
-            d = _label(x, r, max(lv[r, x] - 1, lo_x), tab)
-            down[x, r] = d
-            G = gid[r]
-            if gdl[x, G] == -2:
-                gdl[x, G] = d
-                gcl[x, G] = gmax[G, x]  # (where its members share one level, they share it)
-            elif gdl[x, G] != d:
-                gdl[x, G] = -1
-    for G in range(g):
-        for w in range(nw):
-            guni[G, w] = 0
-        for x in range(m):
-            if gmin[G, x] == gmax[G, x]:
-                guni[G, x >> 6] |= np.uint64(1) << np.uint64(x & 63)
-    fill = np.empty(g, dtype=np.int64)
-    at = 0
-    for G in range(g):
-        gstart[G] = at
-        fill[G] = at
-        at += gcount[G]
-    for r in range(n):
-        G = gid[r]
-        mem[fill[G]] = r
-        fill[G] += 1
-    for q in range(lcount.size):
-        lcount[q] = 0
-    for G in range(g):
-        h = np.uint64(0)
-        for x in range(m):
-            h += fh[lab_off[x] + glab[x, G]]
-            lcount[lab_off[x] + glab[x, G]] += gcount[G]
-        ghash[G] = h
-        for w in range(nw):
-            gcand[G, w] = 0
-            gfail[G, w] = 0
-        if not gviol[G]:  # a candidate where a member is above the lowest level
-            for x in range(m):
-                if gmax[G, x] > lo_lv[x]:
-                    gcand[G, x >> 6] |= np.uint64(1) << np.uint64(x & 63)
+    gs.lcount[:] = 0
+    if not g:
+        return
+    mem = np.argsort(gid, kind="stable")  # the positions group by group, in table order
+    count = np.bincount(gid, minlength=g)
+    start = np.zeros(g, dtype=np.int64)
+    np.cumsum(count[:-1], out=start[1:])
+    first = mem[start]  # each group's first member
+    gs.mem[:] = mem
+    gs.gstart[:g], gs.gcount[:g] = start, count
+    gs.gsize[:g] = np.add.reduceat(tab.bsize[mem], start)
+    gs.gfirst[:g] = np.minimum.reduceat(tab.orig[mem], start)
+    gs.gdoom[:g] = np.bitwise_or.reduceat(gs.doom[mem], start, axis=0)
+    gmax = gs.gmax[:g]
+    gmax[...] = np.maximum.reduceat(lv[mem], start, axis=0)
+    same_level = np.minimum.reduceat(lv[mem], start, axis=0) == gmax
+    gs.ghash[:g] = 0
+    gs.guni[:g] = 0
+    gs.gcand[:g] = 0
+    gs.gfail[:g] = 0
+    zero = np.uint64(0)
+    for x in range(m):
+        at = tab.dom_off[x] + tab.codes[x].astype(np.int64)  # each position's labels
+        width = tab.dom_w[x]
+        glab = tab.dom[at[first] + lv[first, x].astype(np.int64) * width]
+        gs.glab[x, :g] = glab
+        down = tab.dom[at + np.maximum(lv[:, x].astype(np.int64) - 1, tab.lo[x]) * width]
+        gs.down[x] = down
+        # the label one level down its members share, or -1; where their levels are one,
+        # they share a label on it
+        down = down[mem]
+        shared = np.minimum.reduceat(down, start) == np.maximum.reduceat(down, start)
+        gs.gdl[x, :g] = np.where(shared, down[start], -1)
+        gs.gcl[x, :g] = gmax[:, x]
+        label = tab.lab_off[x] + glab
+        gs.ghash[:g] += tab.fh[label]  # (wraps around, as the kernels' sums)
+        gs.lcount[:] += np.bincount(label, weights=count, minlength=n_labels).astype(np.int64)
+        bit = np.uint64(1) << np.uint64(x & 63)
+        gs.guni[:g, x >> 6] |= np.where(same_level[:, x], bit, zero)
+        # a candidate where a member is above the lowest level, if not suppressed
+        cand = (gmax[:, x] > tab.lo[x]) & ~gs.gviol[:g]
+        gs.gcand[:g, x >> 6] |= np.where(cand, bit, zero)
 
 
 def levels_of(gs: Groups, orig: I64, out: LevelArray) -> None:
@@ -1079,8 +1046,7 @@ def kernels() -> SimpleNamespace:
     if "k" in _CACHE:
         return _CACHE["k"]  # type: ignore[no-any-return]
     g = globals()
-    g["_label"] = jit(_label, inline=True)  # the kernels call the compiled helpers
-    g["_same_family"] = jit(_same_family, inline=True)
+    g["_same_family"] = jit(_same_family, inline=True)  # the kernels call the compiled helpers
     g["_down_base"] = jit(_down_base, inline=True)
     g["_score"] = jit(_score, inline=True)
     for name in ("_shared_level", "_split_groups", "_hist_groups", "_entangled", "_ext_scan",
@@ -1091,7 +1057,6 @@ def kernels() -> SimpleNamespace:
     ns = SimpleNamespace(
         find=_find,
         settle=_settle,
-        build_groups=jit(_build_groups),
         order_of=_order_of,
     )
     _CACHE["k"] = ns

@@ -23,6 +23,7 @@ from anonlab.algorithms.privacyfrost2._kernels import (
     Groups,
     Table,
     Terms,
+    build_groups,
     counting_order,
     kernels,
     levels_of,
@@ -359,7 +360,7 @@ class _CompiledPartial(_Rounds):
         gs.gviol[...] = False
         gs.gviol[:g] = t.violating
         self._ok = bool(t.ok)
-        self.k.build_groups(g, self._tab, gs)
+        build_groups(g, self._tab, gs)
         starts = self._tab.lab_off[:-1]
         self._e = np.add.reduceat(gs.lcount > 0, starts).astype(np.int64) if self._m else starts
         self._version += 1
