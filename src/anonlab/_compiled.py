@@ -34,7 +34,7 @@ _PACKAGE = Path(__file__).resolve().parent
 #: its kernels, and of a new judge alone (None: it has none), is called and about how many
 #: seconds it takes (benchmarks/bench_compile.py measures them with an empty cache).
 _FAMILIES: tuple[tuple[str, tuple[str, int], tuple[str, int] | None], ...] = (
-    ("anonlab.algorithms.privacyfrost2", ("PrivacyFrost2's kernels", 15), None),
+    ("anonlab.algorithms.privacyfrost2", ("PrivacyFrost2's kernels", 11), None),
     ("anonlab.", ("anonlab's search kernels", 15), ("the judge of these models", 5)),
 )
 #: Qualified names of the kernels numba compiles per set of models (the judge).
@@ -219,17 +219,17 @@ def jit(
         Compile its ``numba.prange`` loops to run on numba's threads.
     entry : bool
         Whether Python calls it. A kernel only other kernels call is compiled without the
-        code that converts Python's arguments and results (less to compile).
+        code that converts Python's arguments and results (less to compile). No kernel gets
+        a C-callable wrapper (numba's ``cfunc``: anonlab never passes a kernel as a value).
     """
     nb = numba()
     how: Any = "always" if inline else "never"
     cache = _STATE["folder"] is not None
-    bare = not entry
     return nb.njit(
         cache=cache,
         nogil=True,
         inline=how,
         parallel=parallel,
-        no_cpython_wrapper=bare,
-        no_cfunc_wrapper=bare,
+        no_cpython_wrapper=not entry,
+        no_cfunc_wrapper=True,
     )(f)

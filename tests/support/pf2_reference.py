@@ -11,6 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from anonlab.algorithms._lattice.lattice import LatticeEvaluator, group_rows, roll_up
+from anonlab.algorithms.privacyfrost2._kernels import levels_of
 from anonlab.algorithms.privacyfrost2.partial import (
     PartialDomainResult,
     _CompiledPartial,
@@ -218,7 +219,7 @@ class PartialState(_CompiledPartial):
     def table(self, value: _Table) -> None:
         if self._stale:  # the levels the group state knows, written back in place
             positions = np.arange(self._n, dtype=np.int64)
-            self.k.levels_of(self._g, self._gs, positions, self._gs.lv)
+            levels_of(self._gs, positions, self._gs.lv)
             self._stale = False
         self._table = value
         self._gs.doom[...] = 0

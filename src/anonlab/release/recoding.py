@@ -36,7 +36,7 @@ from typing import Any, ClassVar, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from anonlab._compiled import jit, numba
+from anonlab._compiled import jit
 from anonlab._typing import IntArray
 from anonlab.data.grouping import group_rows
 from anonlab.data.hierarchy import Hierarchy
@@ -165,13 +165,12 @@ def group_cells(
     width = max(int(ids.shape[1]), 1)
     group = np.arange(col.codes.size) if group is None else group
     kernels = _cell_kernels()
-    parts = np.zeros((kernels.threads, ids.shape[0] * width), dtype=np.int64)
-    if not kernels.count(levels, group, col.codes, width, parts):
+    slot = np.zeros(ids.shape[0] * width, dtype=np.int64)
+    if not kernels.count(levels, group, col.codes, width, slot):
         raise ParameterError(
             f"A level of {col.name!r} is outside its hierarchy's levels 0..{ids.shape[0] - 1} "
             f"(or a row's group outside the {len(levels)} level(s) given)."
         )
-    slot = parts[0]  # (the counts of every chunk of rows)
     key = np.flatnonzero(slot)
     count = slot[key]
     # each cell's label, then the labels in use in their natural order (as factorize)
@@ -190,53 +189,38 @@ def group_cells(
     return CellGroups(EncodedColumn(col.name, codes, categories), width, key, label, count)
 
 
-def _count_cells(levels, group, codes, width, parts):  # type: ignore[no-untyped-def]
-    """Count each row's cell in ``parts[0, level * width + value]``, the rows split in
-    ``parts.shape[0]`` chunks counted on numba's threads (a row of ``parts`` each) then
-    added up; False if a group, a level or a value falls outside its array."""
-    n_chunks, size = parts.shape
-    n_levels = size // width
-    n = codes.size
-    ok = np.ones(n_chunks, dtype=np.bool_)
-    for t in prange(n_chunks):
-        part = parts[t]
-        for r in range(n * t // n_chunks, n * (t + 1) // n_chunks):
-            g = np.int64(group[r])
-            if g < 0 or g >= levels.size:
-                ok[t] = False
-                break
-            lv = np.int64(levels[g])
-            v = np.int64(codes[r])
-            if lv < 0 or lv >= n_levels or v < 0 or v >= width:
-                ok[t] = False
-                break
-            part[lv * width + v] += 1
-    for t in range(1, n_chunks):
-        for i in range(size):
-            parts[0, i] += parts[t, i]
-    return ok.all()
+def _count_cells(levels, group, codes, width, counts):  # type: ignore[no-untyped-def]
+    """Count each row's cell in ``counts[level * width + value]``; False if a group, a level
+    or a value falls outside its array."""
+    n_levels = counts.size // width
+    for r in range(codes.size):
+        g = np.int64(group[r])
+        if g < 0 or g >= levels.size:
+            return False
+        lv = np.int64(levels[g])
+        v = np.int64(codes[r])
+        if lv < 0 or lv >= n_levels or v < 0 or v >= width:
+            return False
+        counts[lv * width + v] += 1
+    return True
 
 
 def _label_cells(levels, group, codes, width, slot, label, out):  # type: ignore[no-untyped-def]
-    """``out[r]``: the label of row ``r``'s cell (``slot`` numbering the cells in use), the
-    rows split among numba's threads."""
-    for r in prange(codes.size):
+    """``out[r]``: the label of row ``r``'s cell (``slot`` numbering the cells in use)."""
+    for r in range(codes.size):
         out[r] = label[slot[np.int64(levels[group[r]]) * width + codes[r]]]
 
 
 def _cell_kernels() -> SimpleNamespace:
-    """:func:`_count_cells` and :func:`_label_cells`, compiled once per process, and the
-    number of numba's threads (chunks of rows counted apart)."""
+    """:func:`_count_cells` and :func:`_label_cells`, compiled once per process. They run on
+    one thread: numba's parallel loops cost about a second of the first run's compilation
+    and bought little on a release of a million rows (benchmarks/README.md)."""
     if not _KERNELS:
-        globals()["prange"] = numba().prange
-        count, label = jit(_count_cells, parallel=True), jit(_label_cells, parallel=True)
-        threads = max(1, int(numba().get_num_threads()))
-        _KERNELS.append(SimpleNamespace(count=count, label=label, threads=threads))
+        _KERNELS.append(SimpleNamespace(count=jit(_count_cells), label=jit(_label_cells)))
     return _KERNELS[0]
 
 
 _KERNELS: list[SimpleNamespace] = []
-prange = range  # numba.prange once the kernels are compiled
 
 
 def generalize_cells(

@@ -1,7 +1,9 @@
 """Compiled kernels of PrivacyFrost2's partial-domain step (section 5.4, step 4).
 
 :func:`kernels` compiles the functions below on first use (:mod:`anonlab._compiled`, numba's
-machine code cached on disk); a batch is :func:`_find`, the models' verdicts and
+machine code cached on disk), but :func:`build_groups`, :func:`levels_of` and
+:func:`counting_order`, numpy (called once a search, they are not worth their compilation);
+a batch is :func:`_find`, the models' verdicts and
 :func:`_settle`, driven from Python (``partial._CompiledPartial``). The kernels run on one
 thread: numba's parallel loops cost a third of the first run's compilation and bought
 nothing on the batches of a search (benchmarks/README.md, ``bench_compile.py``). The functions
@@ -21,7 +23,7 @@ import numpy.typing as npt
 
 from anonlab._compiled import jit
 
-__all__ = ["Groups", "Table", "Terms", "kernels"]
+__all__ = ["Groups", "Table", "Terms", "build_groups", "counting_order", "kernels", "levels_of"]
 
 _FIB = 0x9E3779B97F4A7C15  # 2^64 / golden ratio: multiplicative hashing
 _CACHE: dict[Any, Any] = {}
@@ -214,10 +216,6 @@ class Terms(NamedTuple):
     off: I64
 
 
-def _label(j, r, level, tab):
-    return tab.dom[tab.dom_off[j] + level * tab.dom_w[j] + tab.codes[j, r]]
-
-
 def _same_family(a, b, j, glab):
     for x in range(glab.shape[0]):
         if x != j and glab[x, a] != glab[x, b]:
@@ -310,7 +308,8 @@ def _split_groups(j, judged, xoff, w, tab, gs):
         if nc_a == 1:
             gdl[j, G] = s_label[x0]  # its members share their label one level down
             if base >= 0:  # and the finest level on which they share one
-                gcl[j, G] = _shared_level(row_of, xoff[a], x, cj, dom, doff, dw, lo_j, gmax[G, j])
+                top = np.int64(gmax[G, j])  # (one signature for both callers)
+                gcl[j, G] = _shared_level(row_of, xoff[a], x, cj, dom, doff, dw, lo_j, top)
         if small:
             # the members of a too-small split class are doomed on j: the partition only
             # gets finer, so their split class on j stays too small in every later group
@@ -650,10 +649,36 @@ def _commit(j, which, f, g, tab, gs):
     order of ``which`` (table order: later steps read the groups of base classes in that
     order), but split in the order of their ids (``judged`` is ascending), so that the
     group state is read and written front to back, not at random.
-    Returns the new number of groups."""
+
+    Where a group's members share one level (``guni``) its split classes' deepest level is
+    known unwalked: the same, or one less on ``j``. A split class's members share their
+    label one level down where its group's did (``gdl``); on ``j`` it is found as they are
+    walked. A group that :func:`_find` did not walk (one class, the group itself) is walked
+    here, unless its members share one level on ``j``: it then only goes down one level,
+    and its members share their next label if they share one on a level at least ``gcl``
+    (inherited by split classes, whose members are a subset; else found by walking the group
+    once), read on the code of its first member. Returns the new number of groups. (One
+    kernel, not two: a callee is compiled again inside each kernel that calls it.)"""
+    lv, down, codes, dom, lo_lv = gs.lv, gs.down, tab.codes, tab.dom, tab.lo
+    glab, ghash, gcand, gfail, gmax, guni = gs.glab, gs.ghash, gs.gcand, gs.gfail, gs.gmax, gs.guni
+    gdl, gcl, gsize, gdoom, mem = gs.gdl, gs.gcl, gs.gsize, gs.gdoom, gs.mem
+    gid, gfirst, gstart, gcount, doom = gs.gid, gs.gfirst, gs.gstart, gs.gcount, gs.doom
+    fh, bsize, orig = tab.fh, tab.bsize, tab.orig
+    judged, cstart, cls_label, cls_nb = f.judged, f.cstart, f.cls_label, f.cls_nb
+    xoff, row_of, cls_of = f.xoff, f.row_of, f.cls_of
+    # the labels on j: dom[doff + level * dw + cj[r]]
+    cj, doff, dw = codes[j], tab.dom_off[j], tab.dom_w[j]
     off = tab.lab_off[j]
-    judged, cstart, cls_label, cls_nb, lcount = f.judged, f.cstart, f.cls_label, f.cls_nb, gs.lcount
-    glab, gstart = gs.glab, gs.gstart
+    m = glab.shape[0]
+    nw = doom.shape[1]
+    n = gid.size
+    lo_j = lo_lv[j]
+    pmax = np.empty(m, dtype=np.int64)  # the split group's deepest levels
+    walk = np.empty(m, dtype=np.int64)  # the attributes on which its levels differ
+    puni = np.empty(nw, dtype=np.uint64)
+    keep = np.empty(nw, dtype=np.uint64)  # candidate bits the split classes inherit
+    bj = np.uint64(1) << np.uint64(j & 63)
+    lcount = gs.lcount
     n_cls = cstart[judged.size]
     ct = np.empty(n_cls, dtype=np.int64)  # per split class (of the groups split): its group
     cat = np.empty(n_cls, dtype=np.int64)  # and where its members start in mem
@@ -675,7 +700,140 @@ def _commit(j, which, f, g, tab, gs):
                 lcount[off + old] -= cls_nb[c]
     which = which[_order_of(which, judged.size)]  # in the order of their ids
     cdl = np.empty(n_cls, dtype=np.int64)  # per split class: its members' next label
-    _split_into(j, which, f, ct, cat, cdl, tab, gs)
+    for i in range(which.size):
+        a = which[i]
+        G = judged[a]
+        fam = ghash[G] - fh[off + glab[j, G]]
+        c0, c1 = cstart[a], cstart[a + 1]
+        nwalk = 0
+        for x in range(m):
+            pmax[x] = gmax[G, x]
+            if not (guni[G, x >> 6] >> np.uint64(x & 63)) & np.uint64(1):
+                walk[nwalk] = x
+                nwalk += 1
+        for w in range(nw):
+            puni[w] = guni[G, w]
+            # on an attribute other than j whose members share one level, a split class
+            # has the group's deepest level, so it is a candidate as the group is
+            keep[w] = gcand[G, w] & puni[w]
+        keep[j >> 6] &= ~bj
+        uni_j = (puni[j >> 6] & bj) != 0
+        if c1 - c0 == 1:
+            # the group splits into itself: same members (and so the same size, range, first
+            # base class, doomed attributes and levels but on j); only j goes down
+            glab[j, G] = cls_label[c0]
+            ghash[G] = fam + fh[off + cls_label[c0]]
+            if uni_j:
+                # its members on one level all go down one (their lv and down are not kept:
+                # see above); they share their next label if they share one on its level
+                top = np.int64(gmax[G, j]) - 1
+                y = max(top - 1, lo_j)
+                if y < gcl[j, G]:  # not known to: the finest level they share one on
+                    q0 = gstart[G]
+                    gcl[j, G] = _shared_level(mem, q0, q0 + gcount[G], cj, dom, doff, dw, lo_j, top)
+                dl = np.int64(-1)
+                if y >= gcl[j, G]:
+                    dl = np.int64(dom[doff + y * dw + cj[mem[gstart[G]]]])
+            else:
+                dl = np.int64(-2)
+                top = np.int64(-1)
+                # (this lowering repeats the loop below on purpose, rather than an inlined
+                # helper shared with it: benchmarks/README.md)
+                for q in range(gstart[G], gstart[G] + gcount[G]):
+                    r = mem[q]
+                    if lv[r, j] > lo_j:
+                        lv[r, j] -= 1
+                        down[j, r] = dom[doff + max(lv[r, j] - 1, lo_j) * dw + cj[r]]
+                    d = down[j, r]
+                    if dl == -2:
+                        dl = np.int64(d)
+                    elif dl != d:
+                        dl = np.int64(-1)
+                    top = max(top, np.int64(lv[r, j]))
+            gdl[j, G] = dl
+            gmax[G, j] = top
+            for w in range(nw):
+                gcand[G, w] = keep[w]
+                gfail[G, w] = 0
+            if gmax[G, j] > lo_j:
+                gcand[G, j >> 6] |= bj
+            for y in range(nwalk):  # (as below; their deepest levels stay)
+                x = walk[y]
+                if gmax[G, x] > lo_lv[x]:
+                    gcand[G, x >> 6] |= np.uint64(1) << np.uint64(x & 63)
+            continue
+        if uni_j:
+            pmax[j] -= 1  # every member is above the lowest level (a candidate) and goes down
+        # on one level: where the labels one level down of the members' codes start
+        dbase = doff + max(pmax[j] - 1, lo_j) * dw
+        for c in range(c0, c1):
+            t = ct[c]
+            if t != G:
+                for x in range(m):
+                    glab[x, t] = glab[x, G]
+                    # (a subset of members that shared one label still do)
+                    gdl[x, t] = gdl[x, G]
+                    gcl[x, t] = gcl[x, G]
+        for c in range(c0, c1):
+            t = ct[c]
+            glab[j, t] = cls_label[c]
+            ghash[t] = fam + fh[off + cls_label[c]]
+            gfirst[t] = n
+            gstart[t] = cat[c]
+            gcount[t] = cls_nb[c]
+            gsize[t] = 0
+            cdl[c] = -2  # none seen yet
+            for x in range(m):
+                gmax[t, x] = pmax[x]
+            for y in range(nwalk):
+                gmax[t, walk[y]] = -1
+            for w in range(nw):
+                gdoom[t, w] = 0
+                guni[t, w] = puni[w]  # (a split class of members on one level stays so)
+        walked = xoff[a + 1] > xoff[a]
+        q0 = cat[c0]
+        for i in range(xoff[a + 1] - xoff[a] if walked else cls_nb[c0]):
+            if walked:
+                r = row_of[xoff[a] + i]
+                c = c0 + cls_of[xoff[a] + i]
+            else:  # one class, the group itself, in the same order (mem is read first)
+                r = mem[q0 + i]
+                c = c0
+            t = ct[c]
+            if uni_j:  # lv and down are not kept: its label from its code
+                d = dom[dbase + codes[j, r]]
+            else:
+                if lv[r, j] > lo_j:
+                    lv[r, j] -= 1
+                    # its label one level further down (or its own, on the lowest level)
+                    down[j, r] = dom[doff + max(lv[r, j] - 1, lo_j) * dw + cj[r]]
+                d = down[j, r]
+            if cdl[c] == -2:
+                cdl[c] = d
+            elif cdl[c] != d:
+                cdl[c] = -1
+            gsize[t] += bsize[r]
+            gid[r] = t
+            if orig[r] < gfirst[t]:
+                gfirst[t] = orig[r]
+            for y in range(nwalk):
+                gmax[t, walk[y]] = max(gmax[t, walk[y]], lv[r, walk[y]])
+            for w in range(nw):
+                gdoom[t, w] |= doom[r, w]
+            mem[cat[c]] = r  # the split classes take consecutive parts of the range (stable)
+            cat[c] += 1
+        for c in range(c0, c1):  # a changed group: a candidate where it can go down
+            t = ct[c]
+            gdl[j, t] = cdl[c]
+            for w in range(nw):
+                gcand[t, w] = keep[w]
+                gfail[t, w] = 0
+            if uni_j and pmax[j] > lo_j:
+                gcand[t, j >> 6] |= bj
+            for y in range(nwalk):
+                x = walk[y]
+                if gmax[t, x] > lo_lv[x]:
+                    gcand[t, x >> 6] |= np.uint64(1) << np.uint64(x & 63)
     return g
 
 
@@ -812,294 +970,74 @@ def _settle(j, g, s, ok, e, f, bad, tab, gs, terms, out):
     return s, g
 
 
-def _split_into(j, which, f, ct, cat, cdl, tab, gs):
-    """Split groups ``f.judged[which]`` (for :func:`_commit`) into the
-    groups ``ct`` of their split classes, whose members start at ``cat`` in ``mem``
-    (``cdl``: per split class, scratch). Where a group's members share one level (``guni``)
-    its split classes' deepest level is known unwalked: the same, or one less on ``j``. A
-    split class's members share their label one level down where its group's did (``gdl``);
-    on ``j`` it is found as they are walked. A group that :func:`_find` did not walk (one
-    class, the group itself) is walked here, unless its members share one level on ``j``:
-    it then only goes down one level, and its members share their next label if they share
-    one on a level at least ``gcl`` (inherited by split classes, whose members are a subset;
-    else found by walking the group once), read on the code of its first member."""
-    lv, down, codes, dom, lo_lv = gs.lv, gs.down, tab.codes, tab.dom, tab.lo
-    glab, ghash, gcand, gfail, gmax, guni = gs.glab, gs.ghash, gs.gcand, gs.gfail, gs.gmax, gs.guni
-    gdl, gcl, gsize, gdoom, mem = gs.gdl, gs.gcl, gs.gsize, gs.gdoom, gs.mem
-    gid, gfirst, gstart, gcount, doom = gs.gid, gs.gfirst, gs.gstart, gs.gcount, gs.doom
-    fh, bsize, orig = tab.fh, tab.bsize, tab.orig
-    judged, cstart, cls_label, cls_nb = f.judged, f.cstart, f.cls_label, f.cls_nb
-    xoff, row_of, cls_of = f.xoff, f.row_of, f.cls_of
-    # the labels on j: dom[doff + level * dw + cj[r]]
-    cj, doff, dw = codes[j], tab.dom_off[j], tab.dom_w[j]
-    off = tab.lab_off[j]
-    m = glab.shape[0]
-    nw = doom.shape[1]
-    n = gid.size
-    lo_j = lo_lv[j]
-    pmax = np.empty(m, dtype=np.int64)  # the split group's deepest levels
-    walk = np.empty(m, dtype=np.int64)  # the attributes on which its levels differ
-    puni = np.empty(nw, dtype=np.uint64)
-    keep = np.empty(nw, dtype=np.uint64)  # candidate bits the split classes inherit
-    bj = np.uint64(1) << np.uint64(j & 63)
-    for i in range(which.size):
-        a = which[i]
-        G = judged[a]
-        fam = ghash[G] - fh[off + glab[j, G]]
-        c0, c1 = cstart[a], cstart[a + 1]
-        nwalk = 0
-        for x in range(m):
-            pmax[x] = gmax[G, x]
-            if not (guni[G, x >> 6] >> np.uint64(x & 63)) & np.uint64(1):
-                walk[nwalk] = x
-                nwalk += 1
-        for w in range(nw):
-            puni[w] = guni[G, w]
-            # on an attribute other than j whose members share one level, a split class
-            # has the group's deepest level, so it is a candidate as the group is
-            keep[w] = gcand[G, w] & puni[w]
-        keep[j >> 6] &= ~bj
-        uni_j = (puni[j >> 6] & bj) != 0
-        if c1 - c0 == 1:
-            # the group splits into itself: same members (and so the same size, range, first
-            # base class, doomed attributes and levels but on j); only j goes down
-            glab[j, G] = cls_label[c0]
-            ghash[G] = fam + fh[off + cls_label[c0]]
-            if uni_j:
-                # its members on one level all go down one (their lv and down are not kept:
-                # see above); they share their next label if they share one on its level
-                top = np.int64(gmax[G, j]) - 1
-                y = max(top - 1, lo_j)
-                if y < gcl[j, G]:  # not known to: the finest level they share one on
-                    q0 = gstart[G]
-                    gcl[j, G] = _shared_level(mem, q0, q0 + gcount[G], cj, dom, doff, dw, lo_j, top)
-                dl = np.int64(-1)
-                if y >= gcl[j, G]:
-                    dl = np.int64(dom[doff + y * dw + cj[mem[gstart[G]]]])
-            else:
-                dl = np.int64(-2)
-                top = np.int64(-1)
-                # (this lowering repeats the loop below on purpose, rather than two inlined
-                # helpers shared with it and _build_groups: benchmarks/README.md)
-                for q in range(gstart[G], gstart[G] + gcount[G]):
-                    r = mem[q]
-                    if lv[r, j] > lo_j:
-                        lv[r, j] -= 1
-                        down[j, r] = dom[doff + max(lv[r, j] - 1, lo_j) * dw + cj[r]]
-                    d = down[j, r]
-                    if dl == -2:
-                        dl = np.int64(d)
-                    elif dl != d:
-                        dl = np.int64(-1)
-                    top = max(top, np.int64(lv[r, j]))
-            gdl[j, G] = dl
-            gmax[G, j] = top
-            for w in range(nw):
-                gcand[G, w] = keep[w]
-                gfail[G, w] = 0
-            if gmax[G, j] > lo_j:
-                gcand[G, j >> 6] |= bj
-            for y in range(nwalk):  # (as below; their deepest levels stay)
-                x = walk[y]
-                if gmax[G, x] > lo_lv[x]:
-                    gcand[G, x >> 6] |= np.uint64(1) << np.uint64(x & 63)
-            continue
-        if uni_j:
-            pmax[j] -= 1  # every member is above the lowest level (a candidate) and goes down
-        # on one level: where the labels one level down of the members' codes start
-        dbase = doff + max(pmax[j] - 1, lo_j) * dw
-        for c in range(c0, c1):
-            t = ct[c]
-            if t != G:
-                for x in range(m):
-                    glab[x, t] = glab[x, G]
-                    # (a subset of members that shared one label still do)
-                    gdl[x, t] = gdl[x, G]
-                    gcl[x, t] = gcl[x, G]
-        for c in range(c0, c1):
-            t = ct[c]
-            glab[j, t] = cls_label[c]
-            ghash[t] = fam + fh[off + cls_label[c]]
-            gfirst[t] = n
-            gstart[t] = cat[c]
-            gcount[t] = cls_nb[c]
-            gsize[t] = 0
-            cdl[c] = -2  # none seen yet
-            for x in range(m):
-                gmax[t, x] = pmax[x]
-            for y in range(nwalk):
-                gmax[t, walk[y]] = -1
-            for w in range(nw):
-                gdoom[t, w] = 0
-                guni[t, w] = puni[w]  # (a split class of members on one level stays so)
-        walked = xoff[a + 1] > xoff[a]
-        q0 = cat[c0]
-        for i in range(xoff[a + 1] - xoff[a] if walked else cls_nb[c0]):
-            if walked:
-                r = row_of[xoff[a] + i]
-                c = c0 + cls_of[xoff[a] + i]
-            else:  # one class, the group itself, in the same order (mem is read first)
-                r = mem[q0 + i]
-                c = c0
-            t = ct[c]
-            if uni_j:  # lv and down are not kept: its label from its code
-                d = dom[dbase + codes[j, r]]
-            else:
-                if lv[r, j] > lo_j:
-                    lv[r, j] -= 1
-                    # its label one level further down (or its own, on the lowest level)
-                    down[j, r] = dom[doff + max(lv[r, j] - 1, lo_j) * dw + cj[r]]
-                d = down[j, r]
-            if cdl[c] == -2:
-                cdl[c] = d
-            elif cdl[c] != d:
-                cdl[c] = -1
-            gsize[t] += bsize[r]
-            gid[r] = t
-            if orig[r] < gfirst[t]:
-                gfirst[t] = orig[r]
-            for y in range(nwalk):
-                gmax[t, walk[y]] = max(gmax[t, walk[y]], lv[r, walk[y]])
-            for w in range(nw):
-                gdoom[t, w] |= doom[r, w]
-            mem[cat[c]] = r  # the split classes take consecutive parts of the range (stable)
-            cat[c] += 1
-        for c in range(c0, c1):  # a changed group: a candidate where it can go down
-            t = ct[c]
-            gdl[j, t] = cdl[c]
-            for w in range(nw):
-                gcand[t, w] = keep[w]
-                gfail[t, w] = 0
-            if uni_j and pmax[j] > lo_j:
-                gcand[t, j >> 6] |= bj
-            for y in range(nwalk):
-                x = walk[y]
-                if gmax[t, x] > lo_lv[x]:
-                    gcand[t, x >> 6] |= np.uint64(1) << np.uint64(x & 63)
-
-
-def _build_groups(g, tab, gs):
+def build_groups(g: int, tab: Table, gs: Groups) -> None:
     """The group state (:class:`Groups`) of a table given as the group of each position
-    (``gs.gid``, ``g`` groups; ``gs.gviol``: which are suppressed) and its levels ``gs.lv``:
-    a group's labels are those of its first member; no split has failed yet."""
-    lv, gid, glab, gmax, gcount, gdl = gs.lv, gs.gid, gs.glab, gs.gmax, gs.gcount, gs.gdl
-    gsize, gfirst, gdoom, doom, down, gcl = gs.gsize, gs.gfirst, gs.gdoom, gs.doom, gs.down, gs.gcl
-    guni, gstart, mem, lcount, ghash = gs.guni, gs.gstart, gs.mem, gs.lcount, gs.ghash
-    bsize, orig, fh, lab_off, lo_lv = tab.bsize, tab.orig, tab.fh, tab.lab_off, tab.lo
-    gviol, gcand, gfail = gs.gviol, gs.gcand, gs.gfail
+    (``gs.gid``, ``g`` groups, each with a member; ``gs.gviol``: which are suppressed) and
+    its levels ``gs.lv``: a group's labels are those of its first member; no split has
+    failed yet. (numpy, an attribute at a time: called once a search, it is not worth its
+    compilation.)"""
+    lv, gid, n_labels = gs.lv, gs.gid, gs.lcount.size
     m = lv.shape[1]
-    nw = doom.shape[1]
-    n = gid.size
-    gmin = np.empty((g, m), dtype=np.int64)
-    for G in range(g):
-        gcount[G] = 0
-        gsize[G] = 0
-        gfirst[G] = n
-        for x in range(m):
-            gdl[x, G] = -2  # none seen yet
-        for x in range(m):
-            gmax[G, x] = -1
-            gmin[G, x] = 1 << 30
-        for w in range(nw):
-            gdoom[G, w] = 0
-    for r in range(n):
-        G = gid[r]
-        if gcount[G] == 0:
-            for x in range(m):
-                glab[x, G] = _label(x, r, lv[r, x], tab)
-        gcount[G] += 1
-        gsize[G] += bsize[r]
-        if orig[r] < gfirst[G]:
-            gfirst[G] = orig[r]
-        for x in range(m):
-            gmax[G, x] = max(gmax[G, x], lv[r, x])
-            gmin[G, x] = min(gmin[G, x], lv[r, x])
-        for w in range(nw):
-            gdoom[G, w] |= doom[r, w]
-    for x in range(m):  # attribute by attribute: each row of down is written in order
-        lo_x = lo_lv[x]
-        for r in range(n):
-            d = _label(x, r, max(lv[r, x] - 1, lo_x), tab)
-            down[x, r] = d
-            G = gid[r]
-            if gdl[x, G] == -2:
-                gdl[x, G] = d
-                gcl[x, G] = gmax[G, x]  # (where its members share one level, they share it)
-            elif gdl[x, G] != d:
-                gdl[x, G] = -1
-    for G in range(g):
-        for w in range(nw):
-            guni[G, w] = 0
-        for x in range(m):
-            if gmin[G, x] == gmax[G, x]:
-                guni[G, x >> 6] |= np.uint64(1) << np.uint64(x & 63)
-    fill = np.empty(g, dtype=np.int64)
-    at = 0
-    for G in range(g):
-        gstart[G] = at
-        fill[G] = at
-        at += gcount[G]
-    for r in range(n):
-        G = gid[r]
-        mem[fill[G]] = r
-        fill[G] += 1
-    for q in range(lcount.size):
-        lcount[q] = 0
-    for G in range(g):
-        h = np.uint64(0)
-        for x in range(m):
-            h += fh[lab_off[x] + glab[x, G]]
-            lcount[lab_off[x] + glab[x, G]] += gcount[G]
-        ghash[G] = h
-        for w in range(nw):
-            gcand[G, w] = 0
-            gfail[G, w] = 0
-        if not gviol[G]:  # a candidate where a member is above the lowest level
-            for x in range(m):
-                if gmax[G, x] > lo_lv[x]:
-                    gcand[G, x >> 6] |= np.uint64(1) << np.uint64(x & 63)
+    gs.lcount[:] = 0
+    if not g:
+        return
+    mem = np.argsort(gid, kind="stable")  # the positions group by group, in table order
+    count = np.bincount(gid, minlength=g)
+    start = np.zeros(g, dtype=np.int64)
+    np.cumsum(count[:-1], out=start[1:])
+    first = mem[start]  # each group's first member
+    gs.mem[:] = mem
+    gs.gstart[:g], gs.gcount[:g] = start, count
+    gs.gsize[:g] = np.add.reduceat(tab.bsize[mem], start)
+    gs.gfirst[:g] = np.minimum.reduceat(tab.orig[mem], start)
+    gs.gdoom[:g] = np.bitwise_or.reduceat(gs.doom[mem], start, axis=0)
+    gmax = gs.gmax[:g]
+    gmax[...] = np.maximum.reduceat(lv[mem], start, axis=0)
+    same_level = np.minimum.reduceat(lv[mem], start, axis=0) == gmax
+    gs.ghash[:g] = 0
+    gs.guni[:g] = 0
+    gs.gcand[:g] = 0
+    gs.gfail[:g] = 0
+    zero = np.uint64(0)
+    for x in range(m):
+        at = tab.dom_off[x] + tab.codes[x].astype(np.int64)  # each position's labels
+        width = tab.dom_w[x]
+        glab = tab.dom[at[first] + lv[first, x].astype(np.int64) * width]
+        gs.glab[x, :g] = glab
+        down = tab.dom[at + np.maximum(lv[:, x].astype(np.int64) - 1, tab.lo[x]) * width]
+        gs.down[x] = down
+        # the label one level down its members share, or -1; where their levels are one,
+        # they share a label on it
+        down = down[mem]
+        shared = np.minimum.reduceat(down, start) == np.maximum.reduceat(down, start)
+        gs.gdl[x, :g] = np.where(shared, down[start], -1)
+        gs.gcl[x, :g] = gmax[:, x]
+        label = tab.lab_off[x] + glab
+        gs.ghash[:g] += tab.fh[label]  # (wraps around, as the kernels' sums)
+        gs.lcount[:] += np.bincount(label, weights=count, minlength=n_labels).astype(np.int64)
+        bit = np.uint64(1) << np.uint64(x & 63)
+        gs.guni[:g, x >> 6] |= np.where(same_level[:, x], bit, zero)
+        # a candidate where a member is above the lowest level, if not suppressed
+        cand = (gmax[:, x] > tab.lo[x]) & ~gs.gviol[:g]
+        gs.gcand[:g, x >> 6] |= np.where(cand, bit, zero)
 
 
-def _levels_of(g, gs, orig, out):
+def levels_of(gs: Groups, orig: I64, out: LevelArray) -> None:
     """``out[orig[r], x]``: the level of attribute ``x`` at each position ``r``, from ``lv``
-    or, where it is not kept (``guni``), the group's ``gmax``; with ``out = lv`` and
-    ``orig`` the positions themselves it writes ``lv`` back."""
-    lv, gmax, guni, gstart, gcount, mem = gs.lv, gs.gmax, gs.guni, gs.gstart, gs.gcount, gs.mem
-    m = lv.shape[1]
-    for G in range(g):
-        for q in range(gstart[G], gstart[G] + gcount[G]):
-            r = mem[q]
-            o = orig[r]
-            for x in range(m):
-                if (guni[G, x >> 6] >> np.uint64(x & 63)) & np.uint64(1):
-                    out[o, x] = gmax[G, x]
-                else:
-                    out[o, x] = lv[r, x]
+    or, where it is not kept (``guni``), its group's ``gmax``; with ``out = lv`` and ``orig``
+    the positions themselves it writes ``lv`` back. (numpy, an attribute at a time: called
+    once a search, it is not worth its compilation.)"""
+    for x in range(gs.lv.shape[1]):
+        shared = (gs.guni[gs.gid, x >> 6] >> np.uint64(x & 63)) & np.uint64(1)
+        out[orig, x] = np.where(shared != 0, gs.gmax[gs.gid, x], gs.lv[:, x])
 
 
-def _counting_order(keys, n_keys):
-    """The stable sort order of ``keys`` (integers ``0..n_keys-1``) by counting, and the
-    start of each key's run in it (``n_keys + 1`` offsets)."""
+def counting_order(keys: I64, n_keys: int) -> tuple[I64, I64]:
+    """The stable sort order of ``keys`` (integers ``0..n_keys-1``) and the start of each
+    key's run in it (``n_keys + 1`` offsets)."""
     start = np.zeros(n_keys + 1, dtype=np.int64)
-    for i in range(keys.size):
-        start[keys[i] + 1] += 1
-    for k in range(n_keys):
-        start[k + 1] += start[k]
-    fill = start[:n_keys].copy()
-    order = np.empty(keys.size, dtype=np.int64)
-    for i in range(keys.size):
-        k = keys[i]
-        order[fill[k]] = i
-        fill[k] += 1
-    return order, start
-
-
-def _take_rows(keys, at, out):
-    """``out[x, i] = keys[at[i], x]``: rows ``at`` of ``keys`` (n, m), transposed."""
-    for i in range(at.size):
-        r = at[i]
-        for x in range(keys.shape[1]):
-            out[x, i] = keys[r, x]
+    np.cumsum(np.bincount(keys, minlength=n_keys), out=start[1:])
+    return np.argsort(keys, kind="stable").astype(np.int64, copy=False), start
 
 
 def kernels() -> SimpleNamespace:
@@ -1108,22 +1046,17 @@ def kernels() -> SimpleNamespace:
     if "k" in _CACHE:
         return _CACHE["k"]  # type: ignore[no-any-return]
     g = globals()
-    g["_label"] = jit(_label, inline=True)  # the kernels call the compiled helpers
-    g["_same_family"] = jit(_same_family, inline=True)
+    g["_same_family"] = jit(_same_family, inline=True)  # the kernels call the compiled helpers
     g["_down_base"] = jit(_down_base, inline=True)
     g["_score"] = jit(_score, inline=True)
     for name in ("_shared_level", "_split_groups", "_hist_groups", "_entangled", "_ext_scan",
-                 "_e_after", "_split_into", "_commit"):  # fmt: skip
+                 "_e_after", "_commit"):  # fmt: skip
         g[name] = jit(g[name], entry=False)  # (called by the kernels only)
     for name in ("_order_of", "_find", "_settle"):
         g[name] = jit(g[name])
     ns = SimpleNamespace(
         find=_find,
         settle=_settle,
-        build_groups=jit(_build_groups),
-        levels_of=jit(_levels_of),
-        take_rows=jit(_take_rows),
-        counting_order=jit(_counting_order),
         order_of=_order_of,
     )
     _CACHE["k"] = ns

@@ -19,7 +19,15 @@ import numpy.typing as npt
 from anonlab._progress import Progress
 from anonlab._typing import BoolArray, IntArray, U64Array
 from anonlab.algorithms._lattice.lattice import LatticeEvaluator
-from anonlab.algorithms.privacyfrost2._kernels import Groups, Table, Terms, kernels
+from anonlab.algorithms.privacyfrost2._kernels import (
+    Groups,
+    Table,
+    Terms,
+    build_groups,
+    counting_order,
+    kernels,
+    levels_of,
+)
 from anonlab.data.stats import ClassStats, SensitiveHistogram
 from anonlab.exceptions import ParameterError, PrivacyCheckError
 from anonlab.metrics.scores import Score
@@ -234,7 +242,7 @@ class _CompiledPartial(_Rounds):
         classes: tuple[npt.NDArray[np.integer], int] | None = None,
     ) -> None:
         super().__init__(evaluator, min_levels, order, score, priorities, base_counts, progress)
-        self.k = kern = kernels()
+        self.k = kernels()
         base = evaluator.base
         n = base.n_classes
         m = len(levels)
@@ -251,15 +259,15 @@ class _CompiledPartial(_Rounds):
         self._starts(table)
         # The kernels see the base classes renumbered class by class of the full-domain
         # table, so that a group's members lie close together in memory.
-        perm = kern.counting_order(table.ids, table.sizes.size)[0]
+        perm = counting_order(table.ids, table.sizes.size)[0]
         self._at = np.empty(n, dtype=np.int64)  # the position of each base class
         self._at[perm] = np.arange(n, dtype=np.int64)
         lab_off = np.cumsum([0, *index.cards], dtype=np.int64)  # (and the labels' total)
-        codes = np.empty((m, n), dtype=np.int32)  # (32-bit: half the memory to walk)
-        kern.take_rows(np.asarray(base.keys, dtype=np.int32), perm, codes)
+        # (32-bit: half the memory to walk)
+        codes = np.ascontiguousarray(np.asarray(base.keys)[perm].T, dtype=np.int32)
         cols = index.columns
         self._sens = [(name, off, width) for name, (off, width) in cols.layout.items()]
-        by, sp_indptr = kern.counting_order(self._at[cols.cls], n)
+        by, sp_indptr = counting_order(self._at[cols.cls], n)
         bsize = np.ascontiguousarray(np.asarray(base.sizes)[perm], dtype=np.int64)
         doms = index._dom
         self._tab = Table(
@@ -337,7 +345,7 @@ class _CompiledPartial(_Rounds):
         if self._stale:  # the group state knows them (the kernels keep no lv where a
             # group's members share one level: it is the group's gmax)
             out = np.empty((self._m, self._n), dtype=self._gs.lv.dtype).T
-            self.k.levels_of(self._g, self._gs, self._tab.orig, out)
+            levels_of(self._gs, self._tab.orig, out)
             return out
         return np.take(self._gs.lv, self._at, axis=0)
 
@@ -352,7 +360,7 @@ class _CompiledPartial(_Rounds):
         gs.gviol[...] = False
         gs.gviol[:g] = t.violating
         self._ok = bool(t.ok)
-        self.k.build_groups(g, self._tab, gs)
+        build_groups(g, self._tab, gs)
         starts = self._tab.lab_off[:-1]
         self._e = np.add.reduceat(gs.lcount > 0, starts).astype(np.int64) if self._m else starts
         self._version += 1
