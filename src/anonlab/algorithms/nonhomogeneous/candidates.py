@@ -26,7 +26,7 @@ import numpy as np
 import numpy.typing as npt
 
 from anonlab._typing import IntArray
-from anonlab.data.grouping import factorize_keys, sort_order, unique_rows
+from anonlab.data.grouping import factorize_keys, unique_rows
 
 __all__ = ["candidate_edges", "distinct", "lower_bound", "row_keys"]
 
@@ -112,9 +112,7 @@ def candidate_edges(
             outside = [s for s in sites if s not in diff]
             key = row_keys(codes, outside)
             inside = row_keys(codes, list(diff))
-            # by the sites outside D, then D (one key of both: either is in the sites' order)
-            both = row_keys(codes, outside + list(diff))
-            order = sort_order(both, int(both.max(initial=0)) + 1)
+            order = np.lexsort((inside, key))
             run = key[order]
             for step in range(1, window + 1):
                 same = np.flatnonzero(run[step:] == run[:-step])
