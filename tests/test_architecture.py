@@ -96,16 +96,33 @@ def test_property_tests_filter_with_assume_instead_of_returning_early():
 
 
 def test_the_cli_starts_without_its_heavy_dependencies():
-    """``anonlab --help`` imports no scipy, pandas, pyarrow, DuckDB, Spark, matplotlib,
-    scikit-learn or numba: each is imported where a command first needs it (issue 56, item 4;
-    the time it saves is measured in benchmarks/README.md, not here)."""
+    """``anonlab --help`` imports no numpy, scipy, pandas, pyarrow, DuckDB, Spark, matplotlib,
+    scikit-learn or numba, nor the API (loaded by the first command that runs) and the
+    algorithms whose names the commands' help lists: each is imported where a command first
+    needs it (issue 56, item 4; the time it saves is measured in benchmarks/README.md)."""
     import subprocess
     import sys
 
-    heavy = "scipy pandas pyarrow duckdb pyspark matplotlib sklearn numba starlette".split()
+    heavy = "numpy scipy pandas pyarrow duckdb pyspark matplotlib sklearn numba starlette".split()
     code = (
         "import sys, anonlab.cli.app; "
         f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({heavy!r})))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_import_anonlab_is_light_and_its_names_come_on_first_use():
+    """``import anonlab`` loads no numpy (PEP 562 names); ``anonlab.risk`` stays the API's
+    function once the subpackage of that name is imported; ``anonlab.report`` is callable."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, anonlab; print('numpy' in sys.modules); "
+        "import anonlab.risk.population; print(anonlab.risk.__module__); "
+        "print(anonlab.load_adult().n_rows, callable(anonlab.report), "
+        "anonlab.report.Section.__name__, 'diagnose' in dir(anonlab))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "anonlab.api", "30162", "True", "Section", "True"]

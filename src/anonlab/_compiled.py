@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import functools
 import os
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping
@@ -25,7 +27,7 @@ from typing import Any
 
 from anonlab._progress import at_end, listener, note
 
-__all__ = ["cache_folder", "jit", "numba"]
+__all__ = ["Elsewhere", "cache_folder", "compile_elsewhere", "compiled", "jit", "numba"]
 
 #: The folder of the anonlab package (numba caches beside the sources when it is writable).
 _PACKAGE = Path(__file__).resolve().parent
@@ -34,7 +36,7 @@ _PACKAGE = Path(__file__).resolve().parent
 #: its kernels, and of a new judge alone (None: it has none), is called and about how many
 #: seconds it takes (benchmarks/bench_compile.py measures them with an empty cache).
 _FAMILIES: tuple[tuple[str, tuple[str, int], tuple[str, int] | None], ...] = (
-    ("anonlab.algorithms.privacyfrost2", ("PrivacyFrost2's kernels", 11), None),
+    ("anonlab.algorithms.privacyfrost2", ("PrivacyFrost2's kernels", 6), None),
     ("anonlab.", ("anonlab's search kernels", 15), ("the judge of these models", 5)),
 )
 #: Qualified names of the kernels numba compiles per set of models (the judge).
@@ -233,3 +235,102 @@ def jit(
         no_cpython_wrapper=not entry,
         no_cfunc_wrapper=True,
     )(f)
+
+
+def compiled(kernel: Any, args: tuple[Any, ...]) -> bool:
+    """Whether the machine code of ``kernel`` (a :func:`jit` kernel) for the types of
+    ``args`` is at hand: compiled in this process or in the disk cache.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from anonlab.algorithms.privacyfrost2._kernels import kernels
+    >>> order_of = kernels().order_of
+    >>> order_of(np.array([2, 0, 1]), 3)
+    array([1, 2, 0])
+    >>> compiled(order_of, (np.array([2, 0, 1]), 3))
+    True
+    """
+    signature = tuple(kernel.typeof_pyval(a) for a in args)
+    if signature in kernel.overloads:
+        return True
+    return kernel._cache.load_overload(signature, kernel.targetctx) is not None
+
+
+class Elsewhere:
+    """A kernel compiled by another process of this interpreter into the disk cache
+    (:func:`compile_elsewhere`), while this one goes on: numba compiles one kernel at a time
+    per process, so the second core compiles one family of kernels while the first compiles
+    another. :meth:`wait` before the kernel's first call, which then loads its machine code
+    from the cache; :meth:`stop` if it is not called after all.
+
+    Parameters
+    ----------
+    process : subprocess.Popen
+    module : str
+        The module of the kernels compiled: the time :meth:`wait` waits counts as its
+        family's compilation (the note said when the command ends).
+    """
+
+    def __init__(self, process: subprocess.Popen[bytes], module: str) -> None:
+        self.process = process
+        self.module = module
+
+    def wait(self) -> None:
+        """Wait until the compilation is done (or failed: the kernel is then compiled here,
+        on its first call, as if nothing had been compiled elsewhere)."""
+        started = time.perf_counter()
+        self.process.wait()
+        key = _family(self.module)
+        if key is not None:
+            spent = _STATE.setdefault("spent", {})
+            spent[key] = spent.get(key, 0.0) + time.perf_counter() - started
+
+    def stop(self) -> None:
+        """End the compilation if it is still under way (what it cached stays valid:
+        numba replaces its index files whole)."""
+        if self.process.poll() is None:
+            self.process.terminate()
+        self.process.wait()
+
+
+def compile_elsewhere(target: str, *params: str) -> Elsewhere | None:
+    """Start ``target(*params)`` (``"module:function"``, a function that compiles kernels) in
+    a new process of this interpreter, with this process's anonlab and cache folder; None
+    when there is no cache folder to hand the machine code over.
+
+    Parameters
+    ----------
+    target : str
+        ``"package.module:function"``.
+    *params : str
+        Its arguments.
+
+    Returns
+    -------
+    Elsewhere or None
+
+    Examples
+    --------
+    >>> job = compile_elsewhere("anonlab._compiled:cache_folder")
+    >>> job is None or job.wait() is None
+    True
+    """
+    numba()
+    folder = _STATE["folder"]
+    if folder is None:
+        return None
+    module, function = target.split(":")
+    code = f"import {module} as m; m.{function}(*{params!r})"
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(folder))
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(_PACKAGE.parent), *filter(None, [os.environ.get("PYTHONPATH")])]
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-c", code],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    return Elsewhere(process, module)

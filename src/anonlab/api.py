@@ -587,7 +587,8 @@ def help_lists() -> dict[str, str]:
         ``algorithms``: every algorithm by family (``optimal, incognito or privacyfrost2
         (full-domain generalization); ...``); ``partition_algorithms``: the algorithms that
         run out of core block by block (``progressive, top_down, ...``); ``models``: every
-        privacy model's job-file name (``alpha_k_anonymity, average_risk, ...``).
+        privacy model's job-file name (``alpha_k_anonymity, average_risk, ...``); ``engines``:
+        the engines, as a choice (``numpy|duckdb|spark``).
 
     Examples
     --------
@@ -598,6 +599,7 @@ def help_lists() -> dict[str, str]:
         "algorithms": algorithm_families(),
         "partition_algorithms": ", ".join(partition_algorithm_names()),
         "models": ", ".join(MODELS.names()),
+        "engines": "|".join(engine_names()),
     }
 
 

@@ -581,3 +581,16 @@ def test_a_problems_priority_is_checked_as_a_jobs(bad):
         ParameterError, match=r"The 'priority' of quasi-identifier 'age' must be an int >= 1"
     ):
         build_anonymizer("privacyfrost2").fit(problem)
+
+
+def test_settle_compiled_elsewhere_has_the_types_a_search_calls_it_with():
+    """A first run compiles settle in another process for the arguments
+    ``_settle_arguments`` makes: the search must call it with the same types, or it would
+    compile settle again instead of loading that machine code."""
+    from anonlab.algorithms.privacyfrost2._kernels import _settle_arguments, kernels
+
+    ev, lat = make()
+    res = privacyfrost2(ev, lat, priorities=[1, 1, 1], partial_domain=True)
+    assert res.partial is not None and res.partial.splits > 0  # settle ran
+    settle = kernels().settle
+    assert tuple(settle.typeof_pyval(a) for a in _settle_arguments("int8")) in settle.signatures

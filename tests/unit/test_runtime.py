@@ -370,3 +370,21 @@ def test_a_read_only_installation_caches_in_the_users_folder(tmp_path):
     out = _run(_KERNEL.format(setup=setup), HOME=str(blocked), TMPDIR=str(blocked))
     assert "no writable folder keeps them for the next run: set NUMBA_CACHE_DIR" in out
     assert out.splitlines()[-1] == "[5, 0, 7]"
+
+
+@pytest.mark.slow
+def test_another_process_compiles_settle_into_the_cache_and_can_be_stopped(tmp_path):
+    """PrivacyFrost2's first run: a second process compiles settle while the first compiles
+    find; the machine code it leaves is found, and no second one starts."""
+    code = """
+    from anonlab.algorithms.privacyfrost2 import _kernels as k
+    stopped = k.settle_elsewhere("int16")
+    stopped.stop()
+    print(stopped.process.returncode != 0)
+    job = k.settle_elsewhere("int8")
+    job.wait()
+    print(job.process.returncode, k.compiled(k.kernels().settle, k._settle_arguments("int8")))
+    print(k.settle_elsewhere("int8"))
+    """
+    out = _run(code, NUMBA_CACHE_DIR=str(tmp_path / "numba"))
+    assert out.split() == ["True", "0", "True", "None"]

@@ -8,9 +8,8 @@ import sys
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
-from enum import Enum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -18,11 +17,42 @@ from rich.markup import escape
 from rich.progress import BarColumn, Progress, ProgressColumn, Task, TextColumn
 from rich.table import Table
 from rich.text import Text
+from typer.core import TyperCommand
 
-import anonlab
-from anonlab import api, report
-from anonlab.api import AnonlabError, ParameterError, PrivacyRiskWarning
-from anonlab.io import CsvOptions, check_input_file, column_names, temporary
+from anonlab import _lazy
+from anonlab.io import temporary
+
+if TYPE_CHECKING:
+    from anonlab import api
+    from anonlab.io import CsvOptions
+    from anonlab.report import Section
+else:  # loaded by the first command that uses it: ``anonlab --help`` does not wait for it
+    api = _lazy.module("anonlab.api")
+
+
+class _Command(TyperCommand):
+    """A command whose help names the registries' entries, filled in when the help is shown.
+
+    The help texts say ``{algorithms}``, ``{partition_algorithms}``, ``{models}`` and
+    ``{engines}`` where :func:`anonlab.api.help_lists` names them; filling them in loads
+    every algorithm, which ``anonlab --help`` and a command that runs need not wait for.
+    """
+
+    def format_help(self, ctx: Any, formatter: Any) -> None:
+        lists = api.help_lists()
+
+        def fill(text: str | None) -> str | None:
+            for key, names in lists.items():
+                text = text.replace("{" + key + "}", names) if text else text
+            return text
+
+        self.help = fill(self.help)
+        for param in self.params:
+            if getattr(param, "help", None):
+                param.help = fill(param.help)  # type: ignore[attr-defined]
+            param.metavar = fill(param.metavar)
+        super().format_help(ctx, formatter)
+
 
 app = typer.Typer(
     name="anonlab",
@@ -36,18 +66,15 @@ out = Console()
 err = Console(stderr=True)
 
 
-#: The names the help texts list, from the registries (algorithms by family, ...).
-_LISTS = api.help_lists()
-
-#: Engines selectable on the command line: every engine of the registry.
-EngineName = Enum(  # type: ignore[misc]
-    "EngineName", {name: name for name in api.engine_names()}, type=str
-)
-EngineName.__doc__ = "Engines selectable on the command line (the engine registry's)."
+#: ``--engine`` of the commands that open one engine: a name of the engine registry (the
+#: help lists them; an unknown name is refused by the registry, with the closest name).
+EngineOption = Annotated[str, typer.Option(help="Engine.", metavar="[{engines}]")]
 
 
 def _version(value: bool) -> None:
     if value:
+        import anonlab
+
         out.print(f"anonlab {anonlab.__version__}")
         raise typer.Exit()
 
@@ -74,7 +101,7 @@ def _pairs(values: list[str] | None, option: str) -> dict[str, str]:
     result: dict[str, str] = {}
     for item in values or []:
         if "=" not in item:
-            raise ParameterError(f"{option} takes ATTRIBUTE=VALUE; got {item!r}.")
+            raise api.ParameterError(f"{option} takes ATTRIBUTE=VALUE; got {item!r}.")
         key, val = item.split("=", 1)
         result[api.column_name(key.strip())] = val.strip()
     return result
@@ -95,12 +122,12 @@ def _show_warning(
 def _errors() -> Iterator[None]:
     """One line and exit code 2 for every error of the input; warnings as one line each."""
     with warnings.catch_warnings():
-        warnings.simplefilter("always", PrivacyRiskWarning)
+        warnings.simplefilter("always", api.PrivacyRiskWarning)
         warnings.showwarning = _show_warning
         try:
             api.memory_budget()  # ANONLAB_MEMORY_BUDGET, if set, is a size: said before any work
             yield
-        except AnonlabError as exc:
+        except api.AnonlabError as exc:
             # escaped: a message may hold brackets ("pip install 'anonlab[duckdb]'")
             err.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False, soft_wrap=True)
             raise typer.Exit(2) from None
@@ -227,6 +254,8 @@ class _Bar(_Notes):
 def _progress(enabled: bool, label: str = "subsets") -> Iterator[_Bar | None]:
     """A progress bar on stderr when it is a terminal and ``enabled`` (else None); the
     API's notes (:func:`api.listening`) are printed on stderr either way."""
+    from anonlab import api
+
     if not enabled or not err.is_terminal:
         with api.listening(_Notes()):
             yield None
@@ -301,6 +330,8 @@ def _csv(
     strip: bool,
 ) -> CsvOptions:
     """The :class:`CsvOptions` of the shared CSV options."""
+    from anonlab.io import CsvOptions
+
     return CsvOptions(
         separator=separator,
         header=not no_header,
@@ -312,7 +343,7 @@ def _csv(
     )
 
 
-@app.command()
+@app.command(cls=_Command)
 def diagnose(
     data: Annotated[str, typer.Argument(help="CSV or Parquet file.", show_default=False)],
     qi: Annotated[
@@ -330,7 +361,7 @@ def diagnose(
     max_k: Annotated[
         int | None, typer.Option(help="Largest k of the delta tables (Q11, Q12); default 50.")
     ] = None,
-    engine: Annotated[EngineName, typer.Option(help="Engine.")] = EngineName("numpy"),
+    engine: EngineOption = "numpy",
     spark_master: SparkMaster = None,
     separator: Separator = ",",
     no_header: NoHeader = False,
@@ -397,6 +428,9 @@ def diagnose(
     --qi and --k: Q1; --qi: Q2; --k: Q3; nothing: Q4; add --delta for Q5-Q8;
     --find-delta with --qi and --k: Q9, with --k: Q10, with --qi: Q11, alone: Q12.
     """
+    from anonlab import api
+    from anonlab.io.atomic import check_input_file
+
     with _errors():
         _check_applicable(
             qi=qi,
@@ -424,25 +458,29 @@ def diagnose(
         hierarchies = _pairs(hierarchy, "--hierarchy")
         missing = [a for a in levels if a not in hierarchies]
         if missing:
-            raise ParameterError(f"--level {missing[0]}=... needs --hierarchy {missing[0]}=FILE.")
+            raise api.ParameterError(
+                f"--level {missing[0]}=... needs --hierarchy {missing[0]}=FILE."
+            )
         qi_list = _split(qi)
         attr_list = _split(attributes)
         if qi_list is not None and not qi_list:
-            raise ParameterError(
+            raise api.ParameterError(
                 "--qi is empty: no quasi-identifier was given. Name the columns, e.g. "
                 "--qi age,sex,zip."
             )
         if attr_list is not None and not attr_list:
-            raise ParameterError("--attributes is empty: name the candidate columns, e.g. a,b,c.")
+            raise api.ParameterError(
+                "--attributes is empty: name the candidate columns, e.g. a,b,c."
+            )
         needed = None  # --risk reads every column: it looks for identifying ones too
         if (qi_list is not None or attr_list is not None) and not risk:
             needed = list(dict.fromkeys((qi_list or []) + (attr_list or [])))
-        if spark_master is not None and engine is not EngineName("spark"):
-            raise ParameterError("--spark-master applies to --engine spark only.")
+        if spark_master is not None and engine != "spark":
+            raise api.ParameterError("--spark-master applies to --engine spark only.")
         engine_options: dict[str, Any] = {"master": spark_master} if spark_master else {}
         eng = api.open_engine(
             data,
-            engine=engine.value,
+            engine=engine,
             hierarchies={a: h for a, h in hierarchies.items() if needed is None or a in needed},
             csv_options=csv_options,
             drop_missing=(needed or True) if drop_missing else None,
@@ -463,14 +501,14 @@ def diagnose(
                 )
             elif risk:
                 if qi_list is None:
-                    raise ParameterError("--risk needs --qi (the quasi-identifier set).")
+                    raise api.ParameterError("--risk needs --qi (the quasi-identifier set).")
                 result = api.risk(
                     eng,
                     qi_list,
                     threshold=5 if risk_threshold is None else risk_threshold,
                     levels=levels,
                     hierarchies=hierarchies if population is not None else None,
-                    engine=engine.value,
+                    engine=engine,
                     csv_options=csv_options,
                     sampling_fraction=sampling_fraction,
                     population_size=population_size,
@@ -505,17 +543,19 @@ def _check_attribute_options(
     asked: list[str] | None,
 ) -> None:
     """--hierarchy and --level name columns of the file, and columns the question uses."""
+    from anonlab.io.readers import column_names
+
     names = column_names(data, csv_options)
     for flag, columns in (("--hierarchy", list(hierarchies)), ("--level", list(levels))):
         for name in columns:
             if name not in names:
-                raise ParameterError(
+                raise api.ParameterError(
                     f"{flag} {name}=...: unknown column {name!r}."
                     f"{api.did_you_mean(name, names)} Available: "
                     f"{', '.join(map(repr, names))}."
                 )
             if asked is not None and name not in asked:
-                raise ParameterError(
+                raise api.ParameterError(
                     f"{flag} {name}=...: column {name!r} is not among the attributes of the "
                     "question (--qi, --attributes); drop the option or add the column."
                 )
@@ -539,34 +579,34 @@ def _check_applicable(**given: Any) -> None:
         allowed |= {"find_delta", "max_k", "list_rows", "max_size"}
         one_set = "qi" in on
         if "list_rows" in on and not (one_set and ("delta" in on or "find_delta" in on)):
-            raise ParameterError(
+            raise api.ParameterError(
                 "--list-rows lists the rows that suppression removes: it needs --qi with "
                 "--delta (Q5, Q6) or --find-delta and --k (Q9)."
             )
         if "max_k" in on and not ("find_delta" in on and "k" not in on):
-            raise ParameterError(
+            raise api.ParameterError(
                 "--max-k sets the largest k of the delta tables: it needs --find-delta "
                 "without --k (Q11, Q12)."
             )
         if one_set and "max_size" in on:
-            raise ParameterError(
+            raise api.ParameterError(
                 "--max-size bounds subset searches; with --qi the question is about one "
                 "attribute set. Drop --max-size or --qi."
             )
         if one_set and "attributes" in on:
-            raise ParameterError(
+            raise api.ParameterError(
                 "--attributes lists the candidates of subset searches; with --qi the question "
                 "is about that one set. Drop one of them."
             )
     bad = sorted(on - allowed)
     if bad:
         names = ", ".join(flag[b] for b in bad)
-        raise ParameterError(f"{names} does not apply to {mode}; drop it.")
+        raise api.ParameterError(f"{names} does not apply to {mode}; drop it.")
     if "risk" in on and "qi" not in on:
-        raise ParameterError("--risk needs --qi (the quasi-identifier set).")
+        raise api.ParameterError("--risk needs --qi (the quasi-identifier set).")
     told = [flag[p] for p in _POPULATION_OPTIONS if p in on]
     if len(told) > 1:
-        raise ParameterError(f"{' and '.join(told)}: give the population one way, not both.")
+        raise api.ParameterError(f"{' and '.join(told)}: give the population one way, not both.")
 
 
 def _whole(value: str, option: str) -> int:
@@ -574,18 +614,18 @@ def _whole(value: str, option: str) -> int:
     try:
         return int(value)
     except ValueError:
-        raise ParameterError(f"{option} {value!r}: give whole numbers, e.g. 2,5,10.") from None
+        raise api.ParameterError(f"{option} {value!r}: give whole numbers, e.g. 2,5,10.") from None
 
 
 def _int_level(attr: str, value: str) -> int:
     try:
         return int(value)
     except ValueError:
-        raise ParameterError(f"--level {attr}={value}: the level must be an integer.") from None
+        raise api.ParameterError(f"--level {attr}={value}: the level must be an integer.") from None
 
 
 # ----------------------------------------------------------------------- rendering
-def show(sections: list[report.Section], console: Console | None = None) -> None:
+def show(sections: list[Section], console: Console | None = None) -> None:
     """Print report sections as Rich tables (their text as it is: a label such as
     ``[30, 40)`` is not Rich markup)."""
     con = console or out
@@ -608,14 +648,18 @@ def show(sections: list[report.Section], console: Console | None = None) -> None
 
 def render(result: Any, console: Console | None = None, title: str | None = None) -> None:
     """Print a diagnosis result as Rich tables."""
+    from anonlab import report
+
     show(report.diagnosis_sections(result, title), console)
 
 
-@app.command()
+@app.command(cls=_Command)
 def demo(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON for machines.")] = False,
 ) -> None:
     """Diagnose the bundled UCI Adult data (30,162 rows, 8 quasi-identifiers)."""
+    from anonlab import api
+
     with _errors():
         table = api.load_adult()
         eng = api.open_engine(table, hierarchies=api.adult_hierarchies(table))
@@ -661,14 +705,14 @@ def demo(
             render(result, title=title)
 
 
-_ANONYMIZE_HELP = f"""Anonymize a table as a YAML job file says, with the least information loss.
+_ANONYMIZE_HELP = """Anonymize a table as a YAML job file says, with the least information loss.
 
 The job file (docs/guide/jobs.md; every key: docs/reference/job-file.md) has these keys:
-quasi_identifiers (column: {{hierarchy: FILE | mask | intervals | dates, min_level,
-max_level, weight, priority}}), sensitive, identifiers (dropped from the release),
+quasi_identifiers (column: {hierarchy: FILE | mask | intervals | dates, min_level,
+max_level, weight, priority}), sensitive, identifiers (dropped from the release),
 insensitive (released as they are, knowingly), identifying_threshold (default 0.01),
-models (- k_anonymity: {{k: 5}}, ...: {_LISTS["models"]}), suppression, metric, algorithm ({{name: ...,
-params}}: {_LISTS["algorithms"]}), output ({{suppressed: remove | mask}}), and the CSV options
+models (- k_anonymity: {k: 5}, ...: {models}), suppression, metric, algorithm ({name: ...,
+params}: {algorithms}), output ({suppressed: remove | mask}), and the CSV options
 separator, header, quote, encoding, na_values, strip, names.
 
 A column of the table that is none of these is released as it is: the job is refused,
@@ -683,7 +727,7 @@ parallel). The result is re-checked by the privacy models before it is written
 """
 
 
-@app.command(help=_ANONYMIZE_HELP)
+@app.command(help=_ANONYMIZE_HELP, cls=_Command)
 def anonymize(
     data: Annotated[str, typer.Argument(help="CSV or Parquet file.", show_default=False)],
     job: Annotated[str, typer.Option("--job", help="YAML job file.", show_default=False)],
@@ -711,7 +755,7 @@ def anonymize(
         typer.Option(
             "--block-rows",
             help="Out of core: rows per block of the algorithms that place rows "
-            f"({_LISTS['partition_algorithms']}), which run block "
+            "({partition_algorithms}), which run block "
             "by block on the table sorted on its quasi-identifiers; default 100,000 "
             "(mondrian: 250,000).",
             show_default=False,
@@ -720,6 +764,8 @@ def anonymize(
 ) -> None:
     """Anonymize a table as a YAML job file says, with the least information loss (the
     help text, with the algorithms of the registry: ``_ANONYMIZE_HELP``)."""
+    from anonlab import api, report
+
     with _errors():
         with _progress(not as_json, "nodes") as progress:
             result = api.anonymize(
@@ -737,7 +783,7 @@ def anonymize(
         show(report.anonymization_sections(result))
 
 
-@app.command()
+@app.command(cls=_Command)
 def hierarchies(
     data: Annotated[str, typer.Argument(help="CSV or Parquet file.", show_default=False)],
     qi: Annotated[
@@ -759,7 +805,7 @@ def hierarchies(
             "none (value -> *).",
         ),
     ] = "frequency",
-    engine: Annotated[EngineName, typer.Option(help="Engine.")] = EngineName("numpy"),
+    engine: EngineOption = "numpy",
     separator: Separator = ",",
     no_header: NoHeader = False,
     names: Names = None,
@@ -772,17 +818,20 @@ def hierarchies(
     format: intervals of nice widths with the sparse tails top- and bottom-coded for numbers,
     month/quarter/year/decade for dates, masking from the right for codes, '*' (or rare
     values grouped) for the rest. A job gets the same with 'hierarchy: auto'."""
+    from anonlab import api
+    from anonlab.io.atomic import check_input_file
+
     with _errors():
         check_input_file(data, "data file")
         columns = _split(qi) or []
         if not columns:
-            raise ParameterError("--qi needs at least one column: --qi a,b,c.")
+            raise api.ParameterError("--qi needs at least one column: --qi a,b,c.")
         written = api.write_hierarchies(
             data,
             columns,
             output_dir,
             grouping=grouping,
-            engine=engine.value,
+            engine=engine,
             csv_options=_csv(separator, no_header, names, quote, encoding, na, strip),
         )
         table = Table(title=f"Hierarchies written to {escape(output_dir)}")
@@ -805,11 +854,11 @@ def _spark_options(engine: str, master: str | None) -> dict[str, Any]:
     if master is None:
         return {}
     if engine != "spark":
-        raise ParameterError("--spark-master applies to --engine spark only.")
+        raise api.ParameterError("--spark-master applies to --engine spark only.")
     return {"master": master}
 
 
-@app.command()
+@app.command(cls=_Command)
 def check(
     data: Annotated[str, typer.Argument(help="CSV or Parquet file.", show_default=False)],
     job: Annotated[str, typer.Option("--job", help="YAML job file.", show_default=False)],
@@ -843,6 +892,9 @@ def check(
 ) -> None:
     """Report the privacy models and the metric of a table as it is, or verify a release of
     it (--release: exit code 0 if everything holds, 1 if not, 2 on an error)."""
+    from anonlab import api, report
+    from anonlab.io.atomic import check_input_file
+
     with _errors():
         if release is not None:
             check_input_file(release, "released table")
@@ -863,7 +915,7 @@ def check(
         raise typer.Exit(1)
 
 
-@app.command(name="report")
+@app.command(name="report", cls=_Command)
 def report_command(
     data: Annotated[str, typer.Argument(help="CSV or Parquet file.", show_default=False)],
     output: Annotated[
@@ -935,6 +987,9 @@ def report_command(
     the prosecutor, journalist and marketer models, the riskiest records by SUDA score) and,
     with --job, the anonymization and its risk before and after. It works offline (figures
     inline)."""
+    from anonlab import api
+    from anonlab.io.atomic import check_input_file
+
     with _errors():
         check_input_file(data, "data file")
         csv = _csv(separator, no_header, names, quote, encoding, na, strip)
@@ -964,7 +1019,7 @@ def report_command(
         out.print(f"wrote {output}")
 
 
-@app.command()
+@app.command(cls=_Command)
 def explore(
     data: Annotated[str, typer.Argument(help="CSV or Parquet file.", show_default=False)],
     job: Annotated[
@@ -983,7 +1038,7 @@ def explore(
     k: Annotated[str, typer.Option("--k", help="The k's to try: 2,3,5,10,20.")] = "2,3,5,10,20",
     algorithms: Annotated[
         str,
-        typer.Option("--algorithms", help=f"The algorithms to try: a,b ({_LISTS['algorithms']})."),
+        typer.Option("--algorithms", help="The algorithms to try: a,b ({algorithms})."),
     ] = "optimal",
     sampling_fraction: SamplingFraction = None,
     classify: Annotated[
@@ -1005,6 +1060,9 @@ def explore(
     """Run the job as candidate releases (each k, each algorithm), draw their risk against
     their loss on one scale (GCP), mark the frontier (no other candidate both loses less and
     risks less) and link each candidate's report, release and job."""
+    from anonlab import api
+    from anonlab.io.atomic import check_input_file
+
     with _errors():
         check_input_file(data, "data file")
         csv = _csv(separator, no_header, names, quote, encoding, na, strip)
@@ -1032,7 +1090,7 @@ def explore(
             out.print(f"k={c.k} {c.algorithm} refused: {escape(c.refused or '')}")
 
 
-@app.command()
+@app.command(cls=_Command)
 def serve(
     ctx: typer.Context,
     root: Annotated[
@@ -1091,13 +1149,13 @@ def serve(
 
     with _errors():
         if not math.isfinite(max_upload_mb) or max_upload_mb <= 0:
-            raise ParameterError(
+            raise api.ParameterError(
                 f"--max-upload-mb must be a number of MB above 0; got {max_upload_mb}."
             )
         source = ctx.get_parameter_source("token")
         given = getattr(source, "name", "") == "COMMANDLINE"  # not ANONLAB_TOKEN
         if no_token and given:
-            raise ParameterError("--token and --no-token contradict each other; give one.")
+            raise api.ParameterError("--token and --no-token contradict each other; give one.")
         from anonlab.web import serve as serve_app  # the launcher; the app needs 'web'
 
         serve_app(

@@ -3,12 +3,22 @@
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from anonlab import _lazy
 from anonlab._registry import Registry
-from anonlab.engines.base import AttributeLevels, Engine
+
+if TYPE_CHECKING:
+    from anonlab.engines.base import AttributeLevels, Engine
 
 __all__ = ["Engine", "AttributeLevels", "engine_class", "get_engine", "ENGINES"]
+
+#: Engine and AttributeLevels, imported on their first use (the registry alone loads no numpy).
+__getattr__, __dir__ = _lazy.exports(
+    globals(),
+    "anonlab.engines",
+    {"Engine": "anonlab.engines.base", "AttributeLevels": "anonlab.engines.base"},
+)
 
 #: Engine name -> module that defines ``ENGINE`` (the engine class), imported when the engine
 #: is opened (the heavy libraries of an engine are loaded by it alone).

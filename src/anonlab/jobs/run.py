@@ -19,7 +19,7 @@ from typing import Any, ParamSpec, TypeVar
 
 from anonlab._progress import Progress, listening, note, stage
 from anonlab.algorithms import build_anonymizer
-from anonlab.algorithms.base import FREQUENCY_SET_ALGORITHMS, PARTITION_ALGORITHMS, Anonymizer
+from anonlab.algorithms.base import Anonymizer, frequency_set_algorithms, partition_algorithms
 from anonlab.engines import ENGINES, engine_class
 from anonlab.exceptions import InputError, ParameterError
 from anonlab.io.atomic import PARQUET_DATASET, check_output, output_format
@@ -196,7 +196,7 @@ def choose_run(algorithm: Anonymizer, choice: EngineChoice) -> type[Run]:
     raise ParameterError(
         f"Algorithm {algorithm.name!r} needs the individual rows of the table; the "
         f"{choice.name} engine anonymizes from the counts of its distinct combinations. "
-        f"{FREQUENCY_SET_ALGORITHMS} run on any engine; {PARTITION_ALGORITHMS} run out "
+        f"{frequency_set_algorithms()} run on any engine; {partition_algorithms()} run out "
         f"of core block by block; run {algorithm.name!r} with --engine numpy "
         "(engine='numpy') on a table that fits in memory. Nothing was written."
     )
@@ -288,10 +288,10 @@ def _check_block_rows(block_rows: Any, algorithm: Anonymizer, choice: EngineChoi
             "instead. Nothing was written."
         )
     if algorithm.accepts_frequency_set() or not algorithm.accepts_partitions():
+        listed = partition_algorithms()
         raise ParameterError(
             f"The 'block_rows' option (--block-rows) would do nothing: {algorithm.name!r} "
-            f"never cuts the table into blocks: {PARTITION_ALGORITHMS[:1].lower()}"
-            f"{PARTITION_ALGORITHMS[1:]} do, out of core. "
+            f"never cuts the table into blocks: {listed[:1].lower()}{listed[1:]} do, out of core. "
             "Drop it. Nothing was written."
         )
     if not Blocks.fits(algorithm, choice.engine):

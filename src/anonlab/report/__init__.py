@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from anonlab.diagnosis import SearchAnswer, SubsetAnswer, TableAnswer
+if TYPE_CHECKING:
+    from anonlab.diagnosis import SubsetAnswer, TableAnswer
 
 __all__ = [
     "Section",
@@ -106,6 +107,8 @@ def diagnosis_sections(
     delta | 0.0000
     suppressed rows | 0
     """
+    from anonlab.diagnosis import SearchAnswer, SubsetAnswer, TableAnswer
+
     data = result.to_dict()
     q = data.get("question", "")
     if isinstance(result, SubsetAnswer):

@@ -21,9 +21,19 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from anonlab._compiled import jit
+from anonlab._compiled import Elsewhere, compile_elsewhere, compiled, jit
 
-__all__ = ["Groups", "Table", "Terms", "build_groups", "counting_order", "kernels", "levels_of"]
+__all__ = [
+    "Groups",
+    "Table",
+    "Terms",
+    "build_groups",
+    "compile_settle",
+    "counting_order",
+    "kernels",
+    "levels_of",
+    "settle_elsewhere",
+]
 
 _FIB = 0x9E3779B97F4A7C15  # 2^64 / golden ratio: multiplicative hashing
 _CACHE: dict[Any, Any] = {}
@@ -1061,3 +1071,48 @@ def kernels() -> SimpleNamespace:
     )
     _CACHE["k"] = ns
     return ns
+
+
+def _settle_arguments(level_dtype: str) -> tuple[Any, ...]:
+    """Arguments of :func:`_settle`'s types (empty arrays) for a level type (``"int8"`` or
+    ``"int16"``, :class:`Groups`): what a search passes, so that the machine code compiled
+    for them is the code the search loads."""
+    i64 = np.zeros(0, dtype=np.int64)
+    i32 = np.zeros(0, dtype=np.int32)
+    u64 = np.zeros(0, dtype=np.uint64)
+    flags = np.zeros(0, dtype=np.bool_)
+    lv: LevelArray = np.zeros((0, 0), dtype=level_dtype)
+    two_i32, two_u64 = np.zeros((0, 0), dtype=np.int32), np.zeros((0, 0), dtype=np.uint64)
+    tab = Table(two_i32, i32, i64, i64, u64, i64, i64, i64, i64, i64, i64, i64, i64, 0, 0)
+    gs = Groups(lv, two_i32, two_u64, i64, two_i32, u64, flags, i64, lv, i64, i64, i64,
+                two_u64, two_u64, two_u64, two_u64, i64, two_i32, lv, i64, i64, i64)  # fmt: skip
+    hist = np.zeros((0, 0), dtype=np.int64)
+    found = Found(0, i64, flags, flags, i64, i64, i64, hist, i64, i64, i64, i64, i64, i64)
+    terms = Terms(False, np.zeros(0, dtype=np.float64), i64)
+    return 0, 0, 0.0, False, i64, found, flags, tab, gs, terms, i64
+
+
+def compile_settle(level_dtype: str) -> None:
+    """Compile :func:`_settle` (and the kernels it calls) for ``level_dtype`` into the disk
+    cache: the work of the process :func:`settle_elsewhere` starts."""
+    settle = kernels().settle
+    settle.compile(tuple(settle.typeof_pyval(a) for a in _settle_arguments(level_dtype)))
+
+
+def settle_elsewhere(level_dtype: str) -> Elsewhere | None:
+    """Start compiling :func:`_settle` in another process unless its machine code for
+    ``level_dtype`` is at hand (or there is no disk cache): the first search compiles
+    :func:`_find` and its kernels meanwhile. ``wait()`` on the result before the first
+    ``settle``.
+
+    Examples
+    --------
+    >>> job = settle_elsewhere("int8")
+    >>> job is None or job.wait() is None
+    True
+    """
+    if compiled(kernels().settle, _settle_arguments(level_dtype)):
+        return None
+    return compile_elsewhere(
+        "anonlab.algorithms.privacyfrost2._kernels:compile_settle", level_dtype
+    )

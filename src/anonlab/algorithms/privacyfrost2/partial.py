@@ -27,6 +27,7 @@ from anonlab.algorithms.privacyfrost2._kernels import (
     counting_order,
     kernels,
     levels_of,
+    settle_elsewhere,
 )
 from anonlab.data.stats import ClassStats, SensitiveHistogram
 from anonlab.exceptions import ParameterError, PrivacyCheckError
@@ -243,6 +244,11 @@ class _CompiledPartial(_Rounds):
     ) -> None:
         super().__init__(evaluator, min_levels, order, score, priorities, base_counts, progress)
         self.k = kernels()
+        # levels one byte each (two for hierarchies over 100 levels)
+        tall = max(evaluator.heights(), default=0) > 100
+        ldt: type[np.signedinteger[Any]] = np.int16 if tall else np.int8
+        # a first run: another process compiles settle while this one compiles find
+        self._elsewhere = settle_elsewhere(np.dtype(ldt).name)
         base = evaluator.base
         n = base.n_classes
         m = len(levels)
@@ -297,10 +303,7 @@ class _CompiledPartial(_Rounds):
         if terms is not None:
             off = np.cumsum([0, *(t.size for t in terms[1][:-1])], dtype=np.int64)
             self._terms = Terms(terms[0] == "max", np.concatenate(terms[1]), off)
-        # the group state (capacity n: groups partition the base classes); levels one byte
-        # each (two for hierarchies over 100 levels)
-        tall = max(evaluator.heights(), default=0) > 100
-        ldt: type[np.signedinteger[Any]] = np.int16 if tall else np.int8
+        # the group state (capacity n: groups partition the base classes)
         n_labels = int(lab_off[-1])
         words = max((m + 63) // 64, 1)  # one bit per attribute
         self._gs = Groups(
@@ -366,6 +369,16 @@ class _CompiledPartial(_Rounds):
         self._version += 1
         self._dirty = False
 
+    def run(self) -> None:
+        """The rounds (:meth:`_Rounds.run`); a compilation of settle still under way in
+        another process is stopped with them."""
+        try:
+            super().run()
+        finally:
+            if self._elsewhere is not None:
+                self._elsewhere.stop()
+                self._elsewhere = None
+
     def _advance(self, s: float, g: int, splits: int, commits: int) -> None:
         """The table after ``commits`` commits of ``splits`` group splits."""
         self.splits += splits
@@ -383,6 +396,9 @@ class _CompiledPartial(_Rounds):
         f = self.k.find(j, self._g, self._tab, self._gs)
         if not f.n_cand:
             return False
+        if self._elsewhere is not None:  # settle's machine code, cached by the other process
+            self._elsewhere.wait()
+            self._elsewhere = None
         bad = self._judge(f.judge_size, f.hist)
         terms = self._terms if self._terms is not None else self._terms_of(j)
         out = np.zeros(4, dtype=np.int64)
