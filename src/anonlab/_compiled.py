@@ -297,7 +297,8 @@ class Elsewhere:
 def compile_elsewhere(target: str, *params: str) -> Elsewhere | None:
     """Start ``target(*params)`` (``"module:function"``, a function that compiles kernels) in
     a new process of this interpreter, with this process's anonlab and cache folder; None
-    when there is no cache folder to hand the machine code over.
+    when there is no cache folder to hand the machine code over, or no process can be
+    started (the kernels are then compiled here, on their first call).
 
     Parameters
     ----------
@@ -326,11 +327,14 @@ def compile_elsewhere(target: str, *params: str) -> Elsewhere | None:
     env["PYTHONPATH"] = os.pathsep.join(
         [str(_PACKAGE.parent), *filter(None, [os.environ.get("PYTHONPATH")])]
     )
-    process = subprocess.Popen(
-        [sys.executable, "-c", code],
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-c", code],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+    except OSError:  # no process to be had (a sandbox, a frozen interpreter): compile here
+        return None
     return Elsewhere(process, module)
