@@ -322,11 +322,12 @@ def compile_elsewhere(target: str, *params: str) -> Elsewhere | None:
     if folder is None:
         return None
     module, function = target.split(":")
-    code = f"import {module} as m; m.{function}(*{params!r})"
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(folder))
-    env["PYTHONPATH"] = os.pathsep.join(
-        [str(_PACKAGE.parent), *filter(None, [os.environ.get("PYTHONPATH")])]
+    here = str(_PACKAGE.parent)  # this anonlab's folder, first unless the child has it already
+    code = (
+        f"import sys; sys.path[:0] = [] if {here!r} in sys.path else [{here!r}]; "
+        f"import {module} as m; m.{function}(*{params!r})"
     )
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(folder))
     try:
         process = subprocess.Popen(
             [sys.executable, "-c", code],
