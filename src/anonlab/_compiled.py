@@ -37,7 +37,8 @@ _PACKAGE = Path(__file__).resolve().parent
 #: seconds it takes (benchmarks/bench_compile.py measures them with an empty cache).
 _FAMILIES: tuple[tuple[str, tuple[str, int], tuple[str, int] | None], ...] = (
     ("anonlab.algorithms.privacyfrost2", ("PrivacyFrost2's kernels", 6), None),
-    ("anonlab.", ("anonlab's search kernels", 15), ("the judge of these models", 5)),
+    ("anonlab.algorithms.microaggregation", ("MDAV's kernels", 9), None),
+    ("anonlab.", ("anonlab's search kernels", 3), ("the judge of these models", 3)),
 )
 #: Qualified names of the kernels numba compiles per set of models (the judge).
 _PER_MODELS = ("_judge_with.", "_chain.")
