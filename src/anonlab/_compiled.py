@@ -240,7 +240,8 @@ def jit(
 
 def compiled(kernel: Any, args: tuple[Any, ...]) -> bool:
     """Whether the machine code of ``kernel`` (a :func:`jit` kernel) for the types of
-    ``args`` is at hand: compiled in this process or in the disk cache.
+    ``args`` is at hand: compiled in this process or in the disk cache (or nothing is ever
+    compiled: ``NUMBA_DISABLE_JIT`` set).
 
     Examples
     --------
@@ -252,6 +253,8 @@ def compiled(kernel: Any, args: tuple[Any, ...]) -> bool:
     >>> compiled(order_of, (np.array([2, 0, 1]), 3))
     True
     """
+    if not hasattr(kernel, "overloads"):  # numba's compilation turned off (NUMBA_DISABLE_JIT)
+        return True
     signature = tuple(kernel.typeof_pyval(a) for a in args)
     if signature in kernel.overloads:
         return True

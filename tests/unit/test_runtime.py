@@ -388,3 +388,13 @@ def test_another_process_compiles_settle_into_the_cache_and_can_be_stopped(tmp_p
     """
     out = _run(code, NUMBA_CACHE_DIR=str(tmp_path / "numba"))
     assert out.split() == ["True", "0", "True", "None"]
+
+
+def test_nothing_is_compiled_elsewhere_when_numba_compiles_nothing():
+    """With numba's compilation turned off (NUMBA_DISABLE_JIT, for debugging a kernel in
+    Python) the kernels are plain functions: no second process, no error."""
+    code = """
+    from anonlab.algorithms.privacyfrost2 import _kernels as k
+    print(k.settle_elsewhere("int8"))
+    """
+    assert _run(code, NUMBA_DISABLE_JIT="1").split() == ["None"]
