@@ -198,7 +198,11 @@ def test_blocks_release_satisfies_the_model_in_source_order(adult, tmp_path, alg
 
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
 def test_one_block_is_the_in_memory_release(adult, tmp_path, algorithm):
-    job = _job(algorithm)
+    _one_block_is_the_in_memory_release(adult, tmp_path, _job(algorithm))
+
+
+def _one_block_is_the_in_memory_release(adult: Path, tmp_path: Path, job: dict) -> None:
+    """Out of core in one block, the job writes what it writes in memory, with its loss."""
     a, b = tmp_path / "numpy.parquet", tmp_path / "duckdb.parquet"
     ra = anonlab.anonymize(str(adult), job, output=a, engine="numpy")
     rb = anonlab.anonymize(str(adult), job, output=b, engine="duckdb", block_rows=ROWS)

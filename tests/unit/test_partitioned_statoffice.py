@@ -131,14 +131,7 @@ def test_blocks_release_satisfies_the_model_in_source_order(adult, tmp_path, alg
 
 @pytest.mark.parametrize("algorithm", FAMILIES)
 def test_one_block_is_the_in_memory_release(adult, tmp_path, algorithm):
-    job = _job(algorithm)
-    a, b = tmp_path / "numpy.parquet", tmp_path / "duckdb.parquet"
-    ra = anonlab.anonymize(str(adult), job, output=a, engine="numpy")
-    rb = anonlab.anonymize(str(adult), job, output=b, engine="duckdb", block_rows=ROWS)
-    assert rb.search.blocks == 1
-    assert _text(a) == _text(b)
-    assert rb.loss == pytest.approx(ra.loss, rel=1e-9, abs=1e-12)
-    assert rb.suppressed_rows == ra.suppressed_rows
+    _partitioned._one_block_is_the_in_memory_release(adult, tmp_path, _job(algorithm))
 
 
 def test_mondrian_cuts_blocks_of_its_own_size_by_default(adult):
