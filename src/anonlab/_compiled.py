@@ -131,14 +131,15 @@ def _announcer(event: Any) -> Any:
     class Announcer(event.Listener):  # type: ignore[misc]
         def on_start(self, ev: Any) -> None:
             fn = getattr(ev.data.get("dispatcher"), "py_func", None)
-            key = None if fn is None else _family(fn.__module__)
+            module = getattr(fn, "__module__", None) or ""  # (None: a function made by exec)
+            key = _family(module)
             outer = _STATE.setdefault("under_way", [])
             if not outer:  # its own compilation, not one within another's
                 outer.append((key, time.perf_counter()))
             else:
                 outer.append((None, 0.0))
             if fn is not None:
-                announce(fn.__module__, fn.__qualname__)
+                announce(module, fn.__qualname__)
 
         def on_end(self, ev: Any) -> None:
             del ev

@@ -398,3 +398,23 @@ def test_nothing_is_compiled_elsewhere_when_numba_compiles_nothing():
     print(k.settle_elsewhere("int8"))
     """
     assert _run(code, NUMBA_DISABLE_JIT="1").split() == ["None"]
+
+
+def test_a_kernel_of_no_module_compiles_beside_the_announcer():
+    """numba kernels a user makes with ``exec`` have no module (``__module__`` None): while
+    a command listens for anonlab's compile notes they compile and say nothing."""
+    code = """
+    import numpy as np
+    from anonlab._compiled import numba
+    from anonlab._progress import listening
+
+    class Printer:
+        def __call__(self, advance, total): pass
+        def note(self, message): print("NOTE", message)
+
+    space = {}
+    exec("def twice(x):\\n    return 2 * x", space)
+    with listening(Printer()):
+        print(numba().njit(space["twice"])(21))
+    """
+    assert _run(code).split() == ["42"]

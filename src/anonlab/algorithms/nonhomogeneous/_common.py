@@ -7,7 +7,7 @@ import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -23,12 +23,11 @@ __all__ = [
     "check_cover_memory",
     "chunks_of_rings",
     "problem_k",
+    "Task",
     "run_tasks",
     "sorted_order",
     "workers_of",
 ]
-
-_T = TypeVar("_T")
 
 
 def problem_k(problem: Problem, owner: str) -> int:
@@ -196,22 +195,34 @@ def workers_of(n_jobs: int | None, tasks: int) -> int:
     return max(1, min(workers, tasks))
 
 
-def run_tasks(
-    func: Callable[..., _T], tasks: Sequence[tuple[Any, ...]], n_jobs: int | None
-) -> list[_T]:
-    """``func(*task)`` for every task, in worker processes when there are several.
+@dataclass(frozen=True)
+class Task:
+    """One call for :func:`run_tasks`: ``func(*args)``; ``size`` (records) orders the calls.
+
+    Examples
+    --------
+    >>> run_tasks([Task(max, (1, 2), 1), Task(min, (3, 4), 2)], 1)
+    [2, 3]
+    """
+
+    func: Callable[..., Any]
+    args: tuple[Any, ...]
+    size: int
+
+
+def run_tasks(tasks: Sequence[Task], n_jobs: int | None) -> list[Any]:
+    """Every task's call, in worker processes when there are several tasks.
 
     The results come back in the order of ``tasks`` and do not depend on the number of
-    processes. ``n_jobs`` None uses every core.
+    processes; the largest tasks start first. ``n_jobs`` None uses every core.
     """
     workers = workers_of(n_jobs, len(tasks))
     if workers == 1:
-        return [func(*task) for task in tasks]
-    sizes = [getattr(t[0], "codes", np.zeros(0)).shape[0] for t in tasks]
-    order = sorted(range(len(tasks)), key=lambda i: -sizes[i])  # the largest first
+        return [task.func(*task.args) for task in tasks]
+    order = sorted(range(len(tasks)), key=lambda i: -tasks[i].size)
     out: list[Any] = [None] * len(tasks)
     with ProcessPoolExecutor(max_workers=workers, mp_context=_context()) as pool:
-        futures = {i: pool.submit(func, *tasks[i]) for i in order}
+        futures = {i: pool.submit(tasks[i].func, *tasks[i].args) for i in order}
         for i, future in futures.items():
             out[i] = future.result()
     return out

@@ -1,7 +1,9 @@
-"""The compiled label-correcting kernel of phase 2 (numba's nopython mode): plain loops.
+"""The compiled kernels of the two-phase algorithm (numba's nopython mode): plain loops.
 
-See :func:`anonlab.algorithms.nonhomogeneous.two_phase.cancel_cycles` for the algorithm;
-:func:`cycle_kernel` returns :func:`_label_rounds` compiled.
+:func:`cycle_kernel` returns :func:`_label_rounds` compiled, phase 2's label correcting (see
+:func:`anonlab.algorithms.nonhomogeneous.two_phase.cancel_cycles` for the algorithm);
+:func:`pairs_kernel` returns :func:`_near_pairs` compiled, the multi-sorting of the candidate
+edges (see :func:`anonlab.algorithms.nonhomogeneous.candidates.candidate_edges`).
 """
 
 from typing import Any
@@ -10,7 +12,7 @@ import numpy as np
 
 from anonlab._compiled import jit
 
-__all__ = ["cycle_kernel"]
+__all__ = ["cheapest_kernel", "cycle_kernel", "nearest_kernel", "pairs_kernel"]
 
 
 def _label_rounds(n, tail, heads, starts, weight, rounds, eps, found):
@@ -130,11 +132,241 @@ def _label_rounds(n, tail, heads, starts, weight, rounds, eps, found):
     return count
 
 
-_KERNELS: list[Any] = []
+def _count_sort(codes, s, card, src, dst, lo, hi, width):
+    """Rows ``src[lo:hi]`` sorted stably by site ``s`` into ``dst[lo:hi]`` (a counting
+    sort); ``width[v]`` is left at the end of the run of value ``v`` (offsets from ``lo``)."""
+    width[: card[s] + 1] = 0
+    for i in range(lo, hi):
+        width[codes[s, src[i]] + 1] += 1
+    for v in range(card[s]):
+        width[v + 1] += width[v]
+    for i in range(lo, hi):
+        r = src[i]
+        v = codes[s, r]
+        dst[lo + width[v]] = r
+        width[v] += 1
+
+
+_SHORT = 16
+"""Runs of at most this many rows are sorted by insertion (no counting pass per site)."""
+
+
+def _before(codes, hidden, h, a, b):
+    """Whether row ``a`` comes before row ``b`` (rows sorted ascending so far) when sorted
+    by the sites ``hidden[:h]`` (stably)."""
+    for i in range(h):
+        s = hidden[i]
+        if codes[s, a] != codes[s, b]:
+            return codes[s, a] < codes[s, b]
+    return False
+
+
+def _near_pairs(codes, card, sites, max_distance, window, span):
+    """The pairs of rows within Hamming distance ``max_distance`` (Uno's multi-sorting).
+
+    ``codes`` (sites, rows); ``card[s]`` the values of site ``s``; ``sites`` every site from
+    the fewest values. For every set ``D`` of at most ``max_distance`` sites, the rows equal
+    outside ``D`` (a run) are sorted by ``D`` (each in the order of ``sites``), ties by row,
+    and each row is joined to its ``window`` nearest followers of the run when they differ on
+    every site of ``D``. The runs of all sets come from one radix partition per site and
+    hidden prefix, most significant site first, shared by the sets that agree so far; a run
+    of one row is not followed further. Each pair comes twice, as int64 keys
+    ``(released * span + |D|) * rows + original`` both ways round; returns them (any order).
+    """
+    m, n = codes.shape
+    top = 1
+    for s in range(m):
+        top = max(top, card[s])
+    width = np.empty(top + 1, dtype=np.int64)
+    rows = np.empty((m + 1, n), dtype=np.int64)  # the rows of each level's runs, in place
+    for r in range(n):
+        rows[0, r] = r
+    spare = np.empty(n, dtype=np.int64)
+    out = np.empty(max(16, 4 * n * window), dtype=np.int64)
+    count = 0
+    # the stack: (level, lo, hi, sites hidden, then up to three of them; a negative level
+    # -(level + 1) is the partition of that run by its site, after the hidden branch)
+    depth = max_distance + 4
+    stack = np.empty(((m + 1) * (top + 2) + 4, depth), dtype=np.int64)
+    hidden = np.empty(max_distance + 1, dtype=np.int64)
+    stack[0, 0] = 0
+    stack[0, 1] = 0
+    stack[0, 2] = n
+    stack[0, 3] = 0
+    size = 1 if n > 1 else 0
+    while size:
+        size -= 1
+        level = stack[size, 0]
+        lo = stack[size, 1]
+        hi = stack[size, 2]
+        h = stack[size, 3]
+        for i in range(h):
+            hidden[i] = stack[size, 4 + i]
+        if level < 0:  # partition the run by its site; its runs of two rows or more follow
+            level = -level - 1
+            s = sites[level]
+            _count_sort(codes, s, card, rows[level], rows[level + 1], lo, hi, width)
+            start = lo
+            for v in range(card[s]):
+                end = lo + width[v]
+                if end - start > 1:
+                    stack[size, 0] = level + 1
+                    stack[size, 1] = start
+                    stack[size, 2] = end
+                    stack[size, 3] = h
+                    for i in range(h):
+                        stack[size, 4 + i] = hidden[i]
+                    size += 1
+                start = end
+            continue
+        if level < m:
+            stack[size, 0] = -level - 1  # after the branch that hides the site
+            size += 1
+            if h < max_distance:
+                rows[level + 1, lo:hi] = rows[level, lo:hi]
+                stack[size, 0] = level + 1
+                stack[size, 1] = lo
+                stack[size, 2] = hi
+                stack[size, 3] = h + 1
+                for i in range(h):
+                    stack[size, 4 + i] = hidden[i]
+                stack[size, 4 + h] = sites[level]
+                size += 1
+            continue
+        # a run of the set ``hidden``: sorted by its sites (rows ascending within a run)
+        run = rows[m]
+        if hi - lo <= _SHORT:  # an insertion sort
+            for p in range(lo + 1, hi):
+                r = run[p]
+                q = p
+                while q > lo and _before(codes, hidden, h, r, run[q - 1]):
+                    run[q] = run[q - 1]
+                    q -= 1
+                run[q] = r
+        else:
+            for i in range(h - 1, -1, -1):
+                _count_sort(codes, hidden[i], card, run, spare, lo, hi, width)
+                run[lo:hi] = spare[lo:hi]
+        for p in range(lo, hi):
+            b = run[p]
+            for q in range(p + 1, min(p + window + 1, hi)):
+                a = run[q]
+                apart = True  # on every site of D
+                for i in range(h):
+                    if codes[hidden[i], a] == codes[hidden[i], b]:
+                        apart = False
+                        break
+                if not apart:
+                    continue
+                if count + 2 > out.size:
+                    grown = np.empty(2 * out.size, dtype=np.int64)
+                    grown[:count] = out[:count]
+                    out = grown
+                out[count] = (b * span + h) * n + a
+                out[count + 1] = (a * span + h) * n + b
+                count += 2
+    return out[:count]
+
+
+def _nearest(keys, n, span, per_record):
+    """Per released record, its ``per_record`` nearest pairs of ``keys`` (distinct keys
+    ``(released * span + distance) * n + original``): the smallest (distance, original).
+    Returns them as keys ``original * n + released`` (any order).
+
+    A counting sort by (released, distance); of the last distance a record takes only in
+    part, the smallest originals."""
+    starts = np.zeros(n * span + 1, dtype=np.int64)
+    for key in keys:
+        starts[key // n + 1] += 1
+    for b in range(n * span):
+        starts[b + 1] += starts[b]
+    fill = starts[:-1].copy()
+    original = np.empty(keys.size, dtype=np.int64)
+    for key in keys:
+        b = key // n
+        original[fill[b]] = key - b * n
+        fill[b] += 1
+    out = np.empty(min(keys.size, n * per_record), dtype=np.int64)
+    count = 0
+    for r in range(n):
+        left = per_record
+        for b in range(r * span, (r + 1) * span):
+            lo = starts[b]
+            hi = starts[b + 1]
+            if hi - lo > left:
+                original[lo:hi] = np.sort(original[lo:hi])
+                hi = lo + left
+            for i in range(lo, hi):
+                out[count] = original[i] * n + r
+                count += 1
+            left -= hi - lo
+            if left == 0:
+                break
+    return out[:count]
+
+
+def _cheapest(record, value, additions):
+    """Per run of equal ``record`` values (each record's entries side by side), the
+    positions of its ``additions`` smallest ``value``, ties by position, in that order:
+    an insertion into a sorted list of at most ``additions`` positions per record."""
+    size = record.size
+    out = np.empty(size, dtype=np.int64)
+    count = 0
+    best = np.empty(max(additions, 1), dtype=np.int64)
+    i = 0
+    while i < size:
+        end = i
+        while end < size and record[end] == record[i]:
+            end += 1
+        kept = 0
+        for p in range(i, end):
+            v = value[p]
+            if kept == additions:
+                if not v < value[best[kept - 1]]:
+                    continue
+                q = kept - 1
+            else:
+                q = kept
+                kept += 1
+            while q > 0 and v < value[best[q - 1]]:
+                best[q] = best[q - 1]
+                q -= 1
+            best[q] = p
+        out[count : count + kept] = best[:kept]
+        count += kept
+        i = end
+    return out[:count]
+
+
+_KERNELS: dict[str, Any] = {}
 
 
 def cycle_kernel() -> Any:
     """:func:`_label_rounds` compiled (once per process)."""
-    if not _KERNELS:
-        _KERNELS.append(jit(_label_rounds))
-    return _KERNELS[0]
+    if "cycles" not in _KERNELS:
+        _KERNELS["cycles"] = jit(_label_rounds)
+    return _KERNELS["cycles"]
+
+
+def pairs_kernel() -> Any:
+    """:func:`_near_pairs` compiled (once per process)."""
+    if "pairs" not in _KERNELS:
+        global _count_sort, _before
+        _count_sort = jit(_count_sort, entry=False)
+        _before = jit(_before, entry=False, inline=True)
+        _KERNELS["pairs"] = jit(_near_pairs)
+        _KERNELS["nearest"] = jit(_nearest)
+        _KERNELS["cheapest"] = jit(_cheapest)
+    return _KERNELS["pairs"]
+
+
+def cheapest_kernel() -> Any:
+    """:func:`_cheapest` compiled (once per process)."""
+    pairs_kernel()
+    return _KERNELS["cheapest"]
+
+
+def nearest_kernel() -> Any:
+    """:func:`_nearest` compiled (once per process)."""
+    pairs_kernel()
+    return _KERNELS["nearest"]

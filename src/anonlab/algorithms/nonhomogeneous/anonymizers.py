@@ -8,12 +8,14 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
+import numpy.typing as npt
 
 from anonlab._progress import Progress
 from anonlab._typing import IntArray
 from anonlab.algorithms.base import Anonymizer, Param, register
 from anonlab.algorithms.nonhomogeneous._common import (
     CoverSize,
+    Task,
     check_cover_memory,
     chunks_of_rings,
     problem_k,
@@ -48,9 +50,10 @@ def _model(problem: Problem, owner: str, generalization: Any, pseudo: Any) -> Co
     return CoverModel.build(problem, generalization, [str(p) for p in pseudo], owner=owner)
 
 
-def _gcp(costs: CoverCosts, covers: IntArray, total_weight: float) -> float:
-    n = covers.shape[0]
-    loss = float(costs.cost(costs.states(covers), np.arange(n)).sum())
+def _gcp(costs: CoverCosts, state: npt.NDArray[np.int32], total_weight: float) -> float:
+    """The GCP of released records in ``state`` (the states of a cover's records)."""
+    n = state.shape[0]
+    loss = float(costs.cost(state, np.arange(n)).sum())
     return loss / (n * total_weight) if n and total_weight else 0.0
 
 
@@ -164,13 +167,14 @@ class WongNH(Anonymizer):
         costs = model.costs()
         covers = wong_rings(sorted_order(costs.codes), k, self.seed)
         elapsed = time.perf_counter() - start
-        self.recoding_ = model.recoding(covers)
+        state = costs.states(covers)
+        self.recoding_ = model.recoding(covers, state)
         self.search_ = WongStats(
             elapsed,
             1,
             k,
             max(problem.n_rows // k, 1),
-            _gcp(costs, covers, model.total_weight),
+            _gcp(costs, state, model.total_weight),
         )
 
 
@@ -202,7 +206,8 @@ class MurakamiUnoStats(SearchStats):
         Chunks where a round of matchings found no perfect matching (they took the ring of
         their order).
     lower_bound_s, phase1_s, phase2_s : float
-        Seconds of each step.
+        Seconds of each step. The lower bound is computed beside the chunks: its seconds
+        are within theirs (``phase2_s``; ``phase1_s`` with ``initial="matchings"``).
 
     Examples
     --------
@@ -239,7 +244,8 @@ class MurakamiUno(Anonymizer):
     The records are sorted (quasi-identifiers by ascending cardinality, lexicographically)
     and cut into blocks of ``block_size`` (section 3.2.3). A first phase finds a k-regular
     cover of each block, then phase 2 cancels negative cycles (section 3.2.2) on chunks of
-    about 10,000 records, in parallel processes. The first phase is
+    about 10,000 records; the blocks, the chunks and the lower bound are tasks for parallel
+    processes. The first phase is
 
     * ``initial="matchings"``: the paper's greedy algorithm (section 3.2.1): the identical
       perfect matching, then ``k - 1`` minimum-weight perfect matchings (scipy's LAPJVsp)
@@ -385,10 +391,19 @@ class MurakamiUno(Anonymizer):
         chunk = np.empty(n, dtype=np.int64)
         weights = np.array([s.weight for s in costs.sites], dtype=np.float64)
         chunks = 0
-        for a, b in zip(bounds[:-1], bounds[1:]):
+        spans = list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
+        if self.initial == "pattern_rings":  # each block's rings (in parallel)
+            blocks_rings = run_tasks(
+                [
+                    Task(pattern_rings, (costs.codes[order[a:b]], k, weights), b - a)
+                    for a, b in spans
+                ],
+                self.n_jobs,
+            )
+        for i, (a, b) in enumerate(spans):
             rows = order[a:b]
             if self.initial == "pattern_rings":
-                block_covers, ring = pattern_rings(costs.codes[rows], k, weights)
+                block_covers, ring = blocks_rings[i]
                 covers[rows] = rows[block_covers]
                 chunk[rows] = chunks + chunks_of_rings(position[rows] - a, ring, CHUNK)
             else:
@@ -397,7 +412,10 @@ class MurakamiUno(Anonymizer):
                 chunk[rows] = chunks + np.searchsorted(cut, np.arange(b - a), side="right") - 1
             chunks = int(chunk[rows].max()) + 1
         initial_s = time.perf_counter() - start
-        tasks = []
+        equal = bool(np.allclose(weights, weights[0])) if weights.size else True
+        bounded = self.lower_bound and equal and all(s.kind == "concealing" for s in costs.sites)
+        # the lower bound is computed beside the chunks: a task of its own, the largest
+        tasks = [Task(_bound, (costs.codes, k), n)] if bounded else []
         members = []
         for c in range(chunks):
             rows = np.flatnonzero(chunk == c)
@@ -416,27 +434,30 @@ class MurakamiUno(Anonymizer):
                 "additions": self.additions,
                 "max_rounds": rounds,
             }
-            tasks.append((costs.take(rows), k, local, params))
-        results: list[BlockResult] = run_tasks(_solve, tasks, self.n_jobs)
+            tasks.append(Task(_solve, (costs.take(rows), k, local, params), rows.size))
+        done = run_tasks(tasks, self.n_jobs)
+        bound: tuple[float, float] | None = done.pop(0) if bounded else None
+        results: list[BlockResult] = done
         for rows, res in zip(members, results):
             covers[rows] = rows[res.covers]
         elapsed_chunks = time.perf_counter() - start - initial_s
         first = sum(r.phase1_cost for r in results)
         total_weight = model.total_weight
-        gcp = _gcp(costs, covers, total_weight)
+        state = costs.states(covers)
+        gcp = _gcp(costs, state, total_weight)
         lb_value: float | None = None
         lb_gap: float | None = None
-        lb_start = time.perf_counter()
-        equal = bool(np.allclose(weights, weights[0])) if weights.size else True
-        if self.lower_bound and equal and all(s.kind == "concealing" for s in costs.sites):
-            bound = float(lower_bound(costs.codes, k).sum()) * float(weights[0])
-            lb_value = bound / (n * total_weight) if n and total_weight else 0.0
+        lb_s = 0.0
+        if bound is not None:
+            hidden, lb_s = bound
+            lb_value = (
+                hidden * float(weights[0]) / (n * total_weight) if n and total_weight else 0.0
+            )
             lb_gap = (gcp - lb_value) / lb_value if lb_value > 0 else None
-        lb_s = time.perf_counter() - lb_start
         phase1_s = initial_s if self.initial == "pattern_rings" else elapsed_chunks
         phase2_s = elapsed_chunks if self.initial == "pattern_rings" else 0.0
         elapsed = time.perf_counter() - start
-        self.recoding_ = model.recoding(covers)
+        self.recoding_ = model.recoding(covers, state)
         self.search_ = MurakamiUnoStats(
             elapsed,
             chunks,
@@ -462,3 +483,11 @@ def _solve(
 ) -> BlockResult:
     """One chunk (a worker process's task)."""
     return solve_chunk(costs, k, covers, **params)
+
+
+def _bound(codes: IntArray, k: int) -> tuple[float, float]:
+    """The lower bound's hidden sites over all records (equations (7)-(9)) and the seconds
+    it took (a worker process's task)."""
+    start = time.perf_counter()
+    hidden = float(lower_bound(codes, k).sum())
+    return hidden, time.perf_counter() - start

@@ -6,7 +6,10 @@ lower-weighted edges (the Hamming distance) are obtained by the fast algorithm p
 Uno", multi-sorting). Two records within distance ``d`` agree outside some set ``D`` of ``d``
 sites; sorting the records by the sites outside ``D`` (then by ``D``) puts them in one run, and
 each record is joined to its ``window`` nearest neighbours of the run. A pair is kept from the
-set ``D`` it differs on exactly, so no pair is produced twice.
+set ``D`` it differs on exactly, so no pair is produced twice. The sorts of all the sets share
+their work as in Uno's multi-sorting: one radix partition per site and set of sites hidden so
+far, the most significant site first, and a run of one record is not followed further (a
+compiled kernel, :func:`~anonlab.algorithms.nonhomogeneous._kernels.pairs_kernel`).
 
 References
 ----------
@@ -26,6 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from anonlab._typing import IntArray
+from anonlab.algorithms.nonhomogeneous._kernels import nearest_kernel, pairs_kernel
 from anonlab.data.grouping import factorize_keys, unique_rows
 
 __all__ = ["candidate_edges", "distinct", "lower_bound", "row_keys"]
@@ -97,58 +101,18 @@ def candidate_edges(
         Distinct pairs: released record ``released[e]`` may cover ``original[e]``.
     """
     n, m = codes.shape
-    card = codes.max(axis=0).astype(np.int64) + 1 if n else np.ones(m, np.int64)
-    sites = [int(s) for s in np.argsort(card, kind="stable")]
-    found: list[IntArray] = []
-    columns = [np.ascontiguousarray(codes[:, s]) for s in range(m)]
+    by_site = np.ascontiguousarray(codes.T, dtype=np.int64)
+    card = by_site.max(axis=1) + 1 if n else np.ones(m, np.int64)
+    sites = np.argsort(card, kind="stable").astype(np.int64)
+    for s in np.flatnonzero(card > n).tolist():  # sparse codes: their ranks (the same order)
+        values, inverse = np.unique(by_site[s], return_inverse=True)
+        by_site[s], card[s] = inverse.reshape(-1), values.size
     span = m + 1  # a pair's key: (released * span + distance) * n + original
-
-    def pairs_at(a: IntArray, b: IntArray, d: int) -> None:
-        found.append((b * span + d) * n + a)
-        found.append((a * span + d) * n + b)
-
-    for d in range(1, min(max_distance, m) + 1):
-        for diff in itertools.combinations(sites, d):
-            outside = [s for s in sites if s not in diff]
-            key = row_keys(codes, outside)
-            inside = row_keys(codes, list(diff))
-            order = np.lexsort((inside, key))
-            run = key[order]
-            for step in range(1, window + 1):
-                same = np.flatnonzero(run[step:] == run[:-step])
-                if same.size == 0:
-                    break
-                a = order[same + step]
-                b = order[same]
-                # kept from its own D only: the pair agrees outside D, so differs on all of D
-                # (its distance is d; equal on D first: identical records, the most of a run)
-                other = inside[a] != inside[b]
-                a, b = a[other], b[other]
-                if d > 1:
-                    exact = columns[diff[0]][a] != columns[diff[0]][b]
-                    for s in diff[1:]:
-                        exact &= columns[s][a] != columns[s][b]
-                    a, b = a[exact], b[exact]
-                pairs_at(a, b, d)
+    found = pairs_kernel()(by_site, card, sites, min(max_distance, m), window, span)
     rows = np.arange(n, dtype=np.int64)
     ring = [((rows + s) % n) * n + rows for s in range(k)]  # original j+s covered by j
-    # identical records: runs of the full sort, joined like the others
-    key = row_keys(codes, sites)
-    order = np.argsort(key, kind="stable")
-    run = key[order]
-    for step in range(1, window + 1):
-        same = np.flatnonzero(run[step:] == run[:-step])
-        if same.size == 0:
-            break
-        pairs_at(order[same + step], order[same], 0)
-    # by released record, then distance, then original: one sort of the keys
-    near = distinct(np.concatenate(found)) if found else np.zeros(0, np.int64)
-    rest, orig = np.divmod(near, n)
-    rel = rest // span
-    start = np.searchsorted(rel, rows)
-    rank = np.arange(rel.size) - start[rel]
-    keep = rank < per_record
-    pairs = distinct(np.concatenate([orig[keep] * n + rel[keep], *ring]))
+    near = nearest_kernel()(found, n, span, per_record)
+    pairs = distinct(np.concatenate([near, *ring]))
     o, r = np.divmod(pairs, n)
     return o.astype(np.int64), r.astype(np.int64)
 

@@ -425,7 +425,9 @@ class CoverModel:
             pos += site.width
         return out
 
-    def recoding(self, covers: npt.ArrayLike) -> CellCover:
+    def recoding(
+        self, covers: npt.ArrayLike, state: npt.NDArray[np.int32] | None = None
+    ) -> CellCover:
         """The :class:`~anonlab.release.cellcover.CellCover` of ``covers``: every released
         record's labels and the generalized cells of each quasi-identifier.
 
@@ -433,6 +435,8 @@ class CoverModel:
         ----------
         covers : array_like of int, shape (rows, k)
             The rows each released record covers (row ``j`` is released as record ``j``).
+        state : ndarray of int32, shape (rows, width), optional
+            ``self.costs().states(covers)`` when the caller has it already.
 
         Raises
         ------
@@ -449,7 +453,8 @@ class CoverModel:
             )
         if cover.size and (int(cover.min()) < 0 or int(cover.max()) >= self.n_rows):
             raise ParameterError("The cell cover names a row outside the table.")
-        state = self.costs().states(cover)
+        if state is None:
+            state = self.costs().states(cover)
         wide = self.generalized(state)
         return CellCover(
             cover,
@@ -596,9 +601,10 @@ class CoverCosts:
             The rows each released record covers (row ``j`` is released as record ``j``).
         """
         n, k = covers.shape
-        anchors = np.repeat(np.arange(n, dtype=np.int64), k)
-        contrib = self.contributions(anchors, covers.reshape(-1))
-        state: npt.NDArray[np.int32] = contrib.reshape(n, k, -1).max(axis=1, initial=0)
+        rows = np.arange(n, dtype=np.int64)
+        state: npt.NDArray[np.int32] = np.zeros((n, self.width), dtype=np.int32)
+        for slot in range(k):  # (one slot at a time: no (rows * k, width) array)
+            np.maximum(state, self.contributions(rows, covers[:, slot]), out=state)
         return state
 
 

@@ -149,13 +149,16 @@ def pattern_rings(
     rings = 0
     free = np.ones(n, dtype=bool)
     last_members = np.zeros(0, dtype=np.int64)
+    todo = np.flatnonzero(free)
+    sub = codes[todo]  # the codes of the records without a ring
     for hidden in itertools.chain([()], _hidden_sets(cardinality, w)):
-        todo = np.flatnonzero(free)
         if todo.size < k:
             break
         outside = [s for s in range(m) if s not in hidden]
-        key = row_keys(codes[todo], outside)
-        order = np.lexsort((row_keys(codes[todo], list(hidden)), key))
+        key = row_keys(sub, outside)
+        # by the sites outside, then hidden (keys in lexicographic order; a stable sort of
+        # records nearly in order already)
+        order = np.argsort(row_keys(sub, outside + list(hidden)), kind="stable")
         run = key[order]
         starts = np.flatnonzero(np.concatenate([[True], run[1:] != run[:-1]]))
         sizes = np.diff(np.append(starts, run.size))
@@ -170,6 +173,8 @@ def pattern_rings(
         rings += int(big.sum())
         free[members] = False
         last_members = members[-int(sizes[big][-1]) :]
+        todo = np.flatnonzero(free)
+        sub = codes[todo]
     rest = np.flatnonzero(free)
     if rest.size:
         # every site hidden: one ring of the rest, with the last ring made when the rest is

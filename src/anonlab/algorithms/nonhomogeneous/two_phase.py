@@ -34,7 +34,7 @@ import numpy as np
 import numpy.typing as npt
 
 from anonlab._typing import FloatArray, IntArray
-from anonlab.algorithms.nonhomogeneous._kernels import cycle_kernel
+from anonlab.algorithms.nonhomogeneous._kernels import cheapest_kernel, cycle_kernel
 from anonlab.algorithms.nonhomogeneous.candidates import candidate_edges, distinct
 from anonlab.algorithms.nonhomogeneous.cover_model import CoverCosts
 
@@ -177,23 +177,6 @@ def _states_without(member: npt.NDArray[np.int32]) -> npt.NDArray[np.int32]:
         :, ::-1
     ]
     out: npt.NDArray[np.int32] = np.maximum(prefix, suffix)
-    return out
-
-
-def _by_record(record: IntArray, value: FloatArray, n: int) -> IntArray:
-    """The order by record, then value, then position (``np.lexsort((value, record))``): a
-    stable sort of the values, then a stable sort of their records (16-bit records, the
-    chunks of phase 2, take numpy's radix sort).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> _by_record(np.array([1, 0, 1, 0]), np.array([0.5, 2.0, 0.25, 1.0]), 2).tolist()
-    [3, 1, 2, 0]
-    """
-    order = np.argsort(value, kind="stable")
-    small = record[order].astype(np.uint16 if n <= 1 << 16 else np.int64)
-    out: IntArray = order[np.argsort(small, kind="stable")]
     return out
 
 
@@ -353,12 +336,8 @@ class _Exchange:
         j = rel[free]
         place = np.searchsorted(records, j)  # each free edge's record among ``records``
         add = costs.cost(np.maximum(state[place], contrib[free]), j) - self.cost[j]
-        by = _by_record(j, add, n)
-        free, j = free[by], j[by]
-        first = np.flatnonzero(np.concatenate([[True], j[1:] != j[:-1]]))  # each record's
-        rank = np.arange(j.size) - np.repeat(first, np.diff(np.append(first, j.size)))
-        keep = rank < self.additions  # its cheapest
-        free, j = free[keep], j[keep]
+        cheapest = cheapest_kernel()(j, add, self.additions)  # (``free`` is by record)
+        free, j = free[cheapest], j[cheapest]
         # arcs: tail orig[free] -> head covers[j, t] through j, for every slot t
         edge = np.repeat(free, k)
         rj = np.repeat(j, k)
@@ -385,7 +364,7 @@ def _find_cycles(
     """
     if tail.size == 0:
         return None
-    order = np.argsort(head, kind="stable")
+    order = np.argsort(head.astype(np.uint16 if n <= 1 << 16 else np.int64), kind="stable")
     sorted_head = head[order]
     starts = np.flatnonzero(np.diff(sorted_head, prepend=-1))
     heads = sorted_head[starts]
