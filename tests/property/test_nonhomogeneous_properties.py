@@ -2,7 +2,8 @@
 
 * Theorem 1: the max-flow says k-anonymous iff a brute-force search finds k edge-disjoint
   perfect matchings (small random bipartite graphs).
-* Contracting identical records changes no answer.
+* Contracting identical records changes no answer; the graph's edges are those a brute force
+  over all record pairs finds.
 * Every output of ``wong_nh`` and ``murakami_uno`` is k-anonymous under Definition 1, phase 2
   never raises the loss of the first phase, and the lower bound is never above the GCP.
 * The compiled multi-sorting finds the candidate edges one sort per set of sites finds.
@@ -19,7 +20,7 @@ from hypothesis import strategies as st
 from anonlab.data.table import EncodedTable
 from anonlab.jobs import anonymize, build_problem, load_job
 from anonlab.release import AnonymityGraph, check_release
-from anonlab.release.anonymity_graph import ReleaseCells
+from anonlab.release.anonymity_graph import ReleaseCells, label_covers
 from tests.support.profiles import costly
 
 # costly: each example runs a search and its brute-force oracle
@@ -239,25 +240,89 @@ def test_lower_bound_equals_brute_force(case, keep):
     assert got == _lower_bound_reference(codes, k)
 
 
-@SETTINGS
-@given(case=code_matrices(), data=st.data())
-def test_pattern_keys_are_equal_iff_the_visible_columns_are(case, data):
-    """The anonymity graph's keys on a pattern's visible columns, in the one mixed radix
-    (full keys less the hidden digits) and when it overflows, match the columns exactly."""
-    from anonlab.release.anonymity_graph import _PatternKeys
+_VALUES = ["a", "b", "c", None]  # None: a missing value
+_LABELS = ["a", "b", "c", None, "*", "{a;b}", "{b;c}", "{a;c}", "{c}"]
 
-    u, _ = case
-    n, m = u.shape
-    pattern = np.array(data.draw(st.lists(st.booleans(), min_size=m, max_size=m)))
-    exact = u[data.draw(st.permutations(range(n)))].copy()
-    exact[:, pattern] = -1
-    radix = np.maximum(u.max(axis=0), exact.max(axis=0)) + 1
-    ukey, vkey = _PatternKeys(u, exact, radix).of(np.arange(n), pattern)
-    visible = ~pattern
-    for a in range(n):
-        for b in range(n):
-            same = bool(np.array_equal(u[a, visible], exact[b, visible]))
-            assert (ukey[a] == vkey[b]) == same
+
+@st.composite
+def labelled_releases(draw):
+    """An original table and a release of it with any labels (values, ``*``, sets, missing
+    values; not necessarily covering their own record), both as rows."""
+    m = draw(st.integers(1, 4))
+    n = draw(st.integers(0, 14))
+    nulls = draw(st.booleans())  # the original has missing values (or a null label covers none)
+    values = st.sampled_from(_VALUES if nulls else _VALUES[:-1])
+    rows = [[draw(values) for _ in range(m)] for _ in range(n)]
+    rows += [[v] * m for v in ("a", "b", "c")]  # every value in every column (sets name them)
+    narrow = draw(st.booleans())  # labels mostly values: long runs of exact columns
+    labels = st.sampled_from(_LABELS[:3] * 4 + _LABELS if narrow else _LABELS)
+    released = [[draw(labels) for _ in range(m)] for _ in rows]
+    return rows, released
+
+
+def _read_cells(rows, released):
+    names = [f"q{j}" for j in range(len(rows[0]))]
+    job = load_job({"quasi_identifiers": names, "models": [{"k_anonymity": {"k": 1}}]})
+    problem = build_problem(EncodedTable.from_rows(rows, names), job)
+    return ReleaseCells.parse(problem, EncodedTable.from_rows(released, names))[0]
+
+
+def _edges_reference(cells: ReleaseCells) -> tuple[set[tuple[int, int]], list[int], list[int]]:
+    """Brute force: every (released row, original row) pair checked column by column with
+    :func:`label_covers`, then contracted to the distinct tuples (numbered as
+    ``np.unique(axis=0)`` numbers them); with the tuples' multiplicities."""
+    ok = np.ones((cells.released.shape[0], cells.original.shape[0]), dtype=bool)
+    for j, p in enumerate(cells.parsed):
+        ok &= label_covers(p, cells.released[:, j][:, None], cells.original[:, j][None, :])
+    _, u_of, u_count = np.unique(cells.original, axis=0, return_inverse=True, return_counts=True)
+    _, v_of, v_count = np.unique(cells.released, axis=0, return_inverse=True, return_counts=True)
+    r, o = np.nonzero(ok)
+    edges = {(int(u), int(v)) for u, v in zip(u_of.reshape(-1)[o], v_of.reshape(-1)[r])}
+    return edges, u_count.tolist(), v_count.tolist()
+
+
+@SETTINGS
+@given(case=labelled_releases())
+def test_the_graph_has_the_edges_of_every_pair_checked_by_brute_force(case):
+    """The tries' join (:meth:`AnonymityGraph.build`) finds exactly the pairs of distinct
+    tuples a brute force over all record pairs finds, each once; the edge budget stops it
+    one edge short."""
+    from anonlab.release._kernels import kernels
+    from anonlab.release.anonymity_graph import _Covers, _Tries
+
+    cells = _read_cells(*case)
+    graph = AnonymityGraph.build(cells)
+    edges, u_count, v_count = _edges_reference(cells)
+    pairs = list(zip(graph.source.tolist(), graph.target.tolist()))
+    assert len(pairs) == len(set(pairs))
+    assert set(pairs) == edges
+    assert graph.original_count.tolist() == u_count
+    assert graph.released_count.tolist() == v_count
+    covers = _Covers.of(cells.parsed)
+    tries = _Tries.of(
+        np.unique(cells.original, axis=0), np.unique(cells.released, axis=0), cells.parsed, covers
+    )
+    assert kernels().join(tries, covers, len(edges))[2] == len(edges)
+    if edges:
+        assert kernels().join(tries, covers, len(edges) - 1)[2] == -1
+
+
+@SETTINGS
+@given(case=labelled_releases(), data=st.data())
+def test_covers_checks_every_column_of_a_pair_as_label_covers_does(case, data):
+    """:meth:`ReleaseCells.covers` (compiled) on random pairs of rows: the columns' labels
+    checked one by one with :func:`label_covers`."""
+    cells = _read_cells(*case)
+    n = cells.original.shape[0]
+    pairs = data.draw(
+        st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=30)
+    )
+    released = np.array([r for r, _ in pairs], dtype=np.int64)
+    original = np.array([o for _, o in pairs], dtype=np.int64)
+    expected = np.ones(released.size, dtype=bool)
+    for j, p in enumerate(cells.parsed):
+        expected &= label_covers(p, cells.released[released, j], cells.original[original, j])
+    assert cells.covers(released, original).tolist() == expected.tolist()
 
 
 def _candidate_edges_reference(codes, k, max_distance, window, per_record):

@@ -24,7 +24,6 @@ from anonlab._optional import import_optional
 
 __all__ = [
     "factorize_keys",
-    "find_keys",
     "group_rows",
     "hashed_groups",
     "lex_groups",
@@ -569,41 +568,6 @@ def unique_rows(
     first = np.empty(counts.size, dtype=np.int64)
     first[inverse[::-1]] = np.arange(n - 1, -1, -1, dtype=np.int64)
     return a[first].astype(np.int64), inverse, counts
-
-
-def find_keys(key: npt.NDArray[np.int64], table: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
-    """The position of each of ``key`` in ``table`` (distinct keys), -1 where it is absent.
-
-    One pass through Arrow's hash table (``pyarrow.compute.index_in``): against the two
-    binary searches that would find the same positions in a sorted ``table``, it does not
-    pay ``log |table|`` random reads per key (benchmarks/README.md, "Measurements behind
-    choices in the code").
-
-    Parameters
-    ----------
-    key : ndarray of int64
-    table : ndarray of int64
-        Distinct keys.
-
-    Returns
-    -------
-    ndarray of int64
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> find_keys(np.array([5, 7, 5, 2]), np.array([7, 5])).tolist()
-    [1, 0, 1, -1]
-    """
-    if not key.size:
-        return np.zeros(0, dtype=np.int64)
-    pa = import_optional("pyarrow")
-    pc = import_optional("pyarrow.compute")
-    found = pc.index_in(
-        pa.array(np.ascontiguousarray(key, dtype=np.int64)),
-        value_set=pa.array(np.ascontiguousarray(table, dtype=np.int64)),
-    )
-    return np.asarray(pc.fill_null(found, -1).to_numpy(zero_copy_only=False), dtype=np.int64)
 
 
 def factorize_keys(key: npt.NDArray[np.uint64]) -> tuple[npt.NDArray[np.int64], int]:

@@ -35,18 +35,19 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
 from anonlab._resources import memory_budget
 from anonlab._typing import IntArray
-from anonlab.data.grouping import find_keys, unique_rows
+from anonlab.data.grouping import unique_rows
 from anonlab.data.table import EncodedColumn, EncodedTable, LabelColumns
 from anonlab.engines import get_engine
 from anonlab.exceptions import InputError, ParameterError, PrivacyCheckError
 from anonlab.metrics.base import MetricContext
+from anonlab.release._kernels import kernels
 from anonlab.release.cellcover import CellCover, ParsedColumn, cell_loss, parse_cells
 from anonlab.release.problem import Problem
 from anonlab.release.recoding import Recoding
@@ -204,11 +205,25 @@ class ReleaseCells:
         return cls(orig, rel, tuple(parsed)), own
 
     def covers(self, released_rows: IntArray, original_rows: IntArray) -> npt.NDArray[np.bool_]:
-        """Whether released record ``released_rows[e]`` covers original ``original_rows[e]``."""
-        ok = np.ones(released_rows.size, dtype=bool)
-        for j, p in enumerate(self.parsed):
-            ok &= label_covers(p, self.released[released_rows, j], self.original[original_rows, j])
-        return ok
+        """Whether released record ``released_rows[e]`` covers original ``original_rows[e]``:
+        in every column its label covers the value (:func:`label_covers`)."""
+        rows = np.ascontiguousarray(released_rows, dtype=np.int64)
+        other = np.ascontiguousarray(original_rows, dtype=np.int64)
+        n = self.original.shape[0]
+        for x in (rows, other):
+            if x.size and (int(x.min()) < 0 or int(x.max()) >= n):
+                raise IndexError(f"A row number outside 0..{n - 1}.")
+        out = np.ones(rows.size, dtype=bool)
+        if self.parsed:
+            kernels().cover_pairs(
+                np.ascontiguousarray(self.released, dtype=np.int64),
+                np.ascontiguousarray(self.original, dtype=np.int64),
+                rows,
+                other,
+                _Covers.of(self.parsed),
+                out,
+            )
+        return out
 
 
 def label_covers(
@@ -295,8 +310,12 @@ class AnonymityGraph:
     def build(cls, cells: ReleaseCells) -> AnonymityGraph:
         """Every edge between distinct original and distinct released tuples.
 
-        Released tuples are grouped by which columns hold a label covering several values;
-        the exact columns are joined by sorting and the others filtered by the parsed covers.
+        The distinct original tuples, sorted, form a trie; the distinct released tuples,
+        sorted by their keys (:class:`_Tries`), another. One compiled walk through both
+        (:func:`~anonlab.release._kernels._join_tries`) pairs them column by column, the
+        released tuples with the same labels on the first columns walking them together
+        (against a join per pattern of hidden columns: benchmarks/README.md, "Measurements
+        behind choices in the code").
 
         Raises
         ------
@@ -306,58 +325,22 @@ class AnonymityGraph:
         start = time.perf_counter()
         u_tuples, u_row, u_count = unique_rows(cells.original)
         v_labels, _, v_count = unique_rows(cells.released)
-        exact = np.stack([p.exact[v_labels[:, j]] for j, p in enumerate(cells.parsed)], axis=1)
-        wide = exact < 0
-        patterns, group = np.unique(wide, axis=0, return_inverse=True)
-        group = group.reshape(-1)
         budget = max(memory_budget() // 48, 1_000_000)
-        sources: list[IntArray] = []
-        targets: list[IntArray] = []
-        total = 0
-        # one mixed radix for every pattern's visible columns (exact codes of u and v)
-        radix = np.maximum(u_tuples.max(axis=0, initial=0), exact.max(axis=0, initial=0)) + 1
-        keys = _PatternKeys(u_tuples, exact, radix)
-        by_group = np.argsort(group, kind="stable")  # each pattern's released tuples, in order
-        group_end = np.cumsum(np.bincount(group, minlength=patterns.shape[0]))
-        for g, pattern in enumerate(patterns):
-            vs = by_group[(group_end[g - 1] if g else 0) : group_end[g]]
-            ukey, vkey = keys.of(vs, pattern)
-            # the pattern's released tuples (fewer) sorted, every original tuple looked up
-            order = np.argsort(vkey, kind="stable")
-            sorted_keys = vkey[order]
-            starts = np.flatnonzero(np.concatenate([[True], sorted_keys[1:] != sorted_keys[:-1]]))
-            counts = np.diff(np.append(starts, sorted_keys.size))
-            at = find_keys(ukey, sorted_keys[starts])
-            hit = np.flatnonzero(at >= 0)
-            sizes = counts[at[hit]]
-            total += int(sizes.sum())
-            if total > budget:
-                raise InputError(
-                    f"The anonymity graph has more than {budget:,} candidate edges between "
-                    "distinct records, more than the memory budget allows (set "
-                    "ANONLAB_MEMORY_BUDGET higher). A release that hides this much is better "
-                    "checked on a sample."
-                )
-            us = np.repeat(hit, sizes)
-            off = np.arange(us.size) - np.repeat(np.cumsum(sizes) - sizes, sizes)
-            vv = vs[order[np.repeat(starts[at[hit]], sizes) + off]]
-            for j in np.flatnonzero(pattern):
-                p = cells.parsed[j]
-                lab = v_labels[vv, j]
-                if bool(p.cover[np.unique(lab)].all()):
-                    continue  # '*' everywhere in this column: nothing to filter
-                keep = p.cover[lab, u_tuples[us, j]]
-                us, vv = us[keep], vv[keep]
-            sources.append(us.astype(np.int64))
-            targets.append(vv.astype(np.int64))
-        src = np.concatenate(sources) if sources else np.zeros(0, np.int64)
-        dst = np.concatenate(targets) if targets else np.zeros(0, np.int64)
+        covers = _Covers.of(cells.parsed)
+        tries = _Tries.of(u_tuples, v_labels, cells.parsed, covers)
+        src, at, n = kernels().join(tries, covers, budget)
+        if n < 0:
+            raise InputError(
+                f"The anonymity graph has more than {budget:,} edges between distinct records, "
+                "more than the memory budget allows (set ANONLAB_MEMORY_BUDGET higher). A "
+                "release that hides this much is better checked on a sample."
+            )
         return cls(
             int(cells.original.shape[0]),
             u_count.astype(np.int64),
             v_count.astype(np.int64),
             src,
-            dst,
+            tries.released[at],
             time.perf_counter() - start,
             row_tuple=np.asarray(u_row, dtype=np.int64).reshape(-1),
         )
@@ -427,7 +410,8 @@ class AnonymityGraph:
         return self.max_flow(k) == k * self.n_rows
 
     def largest_k(self, at_least: int = 1) -> int:
-        """The largest k under Definition 1: a binary search bounded by Condition 1.
+        """The largest k under Definition 1: Condition 1's bound if it holds, else a binary
+        search below it.
 
         Parameters
         ----------
@@ -436,6 +420,10 @@ class AnonymityGraph:
         """
         lo = max(at_least, 1)
         hi = max(self.condition_1(), lo)
+        if lo < hi:  # (the bound itself first: a release often has the k Condition 1 allows)
+            if self.max_flow(hi) == hi * self.n_rows:
+                return hi
+            hi -= 1
         while lo < hi:
             mid = (lo + hi + 1) // 2
             if self.max_flow(mid) == mid * self.n_rows:
@@ -445,50 +433,97 @@ class AnonymityGraph:
         return lo
 
 
-class _PatternKeys:
-    """One int64 key per original tuple and per released tuple on the visible (exact)
-    columns of a pattern, equal iff the tuples agree there.
+class _Covers(NamedTuple):
+    """Which values each released label covers (:func:`label_covers`), every column's table
+    flattened: label ``l`` of column ``c`` covers value code ``x`` iff
+    ``table[offset[c] + l * width[c] + x]``.
 
-    In one mixed radix over every column, an original tuple's key on a pattern is its full
-    key less the digits of the pattern's hidden columns, and a released tuple's is its exact
-    codes' key (hidden columns count 0); when that radix would overflow, each pattern's
-    visible columns get their own radix, or are made dense.
+    Attributes
+    ----------
+    table : ndarray of bool
+    offset : ndarray of int64
+        Per column, where its table starts.
+    width : ndarray of int64
+        Per column, the number of value codes.
     """
 
-    def __init__(self, u: IntArray, exact: IntArray, radix: IntArray) -> None:
-        self.u, self.exact, self.radix = u, exact, radix
-        self.fits = float(np.prod(radix.astype(np.float64))) < 2.0**62
-        if self.fits:
-            m = radix.size
-            self.place = np.ones(m, dtype=np.int64)
-            for j in range(m - 2, -1, -1):
-                self.place[j] = self.place[j + 1] * radix[j + 1]
-            self.ufull = u @ self.place
-            self.vfull = np.maximum(exact, 0) @ self.place
-            self.columns = [np.ascontiguousarray(u[:, j]) for j in range(m)]
+    table: npt.NDArray[np.bool_]
+    offset: IntArray
+    width: IntArray
 
-    def of(self, vs: IntArray, pattern: npt.NDArray[np.bool_]) -> tuple[IntArray, IntArray]:
-        """The keys of every original tuple and of the released tuples ``vs`` (all with the
-        hidden columns ``pattern``)."""
-        if self.fits:
-            ukey = self.ufull.copy()
-            for j in np.flatnonzero(pattern).tolist():
-                ukey -= self.columns[j] * self.place[j]
-            return ukey, self.vfull[vs]
-        columns = np.flatnonzero(~pattern)
-        u, v = self.u, self.exact[vs]
-        if columns.size == 0:
-            return np.zeros(u.shape[0], np.int64), np.zeros(v.shape[0], np.int64)
-        if float(np.prod(self.radix[columns].astype(np.float64))) >= 2.0**62:
-            both = np.concatenate([u[:, columns], v[:, columns]], axis=0)
-            key = unique_rows(both)[1]
-            return key[: u.shape[0]], key[u.shape[0] :]
-        ukey = np.zeros(u.shape[0], dtype=np.int64)
-        vkey = np.zeros(v.shape[0], dtype=np.int64)
-        for j in columns.tolist():
-            ukey = ukey * self.radix[j] + u[:, j]
-            vkey = vkey * self.radix[j] + v[:, j]
-        return ukey, vkey
+    @classmethod
+    def of(cls, parsed: Sequence[ParsedColumn]) -> _Covers:
+        """The tables of the parsed columns."""
+        tables = [
+            label_covers(p, np.arange(p.exact.size)[:, None], np.arange(p.cover.shape[1])[None, :])
+            for p in parsed
+        ]
+        sizes = np.array([t.size for t in tables], dtype=np.int64)
+        return cls(
+            np.concatenate([t.reshape(-1) for t in tables] + [np.zeros(0, dtype=bool)]),
+            (np.cumsum(sizes) - sizes).astype(np.int64),
+            np.array([p.cover.shape[1] for p in parsed], dtype=np.int64),
+        )
+
+
+class _Tries(NamedTuple):
+    """The two tries :func:`~anonlab.release._kernels._join_tries` walks.
+
+    Attributes
+    ----------
+    original : ndarray of int64, shape (columns, distinct original tuples)
+        The value codes of the distinct original tuples, column by column, the tuples in
+        lexicographic order (as :func:`~anonlab.data.grouping.unique_rows` numbers them).
+    keys : ndarray of int64, shape (columns, distinct released tuples)
+        Each distinct released tuple's key in each column: the value code its label is, or,
+        for a label covering several values (or none), the column's number of value codes
+        plus the label code; the tuples in lexicographic order of their keys.
+    last : ndarray of int64
+        Per released tuple (in that order), the last column whose label does not cover every
+        value (-1: none).
+    released : ndarray of int64
+        The released tuple (its position in the distinct released tuples) at each position
+        of ``keys``.
+    """
+
+    original: IntArray
+    keys: IntArray
+    last: IntArray
+    released: IntArray
+
+    @classmethod
+    def of(
+        cls,
+        u_tuples: IntArray,
+        v_labels: IntArray,
+        parsed: Sequence[ParsedColumn],
+        covers: _Covers,
+    ) -> _Tries:
+        """The tries of the distinct original tuples (sorted) and released label tuples."""
+        m = len(parsed)
+        keys: IntArray = np.empty(v_labels.shape, dtype=np.int64)
+        # the labels that do not cover every value
+        bound: npt.NDArray[np.bool_] = np.empty(v_labels.shape, dtype=bool)
+        for j, p in enumerate(parsed):
+            lab = v_labels[:, j]
+            exact = p.exact[lab]
+            width = int(covers.width[j])
+            keys[:, j] = np.where(exact >= 0, exact, width + lab)
+            start = int(covers.offset[j])
+            table = covers.table[start : start + p.exact.size * width].reshape(-1, width)
+            full = np.asarray(table.all(axis=1), dtype=bool)
+            bound[:, j] = ~full[lab]
+        order = np.lexsort(keys[:, ::-1].T) if m else np.arange(keys.shape[0])
+        bound = bound[order]
+        last = np.full(keys.shape[0], -1, dtype=np.int64)
+        if m:
+            last[:] = np.where(bound.any(axis=1), m - 1 - np.argmax(bound[:, ::-1], axis=1), -1)
+        return cls(
+            np.ascontiguousarray(u_tuples.T, dtype=np.int64),
+            np.ascontiguousarray(keys[order].T),
+            last,
+            order.astype(np.int64),
+        )
 
 
 def certified(cells: ReleaseCells, covers: npt.NDArray[np.integer], k: int) -> bool:
