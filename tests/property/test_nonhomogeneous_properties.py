@@ -378,3 +378,83 @@ def test_compiled_candidate_edges_equal_one_sort_per_set(case, per_record):
     )
     got = list(zip(orig.tolist(), rel.tolist()))
     assert got == _candidate_edges_reference(codes, k, max_distance, window, per_record)
+
+
+def _site_cost_reference(site, state, anchor):
+    """A site's weighted NCP restated in numpy (the definition in ``CoverCosts.cost``)."""
+    if site.kind == "concealing":
+        out = state[:, 0].astype(np.float64)
+    elif site.kind == "hierarchy":
+        out = site.ncp[state[:, 0], anchor]
+    else:
+        out = state.sum(axis=1, dtype=np.int64).astype(np.float64) * site.scale
+    return out * site.weight
+
+
+@st.composite
+def cost_cases(draw):
+    from anonlab.algorithms.nonhomogeneous.cover_model import Site
+
+    n = draw(st.integers(1, 12))
+    sites, columns = [], []
+    for _ in range(draw(st.integers(1, 4))):
+        kind = draw(st.sampled_from(["concealing", "hierarchy", "interval", "set"]))
+        weight = draw(st.floats(0.1, 1.0))
+        card = draw(st.integers(1, 4))
+        columns.append(draw(st.lists(st.integers(0, card - 1), min_size=n, max_size=n)))
+        if kind == "hierarchy":
+            levels = draw(st.integers(1, 3))
+            ncp = np.array(
+                draw(
+                    st.lists(
+                        st.floats(0, 1), min_size=(levels + 1) * card, max_size=(levels + 1) * card
+                    )
+                )
+            ).reshape(levels + 1, card)
+            sites.append((Site(kind, 1, weight, 0.5, ncp=ncp), levels))
+        else:
+            width = {"concealing": 1, "interval": 2, "set": card}[kind]
+            sites.append(
+                (
+                    Site(kind, width, weight, draw(st.floats(0.0, 1.0))),
+                    1 if kind != "interval" else card,
+                )
+            )
+    codes = np.array(columns, dtype=np.int32).T.copy()
+    rows = draw(st.integers(1, 20))
+
+    def states():
+        parts = [
+            np.array(
+                draw(
+                    st.lists(st.integers(0, top), min_size=rows * s.width, max_size=rows * s.width)
+                ),
+                dtype=np.int32,
+            ).reshape(rows, s.width)
+            for s, top in sites
+        ]
+        return np.concatenate(parts, axis=1)
+
+    anchors = np.array(draw(st.lists(st.integers(0, n - 1), min_size=rows, max_size=rows)))
+    return tuple(s for s, _ in sites), codes, states(), states(), anchors
+
+
+@SETTINGS
+@given(case=cost_cases())
+def test_compiled_costs_equal_the_sites_definition(case):
+    """``CoverCosts.cost`` (a compiled loop) equals each site's NCP restated in numpy, summed
+    in site order, and ``cost_of_max`` equals ``cost`` of the states made by ``np.maximum``."""
+    from anonlab.algorithms.nonhomogeneous.cover_model import CoverCosts
+
+    sites, codes, state, contrib, anchors = case
+    costs = CoverCosts(sites, codes)
+    expected = np.zeros(anchors.size)
+    pos = 0
+    for s, site in enumerate(sites):
+        expected += _site_cost_reference(site, state[:, pos : pos + site.width], codes[anchors, s])
+        pos += site.width
+    assert costs.cost(state, anchors).tolist() == expected.tolist()
+    rows = np.arange(anchors.size)[::-1].copy()
+    edges = np.arange(anchors.size)
+    got = costs.cost_of_max(state, rows, contrib, edges, anchors)
+    assert got.tolist() == costs.cost(np.maximum(state[rows], contrib[edges]), anchors).tolist()

@@ -14,6 +14,7 @@ import numpy.typing as npt
 
 from anonlab._resources import format_bytes, memory_budget
 from anonlab._typing import IntArray
+from anonlab.algorithms.nonhomogeneous.candidates import row_keys
 from anonlab.exceptions import ParameterError
 from anonlab.release.anonymity_graph import cover_problem
 from anonlab.release.problem import Problem
@@ -142,8 +143,9 @@ def sorted_order(codes: npt.NDArray[np.integer]) -> IntArray:
         return np.zeros(0, dtype=np.int64)
     cardinality = codes.max(axis=0).astype(np.int64) + 1
     sites = np.argsort(cardinality, kind="stable")
-    order: IntArray = np.lexsort(codes[:, sites[::-1]].T).astype(np.int64)
-    return order
+    # one key per record in the sites' lexicographic order, ties in row order
+    order: IntArray = np.argsort(row_keys(codes, sites.tolist()), kind="stable")
+    return order.astype(np.int64, copy=False)
 
 
 def chunks_of_rings(position: IntArray, ring: IntArray, size: int) -> IntArray:

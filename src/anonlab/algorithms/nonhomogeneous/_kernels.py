@@ -12,7 +12,7 @@ import numpy as np
 
 from anonlab._compiled import jit
 
-__all__ = ["cheapest_kernel", "cycle_kernel", "nearest_kernel", "pairs_kernel"]
+__all__ = ["cheapest_kernel", "costs_kernel", "cycle_kernel", "nearest_kernel", "pairs_kernel"]
 
 
 def _label_rounds(n, tail, heads, starts, weight, rounds, eps, found):
@@ -338,6 +338,39 @@ def _cheapest(record, value, additions):
     return out[:count]
 
 
+def _costs(base, rows, contrib, edges, codes, anchors, t, out):
+    """``out[i]``: the weighted NCP of released record ``anchors[i]`` (its value codes
+    ``codes[anchors[i]]``) in the state ``max(base[rows[i]], contrib[edges[i]])``, or
+    ``base[rows[i]]`` when ``edges`` is empty; the sites as ``t`` (a
+    :class:`~anonlab.algorithms.nonhomogeneous.cover_model.CostTables`) says, summed in
+    their order (:meth:`~anonlab.algorithms.nonhomogeneous.cover_model.CoverCosts.cost`)."""
+    mixed = edges.size > 0
+    for i in range(rows.size):
+        r = rows[i]
+        e = edges[i] if mixed else 0
+        total = 0.0
+        for s in range(t.kind.size):
+            p = t.start[s]
+            if t.kind[s] == 2:  # a sum of the state's features (interval, set)
+                acc = 0
+                for c in range(p, p + t.width[s]):
+                    v = base[r, c]
+                    if mixed and contrib[e, c] > v:
+                        v = contrib[e, c]
+                    acc += v
+                total += acc * t.scale[s] * t.weight[s]
+                continue
+            v = base[r, p]
+            if mixed and contrib[e, p] > v:
+                v = contrib[e, p]
+            if t.kind[s] == 0:  # concealing: hidden or not
+                total += v * t.weight[s]
+            else:  # hierarchy: the NCP of the level above the released value
+                at = t.ncp_start[s] + v * t.ncp_width[s] + codes[anchors[i], s]
+                total += t.ncp[at] * t.weight[s]
+        out[i] = total
+
+
 _KERNELS: dict[str, Any] = {}
 
 
@@ -357,6 +390,7 @@ def pairs_kernel() -> Any:
         _KERNELS["pairs"] = jit(_near_pairs)
         _KERNELS["nearest"] = jit(_nearest)
         _KERNELS["cheapest"] = jit(_cheapest)
+        _KERNELS["costs"] = jit(_costs)
     return _KERNELS["pairs"]
 
 
@@ -364,6 +398,12 @@ def cheapest_kernel() -> Any:
     """:func:`_cheapest` compiled (once per process)."""
     pairs_kernel()
     return _KERNELS["cheapest"]
+
+
+def costs_kernel() -> Any:
+    """:func:`_costs` compiled (once per process)."""
+    pairs_kernel()
+    return _KERNELS["costs"]
 
 
 def nearest_kernel() -> Any:

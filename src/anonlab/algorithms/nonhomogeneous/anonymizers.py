@@ -416,14 +416,14 @@ class MurakamiUno(Anonymizer):
         bounded = self.lower_bound and equal and all(s.kind == "concealing" for s in costs.sites)
         # the lower bound is computed beside the chunks: a task of its own, the largest
         tasks = [Task(_bound, (costs.codes, k), n)] if bounded else []
-        members = []
-        for c in range(chunks):
-            rows = np.flatnonzero(chunk == c)
-            rows = rows[np.argsort(position[rows], kind="stable")]
-            members.append(rows)
+        # each chunk's rows in sorted order; a chunk's covers stay inside it
+        by_chunk = order[np.argsort(chunk[order], kind="stable")]
+        ends = np.cumsum(np.bincount(chunk, minlength=chunks))
+        members = np.split(by_chunk, ends[:-1])
+        index = np.empty(n, dtype=np.int64)  # a row's place in its chunk
+        for rows in members:
             local: IntArray | None = None
             if self.initial == "pattern_rings":
-                index = np.full(n, -1, dtype=np.int64)
                 index[rows] = np.arange(rows.size)
                 local = index[covers[rows]]
             rounds = self.phase2_rounds if rows.size <= MAX_CHUNK else 0

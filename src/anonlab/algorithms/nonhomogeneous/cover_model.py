@@ -26,14 +26,16 @@ References
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
 from anonlab._typing import FloatArray, IntArray
+from anonlab.algorithms.nonhomogeneous._kernels import costs_kernel
 from anonlab.data.grouping import unique_rows
 from anonlab.data.hierarchy import Hierarchy
 from anonlab.data.labels import factorize, natural_order
@@ -157,21 +159,6 @@ class Site:
         flags: npt.NDArray[np.int32] = np.zeros((a.size, self.width), dtype=np.int32)
         flags[np.arange(a.size), rx] = rx != ra
         return flags
-
-    def cost(self, state: npt.NDArray[np.integer], anchor: npt.ArrayLike | None) -> FloatArray:
-        """The weighted NCP of released cells with these states and anchors (the value codes
-        of the released records; read by the hierarchy kind only, None for the others)."""
-        s = np.asarray(state)
-        if self.kind == "concealing":
-            out = s[:, 0].astype(np.float64)
-        elif self.kind == "hierarchy":
-            assert self.ncp is not None and anchor is not None
-            width = np.int64(self.ncp.shape[1])  # (a flat take: no two-array indexing)
-            out = np.take(self.ncp.ravel(), s[:, 0] * width + np.asarray(anchor, dtype=np.int64))
-        else:
-            out = s.sum(axis=1, dtype=np.int64).astype(np.float64) * self.scale
-        result: FloatArray = out * self.weight
-        return result
 
 
 @dataclass(frozen=True)
@@ -540,6 +527,23 @@ def _site_labels(
     return out
 
 
+class CostTables(NamedTuple):
+    """The sites of a :class:`CoverCosts` as arrays, one entry per site: its kind (0
+    concealing, 1 hierarchy, 2 a sum of its features: interval or set), its first feature
+    in a state and its number of features, its weight and scale, and for a hierarchy where
+    its NCP table (levels x value codes, flat) starts in ``ncp`` and its value codes per
+    level."""
+
+    kind: IntArray
+    start: IntArray
+    width: IntArray
+    weight: FloatArray
+    scale: FloatArray
+    ncp_start: IntArray
+    ncp_width: IntArray
+    ncp: FloatArray
+
+
 @dataclass(frozen=True)
 class CoverCosts:
     """The sites and value codes of (a block of) rows: what an algorithm weighs covers with.
@@ -582,15 +586,81 @@ class CoverCosts:
         )
         return out
 
+    @functools.cached_property
+    def tables(self) -> CostTables:
+        """The sites as the compiled costs read them."""
+        kind = {"concealing": 0, "hierarchy": 1}
+        widths = np.array([site.width for site in self.sites], dtype=np.int64)
+        ncp = [site.ncp.ravel() if site.ncp is not None else np.zeros(0) for site in self.sites]
+        sizes = np.array([a.size for a in ncp], dtype=np.int64)
+        return CostTables(
+            np.array([kind.get(site.kind, 2) for site in self.sites], dtype=np.int64),
+            np.cumsum(widths) - widths,
+            widths,
+            np.array([site.weight for site in self.sites], dtype=np.float64),
+            np.array([site.scale for site in self.sites], dtype=np.float64),
+            np.cumsum(sizes) - sizes,
+            np.array(
+                [site.ncp.shape[1] if site.ncp is not None else 0 for site in self.sites],
+                dtype=np.int64,
+            ),
+            np.concatenate([np.zeros(0), *ncp]).astype(np.float64),
+        )
+
     def cost(self, state: npt.NDArray[np.integer], anchors: npt.NDArray[np.integer]) -> FloatArray:
-        """The weighted NCP of released records ``anchors`` in ``state`` (summed over sites)."""
-        total = np.zeros(np.asarray(anchors).size, dtype=np.float64)
-        pos = 0
-        for s, site in enumerate(self.sites):
-            anchor = self.codes[anchors, s] if site.kind == "hierarchy" else None
-            total += site.cost(state[:, pos : pos + site.width], anchor)
-            pos += site.width
-        return total
+        """The weighted NCP of released records ``anchors`` in ``state``, summed over the sites.
+
+        A site's NCP: ``concealing``, its state (1 hidden, 0 not); ``hierarchy``, the NCP of
+        the released value's ancestor at the state's level; ``interval`` and ``set``, the
+        sum of its state's features times ``scale``. Each is multiplied by the site's weight.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> site = Site("concealing", 1, 0.5, 1.0)
+        >>> costs = CoverCosts((site, site), np.zeros((2, 2), dtype=np.int32))
+        >>> costs.cost(np.array([[1, 1], [0, 1]], dtype=np.int32), np.array([0, 1])).tolist()
+        [1.0, 0.5]
+        """
+        rows = np.arange(np.asarray(anchors).size, dtype=np.int64)
+        none = np.zeros(0, dtype=np.int64)
+        return self.cost_of_max(state, rows, state[:0], none, anchors)
+
+    def cost_of_max(
+        self,
+        base: npt.NDArray[np.integer],
+        rows: npt.NDArray[np.integer],
+        contrib: npt.NDArray[np.integer],
+        edges: npt.NDArray[np.integer],
+        anchors: npt.NDArray[np.integer],
+    ) -> FloatArray:
+        """:meth:`cost` of released records ``anchors[i]`` in the states
+        ``max(base[rows[i]], contrib[edges[i]])`` (``edges`` empty: ``base[rows[i]]``),
+        without making those states (a compiled loop, :mod:`._kernels`).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> site = Site("concealing", 1, 1.0, 1.0)
+        >>> costs = CoverCosts((site,), np.zeros((1, 1), dtype=np.int32))
+        >>> base = np.array([[0]], dtype=np.int32)
+        >>> contrib = np.array([[0], [1]], dtype=np.int32)
+        >>> costs.cost_of_max(base, np.array([0, 0]), contrib, np.array([0, 1]),
+        ...                   np.array([0, 0])).tolist()
+        [0.0, 1.0]
+        """
+        out = np.empty(np.asarray(rows).size, dtype=np.float64)
+        costs_kernel()(
+            np.ascontiguousarray(base, dtype=np.int32),
+            np.asarray(rows, dtype=np.int64),
+            np.ascontiguousarray(contrib, dtype=np.int32),
+            np.asarray(edges, dtype=np.int64),
+            self.codes,
+            np.asarray(anchors, dtype=np.int64),
+            self.tables,
+            out,
+        )
+        return out
 
     def states(self, covers: npt.NDArray[np.integer]) -> npt.NDArray[np.int32]:
         """The state of each released record: the maximum over its covered rows.

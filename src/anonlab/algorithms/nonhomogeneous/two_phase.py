@@ -147,7 +147,7 @@ def greedy_matchings(
     for r in range(1, k):
         free = np.flatnonzero(~used)
         j = rel[free]
-        weight = costs.cost(np.maximum(state[j], contrib[free]), j) - base[j]
+        weight = costs.cost_of_max(state, j, contrib, free, j) - base[j]
         chosen = _matching(n, orig[free], j, weight)
         if chosen is None:
             return None
@@ -335,16 +335,17 @@ class _Exchange:
         free = edges[~self.in_f[edges]]
         j = rel[free]
         place = np.searchsorted(records, j)  # each free edge's record among ``records``
-        add = costs.cost(np.maximum(state[place], contrib[free]), j) - self.cost[j]
+        add = costs.cost_of_max(state, place, contrib, free, j) - self.cost[j]
         cheapest = cheapest_kernel()(j, add, self.additions)  # (``free`` is by record)
         free, j = free[cheapest], j[cheapest]
         # arcs: tail orig[free] -> head covers[j, t] through j, for every slot t
         edge = np.repeat(free, k)
         rj = np.repeat(j, k)
         slot = np.tile(np.arange(k, dtype=np.int64), free.size)
-        # (the arcs of one edge are consecutive: its k slots in order)
-        new_state = np.maximum(self.without[j], contrib[free][:, None, :]).reshape(edge.size, width)
-        weight = costs.cost(new_state, rj) - self.cost[rj]
+        # (the arcs of one edge are consecutive: its k slots in order); an arc's record
+        # holds the edge's row beside the rows of its other slots
+        without = self.without.reshape(n * k, width)
+        weight = costs.cost_of_max(without, rj * k + slot, contrib, edge, rj) - self.cost[rj]
         return _Arcs(edge, rj, slot, orig[edge], covers[j].reshape(-1), weight)
 
 
