@@ -38,6 +38,7 @@ _PACKAGE = Path(__file__).resolve().parent
 _FAMILIES: tuple[tuple[str, tuple[str, int], tuple[str, int] | None], ...] = (
     ("anonlab.algorithms.privacyfrost2", ("PrivacyFrost2's kernels", 6), None),
     ("anonlab.algorithms.microaggregation", ("MDAV's kernels", 9), None),
+    ("anonlab.algorithms.nonhomogeneous", ("the non-homogeneous search's kernels", 8), None),
     ("anonlab.", ("anonlab's search kernels", 3), ("the judge of these models", 3)),
 )
 #: Qualified names of the kernels numba compiles per set of models (the judge).
