@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 
 import numpy as np
@@ -393,3 +394,46 @@ def test_a_search_too_large_for_the_memory_budget_is_refused_with_its_numbers(
     assert not out.exists()
     monkeypatch.setenv("ANONLAB_MEMORY_BUDGET", "4G")
     assert anonymize(table, job).search.k == n  # within the budget it runs
+
+
+def test_the_kernels_compiled_before_the_workers_have_the_types_a_search_calls_them_with():
+    """``compile_before_workers`` compiles each phase-2 kernel for the arguments
+    ``_arguments`` makes (half of them in another process): a search must call every kernel
+    with exactly those types, or each worker would compile it again. A search with phase 2's
+    cycles, in a fresh process: each kernel has that one signature."""
+    import subprocess
+    import sys
+    import textwrap
+    from pathlib import Path
+
+    code = textwrap.dedent(
+        """
+        import numpy as np
+        from anonlab.data.table import EncodedTable
+        from anonlab.jobs import anonymize
+        from anonlab.algorithms.nonhomogeneous._kernels import _PLAIN, _arguments, kernel
+
+        rng = np.random.default_rng(7)
+        t = EncodedTable.from_columns(
+            {f"q{i}": rng.integers(0, 4, 400).astype(str).tolist() for i in range(5)}
+        )
+        job = {"quasi_identifiers": {f"q{i}": {} for i in range(5)},
+               "models": [{"k_anonymity": {"k": 3}}], "metric": "gcp",
+               "algorithm": {"name": "murakami_uno", "n_jobs": 1}}
+        assert anonymize(t, job).search.cycles > 0  # phase 2 found cycles
+        for name in _PLAIN:
+            k = kernel(name)
+            print(name, k.signatures == [tuple(k.typeof_pyval(a) for a in _arguments(name))])
+        """
+    )
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(root / "src")},
+    ).stdout
+    assert out.split() == [
+        w for name in ("cycles", "pairs", "nearest", "cheapest", "costs") for w in (name, "True")
+    ]

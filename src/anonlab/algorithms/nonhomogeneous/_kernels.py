@@ -1,18 +1,23 @@
 """The compiled kernels of the two-phase algorithm (numba's nopython mode): plain loops.
 
-:func:`cycle_kernel` returns :func:`_label_rounds` compiled, phase 2's label correcting (see
-:func:`anonlab.algorithms.nonhomogeneous.two_phase.cancel_cycles` for the algorithm);
-:func:`pairs_kernel` returns :func:`_near_pairs` compiled, the multi-sorting of the candidate
-edges (see :func:`anonlab.algorithms.nonhomogeneous.candidates.candidate_edges`).
+:func:`kernel` returns each compiled: ``cycles`` (:func:`_label_rounds`, phase 2's label
+correcting; see :func:`anonlab.algorithms.nonhomogeneous.two_phase.cancel_cycles`), ``pairs``
+and ``nearest`` (:func:`_near_pairs`, :func:`_nearest`: the candidate edges' multi-sorting,
+:func:`anonlab.algorithms.nonhomogeneous.candidates.candidate_edges`), ``cheapest``
+(:func:`_cheapest`: phase 2's additions) and ``costs`` (:func:`_costs`: the weighted NCP,
+:meth:`anonlab.algorithms.nonhomogeneous.cover_model.CoverCosts.cost`).
+:func:`compile_before_workers` compiles them before the worker processes start.
 """
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 
-from anonlab._compiled import jit
+from anonlab._compiled import compile_elsewhere, compiled, jit
 
-__all__ = ["cheapest_kernel", "costs_kernel", "cycle_kernel", "nearest_kernel", "pairs_kernel"]
+__all__ = ["CostTables", "compile_before_workers", "compile_kernels", "kernel"]
 
 
 def _label_rounds(n, tail, heads, starts, weight, rounds, eps, found):
@@ -371,42 +376,99 @@ def _costs(base, rows, contrib, edges, codes, anchors, t, out):
         out[i] = total
 
 
+class CostTables(NamedTuple):
+    """The sites of a :class:`~anonlab.algorithms.nonhomogeneous.cover_model.CoverCosts` as
+    arrays, one entry per site: its kind (0 concealing, 1 hierarchy, 2 a sum of its features:
+    interval or set), its first feature in a state and its number of features, its weight
+    and scale, and for a hierarchy where its NCP table (levels x value codes, flat) starts in
+    ``ncp`` and its value codes per level."""
+
+    kind: npt.NDArray[np.int64]
+    start: npt.NDArray[np.int64]
+    width: npt.NDArray[np.int64]
+    weight: npt.NDArray[np.float64]
+    scale: npt.NDArray[np.float64]
+    ncp_start: npt.NDArray[np.int64]
+    ncp_width: npt.NDArray[np.int64]
+    ncp: npt.NDArray[np.float64]
+
+
+#: The kernels by name, compiled on first use (:func:`kernel`).
+_PLAIN: dict[str, Callable[..., Any]] = {
+    "cycles": _label_rounds,
+    "pairs": _near_pairs,
+    "nearest": _nearest,
+    "cheapest": _cheapest,
+    "costs": _costs,
+}
 _KERNELS: dict[str, Any] = {}
 
 
-def cycle_kernel() -> Any:
-    """:func:`_label_rounds` compiled (once per process)."""
-    if "cycles" not in _KERNELS:
-        _KERNELS["cycles"] = jit(_label_rounds)
-    return _KERNELS["cycles"]
+def kernel(name: str) -> Any:
+    """The kernel ``name`` (a key of ``_PLAIN``) compiled, once per process."""
+    if not _KERNELS:
+        g = globals()
+        g["_count_sort"] = jit(_count_sort, entry=False)
+        g["_before"] = jit(_before, entry=False, inline=True)
+        _KERNELS.update({key: jit(f) for key, f in _PLAIN.items()})
+    return _KERNELS[name]
 
 
-def pairs_kernel() -> Any:
-    """:func:`_near_pairs` compiled (once per process)."""
-    if "pairs" not in _KERNELS:
-        global _count_sort, _before
-        _count_sort = jit(_count_sort, entry=False)
-        _before = jit(_before, entry=False, inline=True)
-        _KERNELS["pairs"] = jit(_near_pairs)
-        _KERNELS["nearest"] = jit(_nearest)
-        _KERNELS["cheapest"] = jit(_cheapest)
-        _KERNELS["costs"] = jit(_costs)
-    return _KERNELS["pairs"]
+def _arguments(name: str) -> tuple[Any, ...]:
+    """Arguments of the types the search passes to kernel ``name`` (empty arrays)."""
+    i64, f64 = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+    i64x2, i32x2 = np.zeros((0, 0), dtype=np.int64), np.zeros((0, 0), dtype=np.int32)
+    return {
+        "cycles": (0, i64, i64, i64, f64, 0, 0.0, i64x2),
+        "pairs": (i64x2, i64, i64, 0, 0, 0),
+        "nearest": (i64, 0, 0, 0),
+        "cheapest": (i64, f64, 0),
+        "costs": (
+            i32x2,
+            i64,
+            i32x2,
+            i64,
+            i32x2,
+            i64,
+            CostTables(i64, i64, i64, f64, f64, i64, i64, f64),
+            f64,
+        ),
+    }[name]
 
 
-def cheapest_kernel() -> Any:
-    """:func:`_cheapest` compiled (once per process)."""
-    pairs_kernel()
-    return _KERNELS["cheapest"]
+def compile_kernels(names: str) -> None:
+    """Compile the kernels ``names`` (comma-separated) for the search's argument types,
+    into the disk cache: the work of the process :func:`compile_before_workers` starts."""
+    for name in names.split(","):
+        k = kernel(name)
+        k.compile(tuple(k.typeof_pyval(a) for a in _arguments(name)))
 
 
-def costs_kernel() -> Any:
-    """:func:`_costs` compiled (once per process)."""
-    pairs_kernel()
-    return _KERNELS["costs"]
+def compile_before_workers() -> None:
+    """Compile the kernels the chunks call before the worker processes start: half here, half
+    in another process (into the disk cache), so that the workers (forked, or loading the
+    cache) compile nothing and one note tells of the compilation. Nothing happens when the
+    machine code is at hand.
 
-
-def nearest_kernel() -> Any:
-    """:func:`_nearest` compiled (once per process)."""
-    pairs_kernel()
-    return _KERNELS["nearest"]
+    Examples
+    --------
+    >>> compile_before_workers()
+    >>> kernel("cheapest")(np.array([0, 0, 1]), np.array([2.0, 1.0, 3.0]), 1).tolist()
+    [1, 2]
+    """
+    todo = [name for name in _PLAIN if not compiled(kernel(name), _arguments(name))]
+    if not todo:
+        return
+    half = (len(todo) + 1) // 2
+    elsewhere = (
+        compile_elsewhere(
+            "anonlab.algorithms.nonhomogeneous._kernels:compile_kernels", ",".join(todo[half:])
+        )
+        if todo[half:]
+        else None
+    )
+    compile_kernels(",".join(todo[:half] if elsewhere is not None else todo))
+    if elsewhere is not None:
+        elsewhere.wait()
+        for name in todo[half:]:  # load the machine code the other process left
+            compile_kernels(name)

@@ -23,6 +23,7 @@ from anonlab.algorithms.nonhomogeneous._common import (
     sorted_order,
     workers_of,
 )
+from anonlab.algorithms.nonhomogeneous._kernels import compile_before_workers
 from anonlab.algorithms.nonhomogeneous.candidates import lower_bound
 from anonlab.algorithms.nonhomogeneous.cover_model import CoverCosts, CoverModel
 from anonlab.algorithms.nonhomogeneous.rings import pattern_rings, wong_rings
@@ -435,6 +436,7 @@ class MurakamiUno(Anonymizer):
                 "max_rounds": rounds,
             }
             tasks.append(Task(_solve, (costs.take(rows), k, local, params), rows.size))
+        compile_before_workers()  # (the first run: once, not in every worker)
         done = run_tasks(tasks, self.n_jobs)
         bound: tuple[float, float] | None = done.pop(0) if bounded else None
         results: list[BlockResult] = done

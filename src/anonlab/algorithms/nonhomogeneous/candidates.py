@@ -9,7 +9,7 @@ each record is joined to its ``window`` nearest neighbours of the run. A pair is
 set ``D`` it differs on exactly, so no pair is produced twice. The sorts of all the sets share
 their work as in Uno's multi-sorting: one radix partition per site and set of sites hidden so
 far, the most significant site first, and a run of one record is not followed further (a
-compiled kernel, :func:`~anonlab.algorithms.nonhomogeneous._kernels.pairs_kernel`).
+compiled kernel, :func:`~anonlab.algorithms.nonhomogeneous._kernels._near_pairs`).
 
 References
 ----------
@@ -29,7 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from anonlab._typing import IntArray
-from anonlab.algorithms.nonhomogeneous._kernels import nearest_kernel, pairs_kernel
+from anonlab.algorithms.nonhomogeneous._kernels import kernel
 from anonlab.data.grouping import factorize_keys, unique_rows
 
 __all__ = ["candidate_edges", "distinct", "lower_bound", "row_keys"]
@@ -108,10 +108,10 @@ def candidate_edges(
         values, inverse = np.unique(by_site[s], return_inverse=True)
         by_site[s], card[s] = inverse.reshape(-1), values.size
     span = m + 1  # a pair's key: (released * span + distance) * n + original
-    found = pairs_kernel()(by_site, card, sites, min(max_distance, m), window, span)
+    found = kernel("pairs")(by_site, card, sites, min(max_distance, m), window, span)
     rows = np.arange(n, dtype=np.int64)
     ring = [((rows + s) % n) * n + rows for s in range(k)]  # original j+s covered by j
-    near = nearest_kernel()(found, n, span, per_record)
+    near = kernel("nearest")(found, n, span, per_record)
     pairs = distinct(np.concatenate([near, *ring]))
     o, r = np.divmod(pairs, n)
     return o.astype(np.int64), r.astype(np.int64)

@@ -29,13 +29,13 @@ from __future__ import annotations
 import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from anonlab._typing import FloatArray, IntArray
-from anonlab.algorithms.nonhomogeneous._kernels import costs_kernel
+from anonlab.algorithms.nonhomogeneous._kernels import CostTables, kernel
 from anonlab.data.grouping import unique_rows
 from anonlab.data.hierarchy import Hierarchy
 from anonlab.data.labels import factorize, natural_order
@@ -527,23 +527,6 @@ def _site_labels(
     return out
 
 
-class CostTables(NamedTuple):
-    """The sites of a :class:`CoverCosts` as arrays, one entry per site: its kind (0
-    concealing, 1 hierarchy, 2 a sum of its features: interval or set), its first feature
-    in a state and its number of features, its weight and scale, and for a hierarchy where
-    its NCP table (levels x value codes, flat) starts in ``ncp`` and its value codes per
-    level."""
-
-    kind: IntArray
-    start: IntArray
-    width: IntArray
-    weight: FloatArray
-    scale: FloatArray
-    ncp_start: IntArray
-    ncp_width: IntArray
-    ncp: FloatArray
-
-
 @dataclass(frozen=True)
 class CoverCosts:
     """The sites and value codes of (a block of) rows: what an algorithm weighs covers with.
@@ -650,13 +633,13 @@ class CoverCosts:
         [0.0, 1.0]
         """
         out = np.empty(np.asarray(rows).size, dtype=np.float64)
-        costs_kernel()(
+        kernel("costs")(
             np.ascontiguousarray(base, dtype=np.int32),
-            np.asarray(rows, dtype=np.int64),
+            np.ascontiguousarray(rows, dtype=np.int64),
             np.ascontiguousarray(contrib, dtype=np.int32),
-            np.asarray(edges, dtype=np.int64),
-            self.codes,
-            np.asarray(anchors, dtype=np.int64),
+            np.ascontiguousarray(edges, dtype=np.int64),
+            np.ascontiguousarray(self.codes, dtype=np.int32),
+            np.ascontiguousarray(anchors, dtype=np.int64),
             self.tables,
             out,
         )

@@ -34,7 +34,7 @@ import numpy as np
 import numpy.typing as npt
 
 from anonlab._typing import FloatArray, IntArray
-from anonlab.algorithms.nonhomogeneous._kernels import cheapest_kernel, cycle_kernel
+from anonlab.algorithms.nonhomogeneous._kernels import kernel
 from anonlab.algorithms.nonhomogeneous.candidates import candidate_edges, distinct
 from anonlab.algorithms.nonhomogeneous.cover_model import CoverCosts
 
@@ -336,7 +336,7 @@ class _Exchange:
         j = rel[free]
         place = np.searchsorted(records, j)  # each free edge's record among ``records``
         add = costs.cost_of_max(state, place, contrib, free, j) - self.cost[j]
-        cheapest = cheapest_kernel()(j, add, self.additions)  # (``free`` is by record)
+        cheapest = kernel("cheapest")(j, add, self.additions)  # (``free`` is by record)
         free, j = free[cheapest], j[cheapest]
         # arcs: tail orig[free] -> head covers[j, t] through j, for every slot t
         edge = np.repeat(free, k)
@@ -358,7 +358,7 @@ def _find_cycles(
     walked for cycles (each is negative); the vertices of a cycle found are set aside (their
     arcs leave the graph) and the rounds go on, so one pass collects vertex-disjoint cycles
     from all over the block. Stops when no label improves or after ``rounds`` rounds (the
-    compiled :func:`~anonlab.algorithms.nonhomogeneous._kernels.cycle_kernel`).
+    compiled :func:`~anonlab.algorithms.nonhomogeneous._kernels._label_rounds`).
 
     Returns the cycle vertices, their cycle ids and the arc into each (its parent arc), or
     None when no cycle was found.
@@ -370,7 +370,7 @@ def _find_cycles(
     starts = np.flatnonzero(np.diff(sorted_head, prepend=-1))
     heads = sorted_head[starts]
     found = np.empty((n, 3), dtype=np.int64)
-    count = cycle_kernel()(
+    count = kernel("cycles")(
         n,
         np.ascontiguousarray(tail[order]),
         heads.astype(np.int64),
