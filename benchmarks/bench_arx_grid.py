@@ -449,7 +449,9 @@ def main() -> None:
         type=Path,
         help="with --arx: only the jobs whose ratio was above --goal in this earlier same-run JSON",
     )
-    ap.add_argument("--name", help="with --arx: the results file's name (default arx_grid_same_run)")
+    ap.add_argument(
+        "--name", help="with --arx: the results file's name (default arx_grid_same_run)"
+    )
     args = ap.parse_args()
     if args.arx is not None:
         classpath = common.arx_classpath(args.arx)

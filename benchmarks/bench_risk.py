@@ -89,7 +89,10 @@ def ensure_big() -> dict[str, Any]:
 
     if BIG_PATH.exists():
         md = pq.ParquetFile(BIG_PATH).metadata
-        if md.num_rows == BIG_ROWS and (md.metadata or {}).get(b"anonlab-bench") == BIG_TAG.encode():
+        if (
+            md.num_rows == BIG_ROWS
+            and (md.metadata or {}).get(b"anonlab-bench") == BIG_TAG.encode()
+        ):
             return {"path": str(BIG_PATH), "generated": False, "bytes": BIG_PATH.stat().st_size}
     t0 = time.perf_counter()
     table = common.load_adult_complete()
@@ -165,12 +168,16 @@ def main() -> None:
         data = common.shared_file("datasets", *parts)
         mine = ours(data, sep, qis, fraction, args.repeat)
         arx = run_arx(cp, data, sep, qis, fraction) if cp else None
-        records.append({"data": name, "qis": qis, "fraction": fraction, "anonlab": mine, "arx": arx})
+        records.append(
+            {"data": name, "qis": qis, "fraction": fraction, "anonlab": mine, "arx": arx}
+        )
         p = _estimates(mine)
         for est in ("pitman", "zayatz", "snb", "dankar"):
             theirs = arx.get(f"population_uniques_{est}") if arx else None
             rows.append([f"{name} {len(qis)} QI f={fraction:g}", est, p.get(est), theirs])
-        rows.append([f"{name} {len(qis)} QI f={fraction:g}", "dankar picks", p.get("dankar_choice"), ""])
+        rows.append(
+            [f"{name} {len(qis)} QI f={fraction:g}", "dankar picks", p.get("dankar_choice"), ""]
+        )
         rows.append([f"{name} {len(qis)} QI f={fraction:g}", "journalist avg",
                      mine["journalist"]["average"], arx["journalist"]["success_rate"] if arx else None])  # fmt: skip
         rows.append([f"{name} {len(qis)} QI f={fraction:g}", "time (s, ms ARX)", mine["best_s"],
@@ -184,11 +191,14 @@ def main() -> None:
         big["data"] = data
         common.print_table(
             ["10 M rows, DuckDB", "s"],
-            [["open", big["open_s"]], ["every estimate, sampling fraction", big["fraction_s"]],
-             ["every estimate, weight column", big["weight_s"]],
-             ["open + both", big["estimates_total_s"]],
-             ["diagnose --risk (api.risk, identifying columns too)", big["diagnose_risk_s"]],
-             ["peak RSS (MiB)", big["peak_rss_mib"]]],  # fmt: skip
+            [
+                ["open", big["open_s"]],
+                ["every estimate, sampling fraction", big["fraction_s"]],
+                ["every estimate, weight column", big["weight_s"]],
+                ["open + both", big["estimates_total_s"]],
+                ["diagnose --risk (api.risk, identifying columns too)", big["diagnose_risk_s"]],
+                ["peak RSS (MiB)", big["peak_rss_mib"]],
+            ],  # fmt: skip
         )
         goals = {  # the weight path gives every estimate: attacker models, population
             # uniqueness (the population is the weights' sum) and the Benedetti-Franconi risk

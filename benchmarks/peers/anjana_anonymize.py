@@ -42,6 +42,7 @@ Notes on anjana 1.2.3 (from its source):
   empty DataFrame instead of raising; this is reported as an error here.
 * anjana prints to stdout; that is captured so it cannot corrupt the JSON.
 """
+
 import contextlib
 import io
 import json
@@ -97,8 +98,7 @@ def read_data(path, sep):
 def read_hierarchy(path):
     """Read an ARX hierarchy file into anjana's {level: pd.Series} format."""
     table = pd.read_csv(path, sep=";", header=None, dtype=str, keep_default_na=False)
-    return {level: table[col].reset_index(drop=True)
-            for level, col in enumerate(table.columns)}
+    return {level: table[col].reset_index(drop=True) for level, col in enumerate(table.columns)}
 
 
 def build_call(job, data, hierarchies):
@@ -116,19 +116,26 @@ def build_call(job, data, hierarchies):
         return {qi: dict(levels) for qi, levels in hierarchies.items()}
 
     if model == "k_anonymity":
-        return lambda: anonymity.k_anonymity(
-            data, ident, qis, k, supp_level, fresh_hierarchies())
+        return lambda: anonymity.k_anonymity(data, ident, qis, k, supp_level, fresh_hierarchies())
     if model == "l_diversity":
         return lambda: anonymity.l_diversity(
-            data, ident, qis, job["sensitive"], k, int(job["l"]), supp_level,
-            fresh_hierarchies())
+            data, ident, qis, job["sensitive"], k, int(job["l"]), supp_level, fresh_hierarchies()
+        )
     if model == "recursive_c_l_diversity":
         return lambda: anonymity.recursive_c_l_diversity(
-            data, ident, qis, job["sensitive"], k, int(job["c"]), int(job["l"]), supp_level,
-            fresh_hierarchies())
+            data,
+            ident,
+            qis,
+            job["sensitive"],
+            k,
+            int(job["c"]),
+            int(job["l"]),
+            supp_level,
+            fresh_hierarchies(),
+        )
     return lambda: anonymity.t_closeness(
-        data, ident, qis, job["sensitive"], k, float(job["t"]), supp_level,
-        fresh_hierarchies())
+        data, ident, qis, job["sensitive"], k, float(job["t"]), supp_level, fresh_hierarchies()
+    )
 
 
 def timed_runs(call, repeat):
@@ -169,9 +176,13 @@ def run(job):
     """Execute a validated job and return the result dict (without error handling)."""
     qis = list(job["quasi_identifiers"])
     data = read_data(job["data"], job.get("separator", ";"))
-    unknown = [c for c in qis + list(job.get("identifiers") or [])
-               + ([job["sensitive"]] if job.get("sensitive") else [])
-               if c not in data.columns]
+    unknown = [
+        c
+        for c in qis
+        + list(job.get("identifiers") or [])
+        + ([job["sensitive"]] if job.get("sensitive") else [])
+        if c not in data.columns
+    ]
     if unknown:
         raise ValueError(f"columns not in data header: {unknown}")
     hierarchies = {qi: read_hierarchy(job["hierarchies"][qi]) for qi in qis}
@@ -179,25 +190,34 @@ def run(job):
     call = build_call(job, data, hierarchies)
     output, elapsed, printed = timed_runs(call, int(job.get("repeat", 1)))
 
-    result = {"elapsed_s": elapsed, "anjana_stdout": printed,
-              "output_rows": int(len(output))}
+    result = {"elapsed_s": elapsed, "anjana_stdout": printed, "output_rows": int(len(output))}
     if len(output) == 0 or not set(qis) <= set(output.columns):
         detail = "; ".join(printed) or "no message"
         result["error"] = f"anjana returned an empty result ({detail})"
         return result
     levels = infer_levels(output, qis, hierarchies)
-    result.update(suppressed_rows=int(len(data) - len(output)),
-                  levels=levels,
-                  levels_consistent=all(v >= 0 for v in levels.values()),
-                  k_min=min_group_size(output, qis))
+    result.update(
+        suppressed_rows=int(len(data) - len(output)),
+        levels=levels,
+        levels_consistent=all(v >= 0 for v in levels.values()),
+        k_min=min_group_size(output, qis),
+    )
     return result
 
 
 def main():
-    report = {"tool": "anjana", "version": anjana_version(), "elapsed_s": None,
-              "levels": {}, "suppressed_rows": None, "output_rows": None,
-              "levels_consistent": False, "k_min": None, "anjana_stdout": [],
-              "error": None}
+    report = {
+        "tool": "anjana",
+        "version": anjana_version(),
+        "elapsed_s": None,
+        "levels": {},
+        "suppressed_rows": None,
+        "output_rows": None,
+        "levels_consistent": False,
+        "k_min": None,
+        "anjana_stdout": [],
+        "error": None,
+    }
     try:
         report.update(run(read_job(sys.stdin)))
     except Exception as exc:  # report any failure (bad job or anjana) as data

@@ -8,6 +8,7 @@ Prints one JSON object:
 "seconds" covers only the subset loop (CSV/JSON reading excluded); with
 --repeat N it is the minimum over N runs (all runs are in "all_seconds").
 """
+
 import os
 import sys
 import time
@@ -23,8 +24,7 @@ def main():
     times, ks = [], None
     for _ in range(args.repeat):
         t0 = time.perf_counter()
-        run = [int(df.groupby(list(s), dropna=False, sort=False).size().min())
-               for s in subsets]
+        run = [int(df.groupby(list(s), dropna=False, sort=False).size().min()) for s in subsets]
         times.append(time.perf_counter() - t0)
         ks = run
     emit("pandas-groupby", pd.__version__, subsets, times, ks, len(df))

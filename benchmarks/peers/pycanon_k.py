@@ -8,6 +8,7 @@ Prints one JSON object:
 "seconds" covers only the subset loop (CSV/JSON reading excluded); with
 --repeat N it is the minimum over N runs (all runs are in "all_seconds").
 """
+
 import os
 import sys
 import time
