@@ -436,7 +436,8 @@ class MurakamiUno(Anonymizer):
                 "max_rounds": rounds,
             }
             tasks.append(Task(_solve, (costs.take(rows), k, local, params), rows.size))
-        compile_before_workers()  # (the first run: once, not in every worker)
+        if self.phase2_rounds or self.initial == "matchings":  # (then the chunks search)
+            compile_before_workers()  # (the first run: once, not in every worker)
         done = run_tasks(tasks, self.n_jobs)
         bound: tuple[float, float] | None = done.pop(0) if bounded else None
         results: list[BlockResult] = done
