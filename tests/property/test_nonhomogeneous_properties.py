@@ -380,6 +380,80 @@ def test_compiled_candidate_edges_equal_one_sort_per_set(case, per_record):
     assert got == _candidate_edges_reference(codes, k, max_distance, window, per_record)
 
 
+def _contribution_reference(site, anchor, value):
+    """The state a released record with value codes ``anchor`` needs to cover ``value`` in
+    one site, restated in numpy (the definition in ``CoverCosts.contributions``)."""
+    a, x = np.asarray(anchor, dtype=np.int64), np.asarray(value, dtype=np.int64)
+    if site.kind == "concealing":
+        return (a != x).astype(np.int32)[:, None]
+    if site.kind == "hierarchy":
+        return sum((row[a] != row[x]).astype(np.int32) for row in site.levels)[:, None]
+    ra, rx = site.rank[a], site.rank[x]
+    if site.kind == "interval":
+        return np.stack([np.maximum(rx - ra, 0), np.maximum(ra - rx, 0)], axis=1)
+    flags = np.zeros((a.size, site.width), dtype=np.int32)
+    flags[np.arange(a.size), rx] = rx != ra
+    return flags
+
+
+@st.composite
+def contribution_cases(draw):
+    from anonlab.algorithms.nonhomogeneous.cover_model import Site
+
+    n = draw(st.integers(1, 10))
+    sites, columns = [], []
+    for _ in range(draw(st.integers(1, 4))):
+        kind = draw(st.sampled_from(["concealing", "hierarchy", "interval", "set"]))
+        card = draw(st.integers(1, 5))
+        columns.append(draw(st.lists(st.integers(0, card - 1), min_size=n, max_size=n)))
+        if kind == "hierarchy":  # nodes per level, coarser up the hierarchy
+            depth = draw(st.integers(1, 3))
+            levels = [np.arange(card)]
+            for _ in range(depth - 1):
+                levels.append(levels[-1] // 2)
+            site = Site(kind, 1, 1.0, 0.5, levels=np.array(levels, dtype=np.int32))
+        elif kind == "concealing":
+            site = Site(kind, 1, 1.0, 0.5)
+        else:
+            rank = np.array(draw(st.permutations(range(card))), dtype=np.int64)
+            site = Site(kind, 2 if kind == "interval" else card, 1.0, 0.5, rank=rank)
+        sites.append(site)
+    codes = np.array(columns, dtype=np.int32).T.copy()
+    k = draw(st.integers(1, 4))
+    covers = np.array(
+        draw(st.lists(st.integers(0, n - 1), min_size=n * k, max_size=n * k)), dtype=np.int64
+    ).reshape(n, k)
+    return tuple(sites), codes, covers
+
+
+@SETTINGS
+@given(case=contribution_cases())
+def test_compiled_contributions_and_states_equal_the_sites_definition(case):
+    """``CoverCosts.contributions`` (a compiled loop) equals each site's contribution restated
+    in numpy, side by side in site order, and ``CoverCosts.states`` equals their elementwise
+    maximum over each released record's covered rows."""
+    from anonlab.algorithms.nonhomogeneous.cover_model import CoverCosts
+
+    sites, codes, covers = case
+    costs = CoverCosts(sites, codes)
+    n, k = covers.shape
+    anchors, values = np.repeat(np.arange(n), k), covers.reshape(-1)
+
+    def reference(a, x):
+        return np.concatenate(
+            [
+                _contribution_reference(site, codes[a, s], codes[x, s])
+                for s, site in enumerate(sites)
+            ],
+            axis=1,
+        )
+
+    expected = reference(anchors, values)
+    assert costs.contributions(anchors, values).tolist() == expected.tolist()
+    states = expected.reshape(n, k, -1).max(axis=1)
+    assert costs.states(covers).tolist() == states.tolist()
+
+
 def _site_cost_reference(site, state, anchor):
     """A site's weighted NCP restated in numpy (the definition in ``CoverCosts.cost``)."""
     if site.kind == "concealing":

@@ -435,5 +435,7 @@ def test_the_kernels_compiled_before_the_workers_have_the_types_a_search_calls_t
         env={**os.environ, "PYTHONPATH": str(root / "src")},
     ).stdout
     assert out.split() == [
-        w for name in ("cycles", "pairs", "nearest", "cheapest", "costs") for w in (name, "True")
+        w
+        for name in ("cycles", "pairs", "nearest", "cheapest", "costs", "contributions", "states")
+        for w in (name, "True")
     ]

@@ -4,8 +4,11 @@
 correcting; see :func:`anonlab.algorithms.nonhomogeneous.two_phase.cancel_cycles`), ``pairs``
 and ``nearest`` (:func:`_near_pairs`, :func:`_nearest`: the candidate edges' multi-sorting,
 :func:`anonlab.algorithms.nonhomogeneous.candidates.candidate_edges`), ``cheapest``
-(:func:`_cheapest`: phase 2's additions) and ``costs`` (:func:`_costs`: the weighted NCP,
-:meth:`anonlab.algorithms.nonhomogeneous.cover_model.CoverCosts.cost`).
+(:func:`_cheapest`: phase 2's additions), ``costs`` (:func:`_costs`: the weighted NCP,
+:meth:`anonlab.algorithms.nonhomogeneous.cover_model.CoverCosts.cost`), ``contributions``
+and ``states`` (:func:`_contributions`, :func:`_states`: the states covering rows needs,
+:meth:`~anonlab.algorithms.nonhomogeneous.cover_model.CoverCosts.contributions` and
+:meth:`~anonlab.algorithms.nonhomogeneous.cover_model.CoverCosts.states`).
 :func:`compile_before_workers` compiles them before the worker processes start.
 """
 
@@ -343,6 +346,63 @@ def _cheapest(record, value, additions):
     return out[:count]
 
 
+def _contribute(codes, a, x, t, out, i, raise_only):
+    """Writes to ``out[i]`` the state released record ``a`` needs to cover row ``x`` (with
+    ``raise_only``: raises ``out[i]`` to it, the elementwise maximum), site by site as ``t``
+    says: concealing, 1 when the codes differ; hierarchy, the levels whose nodes differ;
+    interval, the ranks above and below the anchor's; set, a flag at the covered value's
+    rank when it is not the anchor's."""
+    for s in range(t.kind.size):
+        p = t.start[s]
+        ca = codes[a, s]
+        cx = codes[x, s]
+        kind = t.kind[s]
+        if kind <= 1:
+            v = 0
+            if kind == 0:
+                v = 1 if ca != cx else 0
+            else:
+                at = t.levels_start[s]
+                for _ in range(t.levels_count[s]):
+                    if t.levels[at + ca] != t.levels[at + cx]:
+                        v += 1
+                    at += t.levels_width[s]
+            if not raise_only or v > out[i, p]:
+                out[i, p] = v
+            continue
+        ra = t.rank[t.rank_start[s] + ca]
+        rx = t.rank[t.rank_start[s] + cx]
+        if kind == 2:  # interval: the ranks above and below the anchor's
+            up = rx - ra if rx > ra else 0
+            down = ra - rx if ra > rx else 0
+            if not raise_only or up > out[i, p]:
+                out[i, p] = up
+            if not raise_only or down > out[i, p + 1]:
+                out[i, p + 1] = down
+            continue
+        if not raise_only:  # set: a flag per value
+            for c in range(p, p + t.width[s]):
+                out[i, c] = 0
+        if rx != ra:
+            out[i, p + rx] = 1
+
+
+def _contributions(codes, anchors, values, t, out):
+    """``out[e]``: the state released record ``anchors[e]`` needs to cover row
+    ``values[e]`` (:func:`_contribute`)."""
+    for e in range(anchors.size):
+        _contribute(codes, anchors[e], values[e], t, out, e, False)
+
+
+def _states(codes, covers, t, out):
+    """``out[j]``: the state of released record ``j``, the elementwise maximum of the states
+    it needs to cover the rows ``covers[j]`` (:func:`_contribute`)."""
+    for j in range(covers.shape[0]):
+        _contribute(codes, j, covers[j, 0], t, out, j, False)
+        for slot in range(1, covers.shape[1]):
+            _contribute(codes, j, covers[j, slot], t, out, j, True)
+
+
 def _costs(base, rows, contrib, edges, codes, anchors, t, out):
     """``out[i]``: the weighted NCP of released record ``anchors[i]`` (its value codes
     ``codes[anchors[i]]``) in the state ``max(base[rows[i]], contrib[edges[i]])``, or
@@ -356,7 +416,7 @@ def _costs(base, rows, contrib, edges, codes, anchors, t, out):
         total = 0.0
         for s in range(t.kind.size):
             p = t.start[s]
-            if t.kind[s] == 2:  # a sum of the state's features (interval, set)
+            if t.kind[s] >= 2:  # a sum of the state's features (interval, set)
                 acc = 0
                 for c in range(p, p + t.width[s]):
                     v = base[r, c]
@@ -378,10 +438,13 @@ def _costs(base, rows, contrib, edges, codes, anchors, t, out):
 
 class CostTables(NamedTuple):
     """The sites of a :class:`~anonlab.algorithms.nonhomogeneous.cover_model.CoverCosts` as
-    arrays, one entry per site: its kind (0 concealing, 1 hierarchy, 2 a sum of its features:
-    interval or set), its first feature in a state and its number of features, its weight
-    and scale, and for a hierarchy where its NCP table (levels x value codes, flat) starts in
-    ``ncp`` and its value codes per level."""
+    arrays, one entry per site: its kind (0 concealing, 1 hierarchy, 2 interval, 3 set; the
+    last two cost the sum of their features), its first feature in a state and its number
+    of features, its weight and scale; for a hierarchy where its NCP table (levels x value
+    codes, flat) starts in ``ncp`` and its value codes per level, and where its node table
+    (the node of each value code at each level, flat) starts in ``levels``, its levels and
+    value codes per level; for an interval or a set where its ranks (of each value code)
+    start in ``rank``."""
 
     kind: npt.NDArray[np.int64]
     start: npt.NDArray[np.int64]
@@ -391,6 +454,12 @@ class CostTables(NamedTuple):
     ncp_start: npt.NDArray[np.int64]
     ncp_width: npt.NDArray[np.int64]
     ncp: npt.NDArray[np.float64]
+    levels_start: npt.NDArray[np.int64]
+    levels_count: npt.NDArray[np.int64]
+    levels_width: npt.NDArray[np.int64]
+    levels: npt.NDArray[np.int64]
+    rank_start: npt.NDArray[np.int64]
+    rank: npt.NDArray[np.int64]
 
 
 #: The kernels by name, compiled on first use (:func:`kernel`).
@@ -400,6 +469,8 @@ _PLAIN: dict[str, Callable[..., Any]] = {
     "nearest": _nearest,
     "cheapest": _cheapest,
     "costs": _costs,
+    "contributions": _contributions,
+    "states": _states,
 }
 _KERNELS: dict[str, Any] = {}
 
@@ -410,6 +481,7 @@ def kernel(name: str) -> Any:
         g = globals()
         g["_count_sort"] = jit(_count_sort, entry=False)
         g["_before"] = jit(_before, entry=False, inline=True)
+        g["_contribute"] = jit(_contribute, entry=False, inline=True)
         _KERNELS.update({key: jit(f) for key, f in _PLAIN.items()})
     return _KERNELS[name]
 
@@ -418,21 +490,15 @@ def _arguments(name: str) -> tuple[Any, ...]:
     """Arguments of the types the search passes to kernel ``name`` (empty arrays)."""
     i64, f64 = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
     i64x2, i32x2 = np.zeros((0, 0), dtype=np.int64), np.zeros((0, 0), dtype=np.int32)
+    tables = CostTables(i64, i64, i64, f64, f64, i64, i64, f64, i64, i64, i64, i64, i64, i64)
     return {
         "cycles": (0, i64, i64, i64, f64, 0, 0.0, i64x2),
         "pairs": (i64x2, i64, i64, 0, 0, 0),
         "nearest": (i64, 0, 0, 0),
         "cheapest": (i64, f64, 0),
-        "costs": (
-            i32x2,
-            i64,
-            i32x2,
-            i64,
-            i32x2,
-            i64,
-            CostTables(i64, i64, i64, f64, f64, i64, i64, f64),
-            f64,
-        ),
+        "costs": (i32x2, i64, i32x2, i64, i32x2, i64, tables, f64),
+        "contributions": (i32x2, i64, i64, tables, i32x2),
+        "states": (i32x2, i64x2, tables, i32x2),
     }[name]
 
 

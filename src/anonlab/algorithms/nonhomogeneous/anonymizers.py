@@ -441,12 +441,13 @@ class MurakamiUno(Anonymizer):
         done = run_tasks(tasks, self.n_jobs)
         bound: tuple[float, float] | None = done.pop(0) if bounded else None
         results: list[BlockResult] = done
+        state = np.empty((n, costs.width), dtype=np.int32)  # (the chunks' states, gathered)
         for rows, res in zip(members, results):
             covers[rows] = rows[res.covers]
+            state[rows] = res.state
         elapsed_chunks = time.perf_counter() - start - initial_s
         first = sum(r.phase1_cost for r in results)
         total_weight = model.total_weight
-        state = costs.states(covers)
         gcp = _gcp(costs, state, total_weight)
         lb_value: float | None = None
         lb_gap: float | None = None

@@ -95,10 +95,10 @@ def resolve_generalization(
 class Site:
     """One quasi-identifier (or one character of a pseudo-quasi-identifier) as costs see it.
 
-    A released record's state in a site is the elementwise maximum of the contributions of the
-    records it covers (:meth:`contribution` of the anchor, its own value, and a covered
-    value); :meth:`cost` is the weighted NCP of a state. Only numbers: sites travel to worker
-    processes.
+    A released record's state in a site is the elementwise maximum of the states it needs to
+    cover each of its records (:meth:`CoverCosts.contributions`: of the anchor, its own
+    value, and a covered value); :meth:`CoverCosts.cost` is the weighted NCP of a state.
+    Only numbers: sites travel to worker processes.
 
     Attributes
     ----------
@@ -126,39 +126,6 @@ class Site:
     levels: npt.NDArray[np.int32] | None = None
     ncp: FloatArray | None = None
     rank: IntArray | None = None
-
-    def contribution(self, anchor: npt.ArrayLike, value: npt.ArrayLike) -> npt.NDArray[np.int32]:
-        """The state a released record with value code ``anchor`` needs to cover ``value``.
-
-        Parameters
-        ----------
-        anchor, value : array_like of int
-            Value codes, pairwise.
-
-        Returns
-        -------
-        ndarray of int32, shape (pairs, width)
-        """
-        a = np.asarray(anchor, dtype=np.int64)
-        x = np.asarray(value, dtype=np.int64)
-        if self.kind == "concealing":
-            hidden: npt.NDArray[np.int32] = (a != x).astype(np.int32)[:, None]
-            return hidden
-        if self.kind == "hierarchy":
-            assert self.levels is not None
-            lv = np.zeros(a.size, dtype=np.int32)
-            for row in self.levels:  # a few levels: nodes differ up to the common ancestor
-                lv += row[a] != row[x]
-            return lv[:, None]
-        assert self.rank is not None
-        ra, rx = self.rank[a], self.rank[x]
-        if self.kind == "interval":
-            return np.stack([np.maximum(rx - ra, 0), np.maximum(ra - rx, 0)], axis=1).astype(
-                np.int32
-            )
-        flags: npt.NDArray[np.int32] = np.zeros((a.size, self.width), dtype=np.int32)
-        flags[np.arange(a.size), rx] = rx != ra
-        return flags
 
 
 @dataclass(frozen=True)
@@ -552,42 +519,69 @@ class CoverCosts:
     def contributions(
         self, anchors: npt.NDArray[np.integer], values: npt.NDArray[np.integer]
     ) -> npt.NDArray[np.int32]:
-        """The state released record ``anchors[e]`` needs to cover row ``values[e]``.
+        """The state released record ``anchors[e]`` needs to cover row ``values[e]``, site by
+        site: ``concealing``, 1 when the value codes differ; ``hierarchy``, the levels at
+        which their nodes differ (the level of their common ancestor); ``interval``, how far
+        the covered value's rank lies above and below the anchor's; ``set``, a flag at the
+        covered value's rank when it is not the anchor's (a compiled loop, :mod:`._kernels`).
 
         Returns
         -------
         ndarray of int32, shape (pairs, width)
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> site = Site("concealing", 1, 1.0, 1.0)
+        >>> costs = CoverCosts((site, site), np.array([[0, 1], [0, 2]], dtype=np.int32))
+        >>> costs.contributions(np.array([0, 0]), np.array([0, 1])).tolist()
+        [[0, 0], [0, 1]]
         """
-        parts = [
-            site.contribution(self.codes[anchors, s], self.codes[values, s])
-            for s, site in enumerate(self.sites)
-        ]
-        out: npt.NDArray[np.int32] = (
-            np.concatenate(parts, axis=1)
-            if parts
-            else np.zeros((np.asarray(anchors).size, 0), dtype=np.int32)
+        anchors = np.ascontiguousarray(anchors, dtype=np.int64)
+        out = np.empty((anchors.size, self.width), dtype=np.int32)
+        kernel("contributions")(
+            self._codes32,
+            anchors,
+            np.ascontiguousarray(values, dtype=np.int64),
+            self.tables,
+            out,
         )
         return out
 
     @functools.cached_property
+    def _codes32(self) -> npt.NDArray[np.int32]:
+        """:attr:`codes` as the kernels read them."""
+        return np.ascontiguousarray(self.codes, dtype=np.int32)
+
+    @functools.cached_property
     def tables(self) -> CostTables:
-        """The sites as the compiled costs read them."""
-        kind = {"concealing": 0, "hierarchy": 1}
+        """The sites as the compiled kernels read them."""
+        kind = {"concealing": 0, "hierarchy": 1, "interval": 2, "set": 3}
         widths = np.array([site.width for site in self.sites], dtype=np.int64)
         ncp = [site.ncp.ravel() if site.ncp is not None else np.zeros(0) for site in self.sites]
-        sizes = np.array([a.size for a in ncp], dtype=np.int64)
+        levels = [
+            np.zeros((0, 0), np.int64) if site.levels is None else np.asarray(site.levels)
+            for site in self.sites
+        ]
+        rank = [np.zeros(0) if site.rank is None else site.rank for site in self.sites]
         return CostTables(
-            np.array([kind.get(site.kind, 2) for site in self.sites], dtype=np.int64),
-            np.cumsum(widths) - widths,
+            np.array([kind[site.kind] for site in self.sites], dtype=np.int64),
+            _starts(widths),
             widths,
             np.array([site.weight for site in self.sites], dtype=np.float64),
             np.array([site.scale for site in self.sites], dtype=np.float64),
-            np.cumsum(sizes) - sizes,
+            _starts([a.size for a in ncp]),
             np.array(
                 [site.ncp.shape[1] if site.ncp is not None else 0 for site in self.sites],
                 dtype=np.int64,
             ),
             np.concatenate([np.zeros(0), *ncp]).astype(np.float64),
+            _starts([a.size for a in levels]),
+            np.array([a.shape[0] for a in levels], dtype=np.int64),
+            np.array([a.shape[1] for a in levels], dtype=np.int64),
+            np.concatenate([np.zeros(0), *(a.ravel() for a in levels)]).astype(np.int64),
+            _starts([a.size for a in rank]),
+            np.concatenate([np.zeros(0), *rank]).astype(np.int64),
         )
 
     def cost(self, state: npt.NDArray[np.integer], anchors: npt.NDArray[np.integer]) -> FloatArray:
@@ -638,7 +632,7 @@ class CoverCosts:
             np.ascontiguousarray(rows, dtype=np.int64),
             np.ascontiguousarray(contrib, dtype=np.int32),
             np.ascontiguousarray(edges, dtype=np.int64),
-            np.ascontiguousarray(self.codes, dtype=np.int32),
+            self._codes32,
             np.ascontiguousarray(anchors, dtype=np.int64),
             self.tables,
             out,
@@ -646,19 +640,36 @@ class CoverCosts:
         return out
 
     def states(self, covers: npt.NDArray[np.integer]) -> npt.NDArray[np.int32]:
-        """The state of each released record: the maximum over its covered rows.
+        """The state of each released record: the elementwise maximum of the states it needs
+        to cover its rows (:meth:`contributions`; a compiled loop, :mod:`._kernels`).
 
         Parameters
         ----------
         covers : ndarray of int, shape (rows, k)
             The rows each released record covers (row ``j`` is released as record ``j``).
+
+        Returns
+        -------
+        ndarray of int32, shape (rows, width)
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> site = Site("concealing", 1, 1.0, 1.0)
+        >>> costs = CoverCosts((site,), np.array([[0], [0], [1]], dtype=np.int32))
+        >>> costs.states(np.array([[0, 1], [1, 2], [2, 0]])).tolist()
+        [[0], [1], [1]]
         """
-        n, k = covers.shape
-        rows = np.arange(n, dtype=np.int64)
-        state: npt.NDArray[np.int32] = np.zeros((n, self.width), dtype=np.int32)
-        for slot in range(k):  # (one slot at a time: no (rows * k, width) array)
-            np.maximum(state, self.contributions(rows, covers[:, slot]), out=state)
+        covers = np.ascontiguousarray(covers, dtype=np.int64)
+        state = np.empty((covers.shape[0], self.width), dtype=np.int32)
+        kernel("states")(self._codes32, covers, self.tables, state)
         return state
+
+
+def _starts(sizes: npt.ArrayLike) -> npt.NDArray[np.int64]:
+    """Where each of consecutive parts of ``sizes`` starts."""
+    size = np.asarray(sizes, dtype=np.int64).reshape(-1)
+    return np.cumsum(size) - size
 
 
 def cell_cover(

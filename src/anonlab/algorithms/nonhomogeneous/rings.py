@@ -121,6 +121,28 @@ def _hidden_sets(
             return
 
 
+def _keys(
+    sub: npt.NDArray[np.integer], outside: list[int], hidden: list[int], cardinality: IntArray
+) -> tuple[IntArray, IntArray]:
+    """Each row's key on the sites ``outside`` and on ``outside`` then ``hidden``: equal iff
+    the rows agree there, and in the rows' lexicographic order (one mixed radix of the sites'
+    cardinalities, the first key a prefix of the second; :func:`row_keys` when it would
+    overflow)."""
+    if float(np.prod(cardinality.astype(np.float64))) >= 2.0**62:
+        return row_keys(sub, outside), row_keys(sub, outside + hidden)
+    key = np.zeros(sub.shape[0], dtype=np.int64)
+    for s in outside:
+        key *= cardinality[s]
+        key += sub[:, s]
+    if not hidden:
+        return key, key
+    whole = key.copy()
+    for s in hidden:
+        whole *= cardinality[s]
+        whole += sub[:, s]
+    return key, whole
+
+
 def pattern_rings(
     codes: npt.NDArray[np.integer], k: int, weights: npt.NDArray[np.float64] | None = None
 ) -> tuple[IntArray, IntArray]:
@@ -155,10 +177,9 @@ def pattern_rings(
         if todo.size < k:
             break
         outside = [s for s in range(m) if s not in hidden]
-        key = row_keys(sub, outside)
-        # by the sites outside, then hidden (keys in lexicographic order; a stable sort of
-        # records nearly in order already)
-        order = np.argsort(row_keys(sub, outside + list(hidden)), kind="stable")
+        key, whole = _keys(sub, outside, list(hidden), cardinality)
+        # by the sites outside, then hidden (a stable sort of records nearly in order already)
+        order = np.argsort(whole, kind="stable")
         run = key[order]
         starts = np.flatnonzero(np.concatenate([[True], run[1:] != run[:-1]]))
         sizes = np.diff(np.append(starts, run.size))

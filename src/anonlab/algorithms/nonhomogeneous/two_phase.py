@@ -51,6 +51,8 @@ class BlockResult:
     ----------
     covers : ndarray of int64, shape (rows, k)
         Block-local rows each released record covers.
+    state : ndarray of int32, shape (rows, width)
+        Each released record's state in the final cover (:meth:`CoverCosts.states`).
     phase1_cost, phase2_cost : float
         The weighted NCP after each phase.
     cycles : int
@@ -62,6 +64,7 @@ class BlockResult:
     """
 
     covers: IntArray
+    state: npt.NDArray[np.int32]
     phase1_cost: float
     phase2_cost: float
     cycles: int
@@ -469,8 +472,9 @@ def solve_chunk(
     n = costs.codes.shape[0]
     rows = np.arange(n, dtype=np.int64)
     if covers is not None and (max_rounds == 0 or k < 2):
-        cost = float(costs.cost(costs.states(covers), rows).sum())
-        return BlockResult(covers, cost, cost, 0, 0)
+        state = costs.states(covers)
+        cost = float(costs.cost(state, rows).sum())
+        return BlockResult(covers, state, cost, cost, 0, 0)
     orig, rel = candidate_edges(
         costs.codes, k, max_distance=max_distance, window=window, per_record=per_record
     )
@@ -487,11 +491,15 @@ def solve_chunk(
         )
         orig, rel = np.divmod(pairs, n)
         contrib = costs.contributions(rel, orig)
-    first = float(costs.cost(costs.states(covers), rows).sum())
+    state = costs.states(covers)
+    first = float(costs.cost(state, rows).sum())
     cycles = 0
     if max_rounds > 0 and k > 1 and first > 0:
         covers, cycles = cancel_cycles(
             costs, orig, rel, contrib, covers, additions=additions, max_rounds=max_rounds
         )
-    second = float(costs.cost(costs.states(covers), rows).sum())
-    return BlockResult(covers, first, second, cycles, int(orig.size), fallback)
+    second = first
+    if cycles:  # (else the covers and their states are phase 1's)
+        state = costs.states(covers)
+        second = float(costs.cost(state, rows).sum())
+    return BlockResult(covers, state, first, second, cycles, int(orig.size), fallback)
