@@ -153,13 +153,20 @@ def test_merge_keys_equals_unique(need_ids, n, space, wmax):
 
 
 @pytest.mark.parametrize(
-    ("n", "space", "wmax"), [(1, 2**30, 1), (3, 2**20, 3), (1000, 2**40, 7), (500, 2**61, 2**20)]
+    ("n", "space", "wmax", "dtype"),
+    [
+        (1, 2**30, 1, np.int64),
+        (3, 2**20, 3, np.int64),
+        (1000, 2**40, 7, np.int64),
+        (500, 2**61, 2**20, np.int64),
+        (2000, 2**27, 9, np.int32),  # (the roll's keys and sizes in 32 bits)
+    ],
 )
-def test_merge_keys_by_hashing_equals_unique(n, space, wmax):
+def test_merge_keys_by_hashing_equals_unique(n, space, wmax, dtype):
     rng = np.random.default_rng(n)
     pool = rng.integers(0, space, max(n // 3, 1))
-    key = pool[rng.integers(0, pool.size, n)].astype(np.int64)
-    weights = rng.integers(1, wmax + 1, n).astype(np.int64)
+    key = pool[rng.integers(0, pool.size, n)].astype(dtype)
+    weights = rng.integers(1, wmax + 1, n).astype(dtype)
     table = np.full((2, 1 << max(4, (2 * n - 1).bit_length())), -1, dtype=np.int64)
     _, sums, ukeys = merge_keys(key, space, weights, need_ids=False, table=table)
     want, inv = np.unique(key, return_inverse=True)

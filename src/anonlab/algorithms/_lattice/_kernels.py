@@ -3,8 +3,8 @@ the base classes (:func:`_group_classes`) or split from the classes of a table o
 coarser on one attribute (:func:`_split_classes`), and the records of each base domain code
 (:func:`_domain_sizes`). :class:`~anonlab.algorithms._lattice.LatticeEvaluator` calls them
 (``classes``, ``refine``, ``attribute_sizes``), and
-:func:`~anonlab.algorithms._lattice.rollup.merge_keys` groups rolled-up keys with
-:func:`_hash_groups`; plain Python for numba's nopython mode, compiled on first use by
+:func:`~anonlab.algorithms._lattice.rollup.merge_keys` merges rolled-up keys with
+:func:`_merge_keys`; plain Python for numba's nopython mode, compiled on first use by
 :func:`compiled` (:mod:`anonlab._compiled`).
 """
 
@@ -171,9 +171,43 @@ def _domain_sizes(keys, weights, off, out):
             out[o + keys[r, x]] += weights[r]
 
 
-def _merge_keys(packed, gr):
-    """:func:`_hash_groups` called from Python (it is compiled for other kernels only)."""
-    return _hash_groups(packed, gr)
+def _merge_keys(key, weights, tkeys, tvals):
+    """The distinct values of ``key`` (non-negative) in the order first met and the sum of
+    ``weights`` over each: returns ``(ukeys, sums)``. The hash table (``tkeys``, ``tvals``:
+    a power of two of at least ``2 * key.size`` slots, ``tkeys`` all -1, left so) holds the
+    keys themselves and their positions among the distinct ones (open addressing, as
+    :func:`_hash_groups` with one word per row)."""
+    n = key.size
+    bits = 4
+    while (1 << bits) < 2 * n:
+        bits += 1
+    mask = (1 << bits) - 1
+    shift = np.uint64(64 - bits)
+    fib = np.uint64(_FIB)
+    ukeys = np.empty(n, dtype=np.int64)
+    sums = np.zeros(n, dtype=np.int64)
+    slot = np.empty(n, dtype=np.int64)
+    g = 0
+    for r in range(n):
+        x = np.int64(key[r])
+        s = np.int64((np.uint64(x) * fib) >> shift)
+        while True:
+            held = tkeys[s]
+            if held == -1:
+                tkeys[s] = x
+                tvals[s] = g
+                slot[g] = s
+                ukeys[g] = x
+                sums[g] = weights[r]
+                g += 1
+                break
+            if held == x:
+                sums[tvals[s]] += weights[r]
+                break
+            s = (s + 1) & mask
+    for c in range(g):
+        tkeys[slot[c]] = -1
+    return ukeys[:g], sums[:g]
 
 
 def compiled() -> SimpleNamespace:
@@ -187,7 +221,7 @@ def compiled() -> SimpleNamespace:
                 split_classes=jit(_split_classes),
                 group_classes=jit(_group_classes),
                 domain_sizes=jit(_domain_sizes),
-                hash_groups=jit(_merge_keys),
+                merge_keys=jit(_merge_keys),
             )
         )
     return _CACHE[0]

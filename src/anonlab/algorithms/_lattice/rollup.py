@@ -24,8 +24,8 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from anonlab.algorithms._lattice._kernels import Grouping, compiled
-from anonlab.data.grouping import class_members, group_rows
+from anonlab.algorithms._lattice._kernels import compiled
+from anonlab.data.grouping import group_rows
 from anonlab.data.stats import SensitiveHistogram
 
 __all__ = ["GROUP_CODES", "Classes", "Layout", "RollUp", "Snapshots", "layout_of", "merge_keys"]
@@ -34,8 +34,6 @@ Node = tuple[int, ...]
 Codes = npt.NDArray[np.signedinteger[Any]]
 
 _NONE = np.iinfo(np.int64).max
-_NO_KEYS = np.zeros((0, 0), dtype=np.int64)  # (fields of a Grouping that merge_keys leaves unread)
-_NO_MAPS = np.zeros(0, dtype=np.int64)
 
 #: At most this many codes per group of attributes (the length of a group's tables), unless
 #: one attribute has more.
@@ -73,7 +71,8 @@ def merge_keys(
     table : ndarray of int64, optional
         A scratch hash table of shape ``(2, s)``, ``s`` a power of two, at least 16 and
         ``2 * key.size``, its first row all ``-1`` (left so): the slots of the compiled
-        grouping's table (its ``tkeys`` and ``tvals``).
+        merge's table (:func:`~anonlab.algorithms._lattice._kernels._merge_keys`: the keys,
+        and their positions among the distinct ones).
 
     Returns
     -------
@@ -113,10 +112,8 @@ def merge_keys(
             ids = dense[key]
         return ids, sums, ukeys
     if table is not None and not need_ids:
-        out = np.empty(n, dtype=np.int64)
-        scratch = Grouping(_NO_KEYS, _NO_MAPS, weights, table[0], table[1], out)
-        g, sums = compiled().hash_groups(key.reshape(n, 1), scratch)
-        return None, sums, key[class_members(out, g)].astype(np.int64)
+        ukeys, sums = compiled().merge_keys(key, weights, table[0], table[1])
+        return None, sums, ukeys
     key_bits = (space - 1).bit_length()
     bits = max(int(weights.max()).bit_length(), 1)
     if not need_ids and (key_bits <= 27 or key_bits + bits <= 62):
