@@ -39,6 +39,15 @@ class Grouping(NamedTuple):
     out: npt.NDArray[np.integer[Any]]
 
 
+def _slots(n):
+    """The mask of a hash table's first ``2 * n`` slots or more (a power of two, at least 16)
+    and the shift that takes a 64-bit hash to a slot."""
+    bits = 4
+    while (1 << bits) < 2 * n:
+        bits += 1
+    return (1 << bits) - 1, np.uint64(64 - bits)
+
+
 def _hash_groups(packed, gr):
     """Group the rows of ``packed`` (n, words: each row's key) exactly: row ``r`` goes to
     the class of its key, numbered in the order first met, in ``gr.out``. The hash table
@@ -47,11 +56,7 @@ def _hash_groups(packed, gr):
     in each."""
     tkeys, tvals, out, weights = gr.tkeys, gr.tvals, gr.out, gr.weights
     n, nw = packed.shape
-    bits = 4
-    while (1 << bits) < 2 * n:
-        bits += 1
-    mask = (1 << bits) - 1
-    shift = np.uint64(64 - bits)
+    mask, shift = _slots(n)
     fib = np.uint64(_FIB)
     sizes = np.zeros(n, dtype=np.int64)
     slot = np.empty(n, dtype=np.int64)
@@ -178,11 +183,7 @@ def _merge_keys(key, weights, tkeys, tvals):
     keys themselves and their positions among the distinct ones (open addressing, as
     :func:`_hash_groups` with one word per row)."""
     n = key.size
-    bits = 4
-    while (1 << bits) < 2 * n:
-        bits += 1
-    mask = (1 << bits) - 1
-    shift = np.uint64(64 - bits)
+    mask, shift = _slots(n)
     fib = np.uint64(_FIB)
     ukeys = np.empty(n, dtype=np.int64)
     sums = np.zeros(n, dtype=np.int64)
@@ -214,6 +215,7 @@ def compiled() -> SimpleNamespace:
     """The compiled kernels (once per process; numba caches the machine code on disk)."""
     if not _CACHE:
         g = globals()
+        g["_slots"] = jit(_slots, entry=False, inline=True)
         for name in ("_hash_groups", "_dense_groups"):  # (called by the other kernels)
             g[name] = jit(g[name], entry=False)
         _CACHE.append(
