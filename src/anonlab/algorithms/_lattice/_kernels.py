@@ -176,6 +176,33 @@ def _domain_sizes(keys, weights, off, out):
             out[o + keys[r, x]] += weights[r]
 
 
+def _count_keys(key, weights, space, need_ids):
+    """The distinct values of ``key`` (in ``0..space-1``) ascending, the sum of ``weights``
+    (positive) over each, and with ``need_ids`` each key's position among the distinct ones
+    (else an empty array): a count per possible key, then one scan of the counts."""
+    counts = np.zeros(space, dtype=np.int64)
+    for r in range(key.size):
+        counts[key[r]] += weights[r]
+    g = 0
+    for x in range(space):
+        if counts[x] != 0:
+            g += 1
+    ukeys = np.empty(g, dtype=np.int64)
+    sums = np.empty(g, dtype=np.int64)
+    g = 0
+    for x in range(space):
+        c = counts[x]
+        if c != 0:
+            ukeys[g] = x
+            sums[g] = c
+            counts[x] = g  # (now the key's position)
+            g += 1
+    ids = np.empty(key.size if need_ids else 0, dtype=np.int64)
+    for r in range(ids.size):
+        ids[r] = counts[key[r]]
+    return ukeys, sums, ids
+
+
 def _merge_keys(key, weights, tkeys, tvals):
     """The distinct values of ``key`` (non-negative) in the order first met and the sum of
     ``weights`` over each: returns ``(ukeys, sums)``. The hash table (``tkeys``, ``tvals``:
@@ -224,6 +251,7 @@ def compiled() -> SimpleNamespace:
                 group_classes=jit(_group_classes),
                 domain_sizes=jit(_domain_sizes),
                 merge_keys=jit(_merge_keys),
+                count_keys=jit(_count_keys),
             )
         )
     return _CACHE[0]

@@ -50,7 +50,7 @@ def merge_keys(
 ) -> tuple[npt.NDArray[np.int64] | None, npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """Sum the weights of equal keys: the distinct keys in ascending order and their sums.
 
-    A counting pass (``np.bincount``) when the key space is small; otherwise, given a hash
+    A compiled count per possible key when the key space is small; otherwise, given a hash
     ``table`` and no ids, one compiled pass over it (the distinct keys then come in the order
     first met, not ascending), else one sort of the keys packed with their weights: in 32
     bits (twice as fast to sort) when the keys leave at least 4 bits for the weights, the
@@ -103,14 +103,8 @@ def merge_keys(
         ids = np.zeros(n, dtype=np.int64) if need_ids else None
         return ids, np.full(one.size, int(weights.sum()), dtype=np.int64), one
     if space <= 4 * n or (need_ids and space <= 1 << 16):
-        counts = np.bincount(key, weights=weights, minlength=space)
-        ukeys = np.flatnonzero(counts)
-        sums = counts[ukeys].astype(np.int64)
-        if need_ids:
-            dense = np.zeros(space, dtype=np.int64)
-            dense[ukeys] = np.arange(ukeys.size)
-            ids = dense[key]
-        return ids, sums, ukeys
+        ukeys, sums, dense_ids = compiled().count_keys(key, weights, space, need_ids)
+        return (dense_ids if need_ids else None), sums, ukeys
     if table is not None and not need_ids:
         ukeys, sums = compiled().merge_keys(key, weights, table[0], table[1])
         return None, sums, ukeys
