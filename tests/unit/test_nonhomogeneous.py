@@ -436,6 +436,6 @@ def test_the_kernels_compiled_before_the_workers_have_the_types_a_search_calls_t
     ).stdout
     assert out.split() == [
         w
-        for name in ("cycles", "pairs", "nearest", "cheapest", "costs", "contributions", "states")
+        for name in ("nearest", "pairs", "cycles", "states", "contributions", "cheapest", "costs")
         for w in (name, "True")
     ]

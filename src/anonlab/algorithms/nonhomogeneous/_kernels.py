@@ -398,9 +398,8 @@ def _states(codes, covers, t, out):
     """``out[j]``: the state of released record ``j``, the elementwise maximum of the states
     it needs to cover the rows ``covers[j]`` (:func:`_contribute`)."""
     for j in range(covers.shape[0]):
-        _contribute(codes, j, covers[j, 0], t, out, j, False)
-        for slot in range(1, covers.shape[1]):
-            _contribute(codes, j, covers[j, slot], t, out, j, True)
+        for slot in range(covers.shape[1]):
+            _contribute(codes, j, covers[j, slot], t, out, j, slot > 0)
 
 
 def _costs(base, rows, contrib, edges, codes, anchors, t, out):
@@ -463,14 +462,16 @@ class CostTables(NamedTuple):
 
 
 #: The kernels by name, compiled on first use (:func:`kernel`).
+#: (Longest to compile first: :func:`compile_before_workers` deals them out in turn, one
+#: here, one elsewhere.)
 _PLAIN: dict[str, Callable[..., Any]] = {
-    "cycles": _label_rounds,
-    "pairs": _near_pairs,
     "nearest": _nearest,
+    "pairs": _near_pairs,
+    "cycles": _label_rounds,
+    "states": _states,
+    "contributions": _contributions,
     "cheapest": _cheapest,
     "costs": _costs,
-    "contributions": _contributions,
-    "states": _states,
 }
 _KERNELS: dict[str, Any] = {}
 
@@ -525,16 +526,16 @@ def compile_before_workers() -> None:
     todo = [name for name in _PLAIN if not compiled(kernel(name), _arguments(name))]
     if not todo:
         return
-    half = (len(todo) + 1) // 2
+    here, there = todo[0::2], todo[1::2]  # (about even halves: _PLAIN's order)
     elsewhere = (
         compile_elsewhere(
-            "anonlab.algorithms.nonhomogeneous._kernels:compile_kernels", ",".join(todo[half:])
+            "anonlab.algorithms.nonhomogeneous._kernels:compile_kernels", ",".join(there)
         )
-        if todo[half:]
+        if there
         else None
     )
-    compile_kernels(",".join(todo[:half] if elsewhere is not None else todo))
+    compile_kernels(",".join(here if elsewhere is not None else todo))
     if elsewhere is not None:
         elsewhere.wait()
-        for name in todo[half:]:  # load the machine code the other process left
+        for name in there:  # load the machine code the other process left
             compile_kernels(name)
