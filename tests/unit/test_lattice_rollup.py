@@ -168,7 +168,7 @@ def test_merge_keys_by_hashing_equals_unique(n, space, wmax, dtype):
     key = pool[rng.integers(0, pool.size, n)].astype(dtype)
     weights = rng.integers(1, wmax + 1, n).astype(dtype)
     table = np.full((2, 1 << max(4, (2 * n - 1).bit_length())), -1, dtype=np.int64)
-    _, sums, ukeys = merge_keys(key, space, weights, need_ids=False, table=table)
+    _, sums, ukeys = merge_keys(key, space, weights, need_ids=False, table=lambda: table)
     want, inv = np.unique(key, return_inverse=True)
     want_sums = np.bincount(inv.reshape(-1), weights=weights, minlength=want.size)
     assert sorted(zip(ukeys.tolist(), sums.tolist())) == list(

@@ -432,15 +432,18 @@ class _Counts:
         """Reason 3 of ``column`` and ``q``, from their distinct pairs of codes ``(x, v)``
         (``labels``: ``q``'s values) and the records ``w`` of each."""
         top = coarsest[q]
-        if _determines(*_joint(top.codes(v, labels), x, w)) is not None:
+        # (q released as one value tells nothing: predicting from one value errs as often as
+        # guessing the most common value does)
+        if top.level is not None and _determines(*_joint(top.codes(v, labels), x, w)) is not None:
             return None  # q's release tells it already
-        dx, dq = int(np.unique(x).size), int(np.unique(v).size)  # (every record is in a pair)
         errors = _determines(x, v, w)
         if errors is not None:
+            dx, dq = _distinct(x), _distinct(v)
             but = f" but for {errors:,} records" if errors else ""
             return f"it determines quasi-identifier {q!r}{but} ({dx:,} values -> {dq:,} values)"
         errors = _determines(v, x, w)
         if errors is not None:
+            dx, dq = _distinct(x), _distinct(v)
             but = f" but for {errors:,} records" if errors else ""
             return (
                 f"quasi-identifier {q!r} determines it{but} ({dq:,} values -> {dx:,} values), "
@@ -485,6 +488,11 @@ def _pair_bound(sizes: npt.NDArray[np.int64], other: int) -> int:
     """The most records unique on a pair, given the class sizes of one column and the
     number of values of the other."""
     return int(np.where(sizes <= other, sizes, other - 1).sum())
+
+
+def _distinct(codes: npt.NDArray[np.int64]) -> int:
+    """The number of distinct codes (every record is in a pair: its column's values)."""
+    return int(np.unique(codes).size)
 
 
 def _joint(

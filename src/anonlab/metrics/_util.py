@@ -289,8 +289,8 @@ def level_cardinality(context: MetricContext, column: str, level: int) -> int:
         keys = require_keys(base, "needing value counts")
         assert base.domains is not None
         j = base_index(context, column)
-        out = np.zeros(len(base.domains[j]), dtype=bool)
-        out[keys[:, j] if bool((base.sizes > 0).all()) else keys[base.sizes > 0, j]] = True
+        codes = keys[:, j] if bool((base.sizes > 0).all()) else keys[base.sizes > 0, j]
+        out: npt.NDArray[np.bool_] = np.bincount(codes, minlength=len(base.domains[j])) > 0
         return out
 
     def make() -> int:

@@ -316,7 +316,7 @@ class LatticeEvaluator:
             np.ascontiguousarray(base.keys[:, j], dtype=np.int64) for j in range(len(base.columns))
         ]
         self._code_cache: dict[tuple[int, int], npt.NDArray[np.int64]] = {}
-        self._dom_sizes: list[npt.NDArray[np.float64]] | None = None  # rows per domain code
+        self._dom_sizes: list[npt.NDArray[np.int64]] | None = None  # rows per domain code
         self._grp: Grouping | None = None  # the compiled grouping's state (built on first use)
         self._map_at: list[list[int]] = []  # per attribute and level: its map's offset in it
         self._sparse: (
@@ -424,8 +424,10 @@ class LatticeEvaluator:
             sizes = [int(m[0].size) for m in self._maps]
             off = np.zeros(len(sizes) + 1, dtype=np.int64)
             off[1:] = np.cumsum(sizes)
-            flat = np.zeros(int(off[-1]), dtype=np.float64)
-            compiled().domain_sizes(self._grouping().keys, self.base.sizes, off, flat)
+            flat = np.zeros(int(off[-1]), dtype=np.int64)  # (integer adds: exact)
+            assert self.base.keys is not None
+            keys = np.asarray(self.base.keys)  # (either layout: no copy)
+            compiled().domain_sizes(keys, self.base.sizes, off, flat)
             self._dom_sizes = [flat[off[j] : off[j + 1]] for j in range(len(sizes))]
         maps = self._maps[attribute]
         card = self.level_size(attribute, level)

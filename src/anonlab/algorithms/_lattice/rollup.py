@@ -17,7 +17,7 @@ new key, the hierarchies' maps folded in), the parts summed, and one :func:`merg
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -46,7 +46,7 @@ def merge_keys(
     weights: npt.NDArray[np.int64],
     *,
     need_ids: bool,
-    table: npt.NDArray[np.int64] | None = None,
+    table: Callable[[], npt.NDArray[np.int64]] | None = None,
 ) -> tuple[npt.NDArray[np.int64] | None, npt.NDArray[np.int64], npt.NDArray[np.int64]]:
     """Sum the weights of equal keys: the distinct keys in ascending order and their sums.
 
@@ -68,11 +68,11 @@ def merge_keys(
         The weight of each key (positive).
     need_ids : bool
         Whether to return, for each key, the index of its distinct key.
-    table : ndarray of int64, optional
-        A scratch hash table of shape ``(2, s)``, ``s`` a power of two, at least 16 and
-        ``2 * key.size``, its first row all ``-1`` (left so): the slots of the compiled
+    table : callable, optional
+        Returns a scratch hash table of shape ``(2, s)``, ``s`` a power of two, at least 16
+        and ``2 * key.size``, its first row all ``-1`` (left so): the slots of the compiled
         merge's table (:func:`~anonlab.algorithms._lattice._kernels._merge_keys`: the keys,
-        and their positions among the distinct ones).
+        and their positions among the distinct ones). Called only when the keys are hashed.
 
     Returns
     -------
@@ -92,7 +92,7 @@ def merge_keys(
     ([3, 7, 1000], [2, 4, 4])
     >>> table = np.full((2, 16), -1, dtype=np.int64)  # (at least two slots per key)
     >>> _, sums, ukeys = merge_keys(key, 1 << 20, np.array([1, 2, 3, 4]), need_ids=False,
-    ...                             table=table)
+    ...                             table=lambda: table)
     >>> ukeys.tolist(), sums.tolist(), bool((table[0] == -1).all())
     ([7, 3, 1000], [4, 2, 4], True)
     """
@@ -106,7 +106,8 @@ def merge_keys(
         ukeys, sums, dense_ids = compiled().count_keys(key, weights, space, need_ids)
         return (dense_ids if need_ids else None), sums, ukeys
     if table is not None and not need_ids:
-        ukeys, sums = compiled().merge_keys(key, weights, table[0], table[1])
+        slots = table()
+        ukeys, sums = compiled().merge_keys(key, weights, slots[0], slots[1])
         return None, sums, ukeys
     key_bits = (space - 1).bit_length()
     bits = max(int(weights.max()).bit_length(), 1)
@@ -410,7 +411,7 @@ class RollUp:
         self._decoders: dict[tuple[Node, int, int], npt.NDArray[np.int64]] = {}
         self._base_parts: dict[tuple[int, Node, type], npt.NDArray[np.signedinteger[Any]]] = {}
         self._table_bytes = 0
-        self._hash_table: npt.NDArray[np.int64] | None = None  # (made on first use)
+        self._hash_table: npt.NDArray[np.int64] | None = None  # (made when first hashed)
         #: Memory the cached tables (and codes of the base classes) may use.
         self.table_cache_bytes = 128 * 2**20
 
@@ -470,13 +471,14 @@ class RollUp:
         if key is None:
             key = np.zeros(src.sizes.size, dtype=dtype)
         ids, sizes, ukeys = merge_keys(
-            key, 1 << out.bits, src.sizes, need_ids=need_ids, table=self._merge_table()
+            key, 1 << out.bits, src.sizes, need_ids=need_ids, table=self._merge_table
         )
         return Classes(target, sizes, out, ukeys=ukeys), ids
 
     def _merge_table(self) -> npt.NDArray[np.int64]:
         """The scratch hash table :meth:`roll` merges classes in (:func:`merge_keys`), made
-        on first use for as many classes as the base ones (no node has more)."""
+        when classes are first merged by hashing, for as many classes as the base ones (no
+        node has more)."""
         if self._hash_table is None:
             slots = 1 << max(4, (2 * int(self._base_sizes.size) - 1).bit_length())
             self._hash_table = np.full((2, slots), -1, dtype=np.int64)
