@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import multiprocessing
 import os
 from collections.abc import Callable, Sequence
@@ -25,7 +26,7 @@ __all__ = [
     "chunks_of_rings",
     "problem_k",
     "Task",
-    "run_tasks",
+    "Workers",
     "sorted_order",
     "workers_of",
 ]
@@ -185,7 +186,7 @@ def _context() -> Any:
 
 
 def workers_of(n_jobs: int | None, tasks: int) -> int:
-    """The worker processes :func:`run_tasks` starts for ``tasks`` tasks (``n_jobs`` None:
+    """The worker processes :class:`Workers` starts for ``tasks`` tasks (``n_jobs`` None:
     every core).
 
     Examples
@@ -199,11 +200,12 @@ def workers_of(n_jobs: int | None, tasks: int) -> int:
 
 @dataclass(frozen=True)
 class Task:
-    """One call for :func:`run_tasks`: ``func(*args)``; ``size`` (records) orders the calls.
+    """One call for :class:`Workers`: ``func(*args)``; ``size`` (records) orders the calls.
 
     Examples
     --------
-    >>> run_tasks([Task(max, (1, 2), 1), Task(min, (3, 4), 2)], 1)
+    >>> with Workers(1, 2) as workers:
+    ...     [get() for get in workers.start([Task(max, (1, 2), 1), Task(min, (3, 4), 2)])]
     [2, 3]
     """
 
@@ -212,19 +214,47 @@ class Task:
     size: int
 
 
-def run_tasks(tasks: Sequence[Task], n_jobs: int | None) -> list[Any]:
-    """Every task's call, in worker processes when there are several tasks.
+class Workers:
+    """Worker processes that run :class:`Task` calls, started once for several rounds of
+    tasks (a round may start while another's tasks still run); with one worker the calls
+    run in this process, each when its result is asked for.
 
-    The results come back in the order of ``tasks`` and do not depend on the number of
-    processes; the largest tasks start first. ``n_jobs`` None uses every core.
+    The processes start with the first round (forked where the system has it: they have
+    what this process has loaded by then).
+
+    Parameters
+    ----------
+    n_jobs : int or None
+        The most processes (None: every core).
+    tasks : int
+        The most tasks that will run at once (no more processes than that).
+
+    Examples
+    --------
+    >>> with Workers(1, 2) as workers:
+    ...     first = workers.start([Task(max, (1, 2), 1)])
+    ...     [get() for get in workers.start([Task(min, (3, 4), 1)])] + [first[0]()]
+    [3, 2]
     """
-    workers = workers_of(n_jobs, len(tasks))
-    if workers == 1:
-        return [task.func(*task.args) for task in tasks]
-    order = sorted(range(len(tasks)), key=lambda i: -tasks[i].size)
-    out: list[Any] = [None] * len(tasks)
-    with ProcessPoolExecutor(max_workers=workers, mp_context=_context()) as pool:
-        futures = {i: pool.submit(tasks[i].func, *tasks[i].args) for i in order}
-        for i, future in futures.items():
-            out[i] = future.result()
-    return out
+
+    def __init__(self, n_jobs: int | None, tasks: int) -> None:
+        self.count = workers_of(n_jobs, tasks)
+        self._pool: ProcessPoolExecutor | None = None
+
+    def __enter__(self) -> Workers:
+        if self.count > 1:
+            self._pool = ProcessPoolExecutor(max_workers=self.count, mp_context=_context())
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
+
+    def start(self, tasks: Sequence[Task]) -> list[Callable[[], Any]]:
+        """Start every task, the largest first; returns, in the order of ``tasks``, a
+        function that waits for the task's result and returns it."""
+        if self._pool is None:
+            return [functools.partial(task.func, *task.args) for task in tasks]
+        order = sorted(range(len(tasks)), key=lambda i: -tasks[i].size)
+        futures = {i: self._pool.submit(tasks[i].func, *tasks[i].args) for i in order}
+        return [futures[i].result for i in range(len(tasks))]

@@ -16,10 +16,10 @@ from anonlab.algorithms.base import Anonymizer, Param, register
 from anonlab.algorithms.nonhomogeneous._common import (
     CoverSize,
     Task,
+    Workers,
     check_cover_memory,
     chunks_of_rings,
     problem_k,
-    run_tasks,
     sorted_order,
     workers_of,
 )
@@ -377,34 +377,37 @@ class MurakamiUno(Anonymizer):
         )
         check_cover_memory(size, self.name)
 
-    def _fit(self, problem: Problem, progress: Progress | None) -> None:
-        k = problem_k(problem, self.name)
-        model = _model(problem, self.name, self.generalization, self.pseudo_qids)
-        costs = model.costs()
-        n = problem.n_rows
-        start = time.perf_counter()
-        order = sorted_order(costs.codes)
+    def _initial(
+        self,
+        costs: CoverCosts,
+        k: int,
+        order: IntArray,
+        weights: npt.NDArray[np.float64],
+        blocks: int,
+        workers: Workers,
+    ) -> tuple[IntArray, IntArray, int]:
+        """The start's covers (each of the ``blocks`` blocks of ``order``: its pattern rings,
+        in the worker processes), each row's chunk (whole rings of about ``CHUNK`` records,
+        or an even cut of its block) and the number of chunks."""
+        n = costs.codes.shape[0]
         position = np.empty(n, dtype=np.int64)
         position[order] = np.arange(n)
-        blocks = max(1, round(n / self.block_size))
         bounds = np.linspace(0, n, blocks + 1).astype(np.int64)
         covers = np.empty((n, k), dtype=np.int64)
         chunk = np.empty(n, dtype=np.int64)
-        weights = np.array([s.weight for s in costs.sites], dtype=np.float64)
         chunks = 0
         spans = list(zip(bounds[:-1].tolist(), bounds[1:].tolist()))
         if self.initial == "pattern_rings":  # each block's rings (in parallel)
-            blocks_rings = run_tasks(
+            rings = workers.start(
                 [
                     Task(pattern_rings, (costs.codes[order[a:b]], k, weights), b - a)
                     for a, b in spans
-                ],
-                self.n_jobs,
+                ]
             )
         for i, (a, b) in enumerate(spans):
             rows = order[a:b]
             if self.initial == "pattern_rings":
-                block_covers, ring = blocks_rings[i]
+                block_covers, ring = rings[i]()
                 covers[rows] = rows[block_covers]
                 chunk[rows] = chunks + chunks_of_rings(position[rows] - a, ring, CHUNK)
             else:
@@ -412,35 +415,48 @@ class MurakamiUno(Anonymizer):
                 cut = np.linspace(0, b - a, parts + 1).astype(np.int64)
                 chunk[rows] = chunks + np.searchsorted(cut, np.arange(b - a), side="right") - 1
             chunks = int(chunk[rows].max()) + 1
-        initial_s = time.perf_counter() - start
+        return covers, chunk, chunks
+
+    def _fit(self, problem: Problem, progress: Progress | None) -> None:
+        k = problem_k(problem, self.name)
+        model = _model(problem, self.name, self.generalization, self.pseudo_qids)
+        costs = model.costs()
+        n = problem.n_rows
+        start = time.perf_counter()
+        weights = np.array([s.weight for s in costs.sites], dtype=np.float64)
         equal = bool(np.allclose(weights, weights[0])) if weights.size else True
         bounded = self.lower_bound and equal and all(s.kind == "concealing" for s in costs.sites)
-        # the lower bound is computed beside the chunks: a task of its own, the largest
-        tasks = [Task(_bound, (costs.codes, k), n)] if bounded else []
-        # each chunk's rows in sorted order; a chunk's covers stay inside it
-        by_chunk = order[np.argsort(chunk[order], kind="stable")]
-        ends = np.cumsum(np.bincount(chunk, minlength=chunks))
-        members = np.split(by_chunk, ends[:-1])
-        index = np.empty(n, dtype=np.int64)  # a row's place in its chunk
-        for rows in members:
-            local: IntArray | None = None
-            if self.initial == "pattern_rings":
-                index[rows] = np.arange(rows.size)
-                local = index[covers[rows]]
-            rounds = self.phase2_rounds if rows.size <= MAX_CHUNK else 0
-            params = {
-                "max_distance": self.max_distance,
-                "window": max(k + 2, 6),
-                "per_record": self.candidates,
-                "additions": self.additions,
-                "max_rounds": rounds,
-            }
-            tasks.append(Task(_solve, (costs.take(rows), k, local, params), rows.size))
         if self.phase2_rounds or self.initial == "matchings":  # (then the chunks search)
-            compile_before_workers()  # (the first run: once, not in every worker)
-        done = run_tasks(tasks, self.n_jobs)
-        bound: tuple[float, float] | None = done.pop(0) if bounded else None
-        results: list[BlockResult] = done
+            compile_before_workers()  # (the first run: once, before the workers start)
+        with Workers(self.n_jobs, -(-n // CHUNK) + 1) as workers:
+            # the lower bound (the longest task) runs beside the rings, then the chunks
+            bound_of = workers.start([Task(_bound, (costs.codes, k), n)])[0] if bounded else None
+            order = sorted_order(costs.codes)
+            blocks = max(1, round(n / self.block_size))
+            covers, chunk, chunks = self._initial(costs, k, order, weights, blocks, workers)
+            initial_s = time.perf_counter() - start
+            # each chunk's rows in sorted order; a chunk's covers stay inside it
+            by_chunk = order[np.argsort(chunk[order], kind="stable")]
+            ends = np.cumsum(np.bincount(chunk, minlength=chunks))
+            members = np.split(by_chunk, ends[:-1])
+            index = np.empty(n, dtype=np.int64)  # a row's place in its chunk
+            tasks = []
+            for rows in members:
+                local: IntArray | None = None
+                if self.initial == "pattern_rings":
+                    index[rows] = np.arange(rows.size)
+                    local = index[covers[rows]]
+                rounds = self.phase2_rounds if rows.size <= MAX_CHUNK else 0
+                params = {
+                    "max_distance": self.max_distance,
+                    "window": max(k + 2, 6),
+                    "per_record": self.candidates,
+                    "additions": self.additions,
+                    "max_rounds": rounds,
+                }
+                tasks.append(Task(_solve, (costs.take(rows), k, local, params), rows.size))
+            results: list[BlockResult] = [get() for get in workers.start(tasks)]
+            bound = bound_of() if bound_of is not None else None
         state = np.empty((n, costs.width), dtype=np.int32)  # (the chunks' states, gathered)
         for rows, res in zip(members, results):
             covers[rows] = rows[res.covers]
