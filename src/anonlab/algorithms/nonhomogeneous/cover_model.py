@@ -558,30 +558,35 @@ class CoverCosts:
         """The sites as the compiled kernels read them."""
         kind = {"concealing": 0, "hierarchy": 1, "interval": 2, "set": 3}
         widths = np.array([site.width for site in self.sites], dtype=np.int64)
-        ncp = [site.ncp.ravel() if site.ncp is not None else np.zeros(0) for site in self.sites]
+        ncp_start, ncp = _packed(
+            [np.zeros(0) if site.ncp is None else site.ncp for site in self.sites], np.float64
+        )
         levels = [
             np.zeros((0, 0), np.int64) if site.levels is None else np.asarray(site.levels)
             for site in self.sites
         ]
-        rank = [np.zeros(0) if site.rank is None else site.rank for site in self.sites]
+        levels_start, levels_flat = _packed(levels, np.int64)
+        rank_start, rank = _packed(
+            [np.zeros(0) if site.rank is None else site.rank for site in self.sites], np.int64
+        )
         return CostTables(
             np.array([kind[site.kind] for site in self.sites], dtype=np.int64),
-            _starts(widths),
+            np.cumsum(widths) - widths,
             widths,
             np.array([site.weight for site in self.sites], dtype=np.float64),
             np.array([site.scale for site in self.sites], dtype=np.float64),
-            _starts([a.size for a in ncp]),
+            ncp_start,
             np.array(
                 [site.ncp.shape[1] if site.ncp is not None else 0 for site in self.sites],
                 dtype=np.int64,
             ),
-            np.concatenate([np.zeros(0), *ncp]).astype(np.float64),
-            _starts([a.size for a in levels]),
+            ncp,
+            levels_start,
             np.array([a.shape[0] for a in levels], dtype=np.int64),
             np.array([a.shape[1] for a in levels], dtype=np.int64),
-            np.concatenate([np.zeros(0), *(a.ravel() for a in levels)]).astype(np.int64),
-            _starts([a.size for a in rank]),
-            np.concatenate([np.zeros(0), *rank]).astype(np.int64),
+            levels_flat,
+            rank_start,
+            rank,
         )
 
     def cost(self, state: npt.NDArray[np.integer], anchors: npt.NDArray[np.integer]) -> FloatArray:
@@ -666,10 +671,13 @@ class CoverCosts:
         return state
 
 
-def _starts(sizes: npt.ArrayLike) -> npt.NDArray[np.int64]:
-    """Where each of consecutive parts of ``sizes`` starts."""
-    size = np.asarray(sizes, dtype=np.int64).reshape(-1)
-    return np.cumsum(size) - size
+def _packed(
+    parts: Sequence[npt.NDArray[Any]], dtype: type[np.number[Any]]
+) -> tuple[npt.NDArray[np.int64], npt.NDArray[Any]]:
+    """The arrays ``parts`` flattened end to end (as ``dtype``) and where each starts."""
+    sizes = np.array([a.size for a in parts], dtype=np.int64)
+    flat = np.concatenate([np.zeros(0, dtype=dtype), *(a.ravel() for a in parts)]).astype(dtype)
+    return np.cumsum(sizes) - sizes, flat
 
 
 def cell_cover(

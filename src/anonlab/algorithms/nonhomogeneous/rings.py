@@ -122,23 +122,23 @@ def _hidden_sets(
 
 
 def _keys(
-    sub: npt.NDArray[np.integer], outside: list[int], hidden: list[int], cardinality: IntArray
+    sub: npt.NDArray[np.integer], outside: list[int], hidden: list[int], radix: IntArray | None
 ) -> tuple[IntArray, IntArray]:
     """Each row's key on the sites ``outside`` and on ``outside`` then ``hidden``: equal iff
     the rows agree there, and in the rows' lexicographic order (one mixed radix of the sites'
-    cardinalities, the first key a prefix of the second; :func:`row_keys` when it would
-    overflow)."""
-    if float(np.prod(cardinality.astype(np.float64))) >= 2.0**62:
+    cardinalities ``radix``, the first key a prefix of the second; :func:`row_keys` when
+    ``radix`` is None: the keys of all the sites would overflow)."""
+    if radix is None:
         return row_keys(sub, outside), row_keys(sub, outside + hidden)
     key = np.zeros(sub.shape[0], dtype=np.int64)
     for s in outside:
-        key *= cardinality[s]
+        key *= radix[s]
         key += sub[:, s]
     if not hidden:
         return key, key
     whole = key.copy()
     for s in hidden:
-        whole *= cardinality[s]
+        whole *= radix[s]
         whole += sub[:, s]
     return key, whole
 
@@ -166,6 +166,8 @@ def pattern_rings(
     n, m = codes.shape
     w = np.ones(m) if weights is None else np.asarray(weights, dtype=np.float64)
     cardinality = codes.max(axis=0).astype(np.int64) + 1 if n else np.ones(m, np.int64)
+    fits = float(np.prod(cardinality.astype(np.float64))) < 2.0**62
+    radix = cardinality if fits else None  # (one key of all the sites fits 62 bits)
     covers = np.full((n, k), -1, dtype=np.int64)
     ring_of = np.full(n, -1, dtype=np.int64)
     rings = 0
@@ -177,7 +179,7 @@ def pattern_rings(
         if todo.size < k:
             break
         outside = [s for s in range(m) if s not in hidden]
-        key, whole = _keys(sub, outside, list(hidden), cardinality)
+        key, whole = _keys(sub, outside, list(hidden), radix)
         # by the sites outside, then hidden (a stable sort of records nearly in order already)
         order = np.argsort(whole, kind="stable")
         run = key[order]
